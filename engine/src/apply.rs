@@ -1,0 +1,259 @@
+//! Appends and forks applied inside the writer's transaction.
+//!
+//! Invariant: each request is checked completely (conflicts, duplicates, names) before it
+//! writes anything, so a request that fails leaves the transaction as it found it and the
+//! other requests of the group commit normally. Only storage failures abort the group.
+
+use std::collections::HashMap;
+
+use redb::{ReadableTable, Table, WriteTransaction};
+
+use crate::codec;
+use crate::digest::{Digest, DIGEST_LEN};
+use crate::error::{AppendError, Failure, ForkError};
+use crate::hash::{chain_hash, Hash, ZERO_HASH};
+use crate::prepare::Prepared;
+use crate::read::{Segment, SessionInfo, SessionLookup};
+use crate::tables::{
+    meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_NEXT_POSITION, META_NEXT_SESSION_KEY,
+    NO_PARENT, POSITIONS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
+};
+
+/// What an append did.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AppendReceipt {
+    /// The sourceOrder of each record of the batch, in batch order: new or, for a duplicate
+    /// entryId with the same content, the existing one.
+    pub source_orders: Vec<u64>,
+    /// How many records were new (the rest were already stored).
+    pub appended: usize,
+    /// The session's next sourceOrder after the append.
+    pub next: u64,
+}
+
+pub(crate) struct Tables<'txn> {
+    meta: Table<'txn, &'static str, &'static [u8]>,
+    sessions: Table<'txn, &'static str, [u8; SESSION_ROW_LEN]>,
+    names: Table<'txn, u64, &'static str>,
+    journal: Table<'txn, (u64, u64), &'static [u8]>,
+    digests: Table<'txn, (u64, u64), [u8; DIGEST_LEN]>,
+    entries: Table<'txn, &'static str, (u64, u64)>,
+    positions: Table<'txn, u64, (u64, u64)>,
+    blobs: Table<'txn, [u8; 32], &'static [u8]>,
+}
+
+impl SessionLookup for Tables<'_> {
+    fn row_by_name(&self, name: &str) -> Result<Option<SessionRow>, Failure> {
+        Ok(self.sessions.get(name)?.map(|row| SessionRow::decode(&row.value())))
+    }
+
+    fn name_by_key(&self, key: u64) -> Result<String, Failure> {
+        self.names
+            .get(key)?
+            .map(|name| name.value().to_owned())
+            .ok_or_else(|| Failure::Corrupted(format!("no session has key {key}")))
+    }
+}
+
+fn visible(lineage: &[Segment], key: u64, order: u64) -> bool {
+    lineage.iter().any(|s| s.key == key && s.orders.0 <= order && order < s.orders.1)
+}
+
+impl<'txn> Tables<'txn> {
+    pub(crate) fn open(txn: &'txn WriteTransaction) -> Result<Tables<'txn>, Failure> {
+        Ok(Tables {
+            meta: txn.open_table(META)?,
+            sessions: txn.open_table(SESSIONS)?,
+            names: txn.open_table(SESSION_NAMES)?,
+            journal: txn.open_table(JOURNAL)?,
+            digests: txn.open_table(DIGESTS)?,
+            entries: txn.open_table(ENTRIES)?,
+            positions: txn.open_table(POSITIONS)?,
+            blobs: txn.open_table(BLOBS)?,
+        })
+    }
+
+    fn allocate_session_key(&mut self) -> Result<u64, Failure> {
+        let key = meta_u64(&self.meta, META_NEXT_SESSION_KEY)?;
+        self.meta.insert(META_NEXT_SESSION_KEY, (key + 1).to_le_bytes().as_slice())?;
+        Ok(key)
+    }
+
+    /// The chain hash of the record at `order` of a session whose lineage is given.
+    fn hash_at(&self, lineage: &[Segment], order: u64) -> Result<Hash, Failure> {
+        let segment = lineage
+            .iter()
+            .find(|s| s.orders.0 <= order && order < s.orders.1)
+            .ok_or_else(|| Failure::Corrupted(format!("no segment holds sourceOrder {order}")))?;
+        let bytes = self.journal.get((segment.key, order))?.ok_or_else(|| {
+            Failure::Corrupted(format!("record {order} of session key {} is missing", segment.key))
+        })?;
+        let archived = codec::access(bytes.value()).map_err(Failure::Corrupted)?;
+        Ok(archived.hash)
+    }
+
+    /// Applies one append. The outer error aborts the group; the inner one is this request's.
+    pub(crate) fn append(
+        &mut self,
+        session: &str,
+        expected_next: Option<u64>,
+        prepared: Vec<Prepared>,
+    ) -> Result<Result<AppendReceipt, AppendError>, Failure> {
+        let existing = self.row_by_name(session)?;
+        let lineage = match &existing {
+            Some(row) => self.lineage(row)?,
+            None => Vec::new(),
+        };
+        let mut row = existing.unwrap_or(SessionRow {
+            key: 0,
+            parent: NO_PARENT,
+            fork_at: 0,
+            next: 0,
+            head: ZERO_HASH,
+        });
+
+        // Check phase: nothing is written until the whole request is known to succeed.
+        let mut source_orders: Vec<Option<u64>> = Vec::with_capacity(prepared.len());
+        let mut in_batch: HashMap<&str, (usize, Hash)> = HashMap::new();
+        let mut new_count = 0u64;
+        for (index, record) in prepared.iter().enumerate() {
+            if let Some(&(first, hash)) = in_batch.get(record.entry_id.as_str()) {
+                if hash != record.content_hash {
+                    let source_order = source_orders[first].unwrap_or(row.next);
+                    return Ok(Err(AppendError::EntryMismatch {
+                        session: session.to_owned(),
+                        entry_id: record.entry_id.clone(),
+                        source_order,
+                    }));
+                }
+                source_orders.push(source_orders[first]);
+                continue;
+            }
+            in_batch.insert(record.entry_id.as_str(), (index, record.content_hash));
+            let stored = self.entries.get(record.entry_id.as_str())?.map(|g| g.value());
+            match stored {
+                Some((key, order)) if existing.is_some() && visible(&lineage, key, order) => {
+                    let digest =
+                        self.digests.get((key, order))?.and_then(|d| Digest::decode(&d.value())).ok_or_else(
+                            || Failure::Corrupted(format!("digest of sourceOrder {order} is missing")),
+                        )?;
+                    if digest.content_hash != record.content_hash {
+                        return Ok(Err(AppendError::EntryMismatch {
+                            session: session.to_owned(),
+                            entry_id: record.entry_id.clone(),
+                            source_order: order,
+                        }));
+                    }
+                    source_orders.push(Some(order));
+                }
+                Some((key, _)) => {
+                    return Ok(Err(AppendError::EntryInOtherSession {
+                        session: session.to_owned(),
+                        entry_id: record.entry_id.clone(),
+                        owner: self.name_by_key(key)?,
+                    }));
+                }
+                None => {
+                    source_orders.push(Some(row.next + new_count));
+                    new_count += 1;
+                }
+            }
+        }
+        let all_known = new_count == 0 && !prepared.is_empty();
+        if let Some(expected) = expected_next {
+            if expected != row.next && !all_known {
+                return Ok(Err(AppendError::Conflict {
+                    session: session.to_owned(),
+                    expected,
+                    actual: row.next,
+                }));
+            }
+        }
+        if new_count == 0 && existing.is_some() {
+            let source_orders = source_orders.into_iter().map(|o| o.unwrap_or(0)).collect();
+            return Ok(Ok(AppendReceipt { source_orders, appended: 0, next: row.next }));
+        }
+
+        // Encode phase: chain hashes and archives, still without writing.
+        let mut position = meta_u64(&self.meta, META_NEXT_POSITION)?;
+        let mut head = row.head;
+        let mut encoded = Vec::with_capacity(new_count as usize);
+        let mut seen: HashMap<&str, ()> = HashMap::new();
+        for (record, order) in prepared.iter().zip(&source_orders) {
+            let Some(order) = *order else { continue };
+            if order < row.next || seen.insert(record.entry_id.as_str(), ()).is_some() {
+                continue;
+            }
+            let mut stored = record.stored.clone();
+            stored.prev_hash = head;
+            stored.hash = chain_hash(&head, &record.content_hash);
+            head = stored.hash;
+            let bytes = codec::encode(&stored)
+                .map_err(|e| Failure::Corrupted(format!("cannot encode record: {e}")))?;
+            let mut digest = record.digest;
+            digest.position = position;
+            encoded.push((record, order, position, bytes, digest));
+            position += 1;
+        }
+
+        // Write phase.
+        if existing.is_none() {
+            row.key = self.allocate_session_key()?;
+            self.names.insert(row.key, session)?;
+        }
+        for (record, order, position, bytes, digest) in &encoded {
+            self.journal.insert((row.key, *order), bytes.as_slice())?;
+            self.digests.insert((row.key, *order), digest.encode())?;
+            self.entries.insert(record.entry_id.as_str(), (row.key, *order))?;
+            self.positions.insert(*position, (row.key, *order))?;
+            for (hash, data) in &record.blobs {
+                if self.blobs.get(hash)?.is_none() {
+                    self.blobs.insert(hash, data.as_slice())?;
+                }
+            }
+        }
+        row.next += new_count;
+        row.head = head;
+        self.sessions.insert(session, row.encode())?;
+        self.meta.insert(META_NEXT_POSITION, position.to_le_bytes().as_slice())?;
+        let source_orders = source_orders.into_iter().map(|o| o.unwrap_or(0)).collect();
+        Ok(Ok(AppendReceipt { source_orders, appended: new_count as usize, next: row.next }))
+    }
+
+    /// Applies one fork: a new session row pointing at the parent, O(1) in the parent's size.
+    pub(crate) fn fork(
+        &mut self,
+        parent: &str,
+        at: u64,
+        name: &str,
+    ) -> Result<Result<SessionInfo, ForkError>, Failure> {
+        let Some(parent_row) = self.row_by_name(parent)? else {
+            return Ok(Err(ForkError::UnknownSession(parent.to_owned())));
+        };
+        if at > parent_row.next {
+            return Ok(Err(ForkError::OutOfRange { session: parent.to_owned(), at, len: parent_row.next }));
+        }
+        if self.row_by_name(name)?.is_some() {
+            return Ok(Err(ForkError::NameTaken(name.to_owned())));
+        }
+        let head = if at == 0 {
+            ZERO_HASH
+        } else if at == parent_row.next {
+            parent_row.head
+        } else {
+            let lineage = self.lineage(&parent_row)?;
+            self.hash_at(&lineage, at - 1)?
+        };
+        let key = self.allocate_session_key()?;
+        let row = SessionRow { key, parent: parent_row.key, fork_at: at, next: at, head };
+        self.names.insert(key, name)?;
+        self.sessions.insert(name, row.encode())?;
+        Ok(Ok(SessionInfo {
+            name: name.to_owned(),
+            parent: Some(parent.to_owned()),
+            fork_at: Some(at),
+            len: at,
+            head,
+        }))
+    }
+}

@@ -1,0 +1,62 @@
+//! The only code that touches rkyv: the archived record layout, encoding, and validated access.
+//!
+//! redb hands out values at alignment 1, so the workspace builds rkyv with its `unaligned`
+//! format (see docs/format.md for the measurement behind that choice): archived records are
+//! read in place from the bytes redb returns, with no copy. Every access is validated with
+//! bytecheck; `access_unchecked` is never used on bytes from disk.
+
+use rkyv::rancor;
+use rkyv::{Archive, Deserialize, Serialize};
+
+/// A text payload: inline, or moved to the blob table when larger than the store's threshold.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone)]
+pub(crate) enum StoredPayload {
+    Inline(String),
+    /// The blob key is the blake3 of the UTF-8 bytes; `len` is their count.
+    Blob {
+        hash: [u8; 32],
+        len: u64,
+    },
+}
+
+#[derive(Archive, Serialize, Deserialize, Debug, Clone)]
+pub(crate) enum StoredBlock {
+    Text(StoredPayload),
+    Thinking(StoredPayload),
+    ToolCall { call_id: String, tool: String, input: StoredPayload, target: String },
+    ToolResult { call_id: String, tool: String, is_error: bool, output: StoredPayload },
+    Blob { hash: [u8; 32], media_type: String, size_bytes: u64 },
+}
+
+#[derive(Archive, Serialize, Deserialize, Debug, Clone)]
+pub(crate) struct StoredMeta {
+    pub(crate) key: String,
+    pub(crate) value: String,
+}
+
+/// A record as stored in the journal table.
+#[derive(Archive, Serialize, Deserialize, Debug, Clone)]
+pub(crate) struct StoredRecord {
+    pub(crate) entry_id: String,
+    pub(crate) role: u8,
+    pub(crate) timestamp: Option<String>,
+    pub(crate) blocks: Vec<StoredBlock>,
+    pub(crate) meta: Vec<StoredMeta>,
+    /// The session chain: blake3 over the previous record's hash and this record's content.
+    pub(crate) hash: [u8; 32],
+    pub(crate) prev_hash: [u8; 32],
+}
+
+pub(crate) use self::ArchivedStoredBlock as ArchivedBlock;
+pub(crate) use self::ArchivedStoredPayload as ArchivedPayload;
+pub(crate) use self::ArchivedStoredRecord as ArchivedRecord;
+
+/// Encodes a record for the journal table.
+pub(crate) fn encode(record: &StoredRecord) -> Result<Vec<u8>, String> {
+    rkyv::to_bytes::<rancor::Error>(record).map(|bytes| bytes.into_vec()).map_err(|err| err.to_string())
+}
+
+/// Validates `bytes` as an archived record and borrows it in place.
+pub(crate) fn access(bytes: &[u8]) -> Result<&ArchivedRecord, String> {
+    rkyv::access::<ArchivedRecord, rancor::Error>(bytes).map_err(|err| err.to_string())
+}

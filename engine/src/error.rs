@@ -1,0 +1,292 @@
+//! Typed errors, one enum per operation, each with a human `Display` naming what and where.
+//!
+//! Storage failures are split at the boundary into I/O (the disk said no) and `Corrupted`
+//! (bytes on disk are not what the store wrote), so a caller can tell a full disk from damage.
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A storage failure, classified once where redb's error enters the engine.
+#[derive(Debug)]
+pub(crate) enum Failure {
+    Io(io::Error),
+    Corrupted(String),
+}
+
+impl From<redb::Error> for Failure {
+    fn from(err: redb::Error) -> Failure {
+        match err {
+            redb::Error::Corrupted(reason) => Failure::Corrupted(reason),
+            redb::Error::Io(err) => Failure::Io(err),
+            other => Failure::Io(io::Error::other(other.to_string())),
+        }
+    }
+}
+
+macro_rules! failure_from_redb {
+    ($($ty:ty),*) => {$(
+        impl From<$ty> for Failure {
+            fn from(err: $ty) -> Failure {
+                Failure::from(redb::Error::from(err))
+            }
+        }
+    )*};
+}
+failure_from_redb!(
+    redb::StorageError,
+    redb::TableError,
+    redb::TransactionError,
+    redb::CommitError,
+    redb::DatabaseError
+);
+
+/// Opening a store failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The file could not be created, read or locked.
+    #[error("cannot open store {path}: {source}")]
+    Io {
+        /// The store file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
+    /// Another process holds the store in a mode that excludes this one.
+    #[error("store {path} is already open by another process that excludes sharing ({detail})")]
+    AlreadyOpen {
+        /// The store file.
+        path: PathBuf,
+        /// Why the lock was refused.
+        detail: String,
+    },
+    /// The store was written by a newer annal.
+    #[error(
+        "store {path} has format version {found}, newer than the {supported} this annal reads; upgrade annal"
+    )]
+    NewerFormat {
+        /// The store file.
+        path: PathBuf,
+        /// The version in the file.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+    /// The file is a database, but not an annal store.
+    #[error("{path} is not an annal store: {reason}")]
+    NotAStore {
+        /// The file.
+        path: PathBuf,
+        /// What is missing or wrong.
+        reason: String,
+    },
+    /// The file is damaged.
+    #[error("store {path} is corrupted: {reason}")]
+    Corrupted {
+        /// The store file.
+        path: PathBuf,
+        /// What was found.
+        reason: String,
+    },
+}
+
+/// Appending records failed. Nothing of the failed batch is stored.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AppendError {
+    /// `expected_next` did not match: another writer appended first.
+    #[error("session {session:?}: expected next sourceOrder {expected}, but the session is at {actual}")]
+    Conflict {
+        /// The session.
+        session: String,
+        /// What the caller expected.
+        expected: u64,
+        /// The session's actual next sourceOrder.
+        actual: u64,
+    },
+    /// The entryId is already stored with different content.
+    #[error("session {session:?}: entry {entry_id:?} already exists with different content (sourceOrder {source_order})")]
+    EntryMismatch {
+        /// The session appended to.
+        session: String,
+        /// The duplicate id.
+        entry_id: String,
+        /// Where the stored entry is.
+        source_order: u64,
+    },
+    /// The entryId belongs to a record another session holds.
+    #[error("entry {entry_id:?} already belongs to session {owner:?}, not {session:?}")]
+    EntryInOtherSession {
+        /// The session appended to.
+        session: String,
+        /// The duplicate id.
+        entry_id: String,
+        /// The session that holds it.
+        owner: String,
+    },
+    /// A record, batch or name broke a named limit (see [`Limits`](crate::Limits)).
+    #[error("session {session:?}: {what} is {actual}, over the limit of {limit}")]
+    LimitExceeded {
+        /// The session.
+        session: String,
+        /// Which limit, with the entry it applies to.
+        what: String,
+        /// The offending size.
+        actual: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// A record is malformed (empty entryId, bad timestamp, a blob without data, ...).
+    #[error("session {session:?}: entry {entry_id:?}: {reason}")]
+    InvalidRecord {
+        /// The session.
+        session: String,
+        /// The entry.
+        entry_id: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The session name is empty or too long.
+    #[error("invalid session name {name:?}: {reason}")]
+    InvalidSessionName {
+        /// The name given.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Another process held the write lock for longer than the configured wait.
+    #[error("store is busy: another process held the write lock for {waited:?}")]
+    Busy {
+        /// How long this call waited.
+        waited: Duration,
+    },
+    /// An earlier I/O error on the write path; the store refuses writes until reopened.
+    #[error("a previous I/O error stopped writes to this store; close and reopen it")]
+    Poisoned,
+    /// The write failed in the storage layer. The store now refuses writes until reopened.
+    #[error("write failed: {source}")]
+    Io {
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
+    /// Stored bytes are damaged.
+    #[error("store is corrupted: {reason}")]
+    Corrupted {
+        /// What was found.
+        reason: String,
+    },
+    /// The store was closed.
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// Forking a session failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ForkError {
+    /// No session by that name.
+    #[error("no session named {0:?}")]
+    UnknownSession(String),
+    /// The fork point is past the parent's end.
+    #[error("cannot fork {session:?} at {at}: it has {len} records")]
+    OutOfRange {
+        /// The parent.
+        session: String,
+        /// The requested fork point.
+        at: u64,
+        /// The parent's record count.
+        len: u64,
+    },
+    /// The new name is taken.
+    #[error("a session named {0:?} already exists")]
+    NameTaken(String),
+    /// The new name is empty or too long.
+    #[error("invalid session name {name:?}: {reason}")]
+    InvalidSessionName {
+        /// The name given.
+        name: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Another process held the write lock for longer than the configured wait.
+    #[error("store is busy: another process held the write lock for {waited:?}")]
+    Busy {
+        /// How long this call waited.
+        waited: Duration,
+    },
+    /// An earlier I/O error on the write path; the store refuses writes until reopened.
+    #[error("a previous I/O error stopped writes to this store; close and reopen it")]
+    Poisoned,
+    /// The write failed in the storage layer.
+    #[error("fork failed: {source}")]
+    Io {
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
+    /// Stored bytes are damaged.
+    #[error("store is corrupted: {reason}")]
+    Corrupted {
+        /// What was found.
+        reason: String,
+    },
+    /// The store was closed.
+    #[error("the store is closed")]
+    Closed,
+}
+
+/// Reading failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// No session by that name.
+    #[error("no session named {0:?}")]
+    UnknownSession(String),
+    /// No record with that entryId.
+    #[error("no entry with id {0:?}")]
+    UnknownEntry(String),
+    /// Stored bytes are damaged.
+    #[error("store is corrupted: {reason}")]
+    Corrupted {
+        /// Where and what.
+        reason: String,
+    },
+    /// The read failed in the storage layer.
+    #[error("read failed: {source}")]
+    Io {
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl From<Failure> for ReadError {
+    fn from(failure: Failure) -> ReadError {
+        match failure {
+            Failure::Io(source) => ReadError::Io { source },
+            Failure::Corrupted(reason) => ReadError::Corrupted { reason },
+        }
+    }
+}
+
+macro_rules! read_error_from_redb {
+    ($($ty:ty),*) => {$(
+        impl From<$ty> for ReadError {
+            fn from(err: $ty) -> ReadError {
+                ReadError::from(Failure::from(err))
+            }
+        }
+    )*};
+}
+read_error_from_redb!(redb::StorageError, redb::TableError, redb::TransactionError);
+
+/// Closing a store failed; what was acknowledged before is durable regardless.
+#[derive(Debug, thiserror::Error)]
+#[error("closing the store failed: {source}")]
+pub struct CloseError {
+    #[source]
+    pub(crate) source: io::Error,
+}

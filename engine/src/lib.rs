@@ -1,0 +1,61 @@
+//! annal-engine: the durable, append-only journal of agent sessions.
+//!
+//! A [`Store`] is one redb file. Every record of a session (user text, assistant text, tool
+//! calls and results) is appended once with [`Store::append`] and never rewritten; reads go
+//! through a [`Snapshot`], which borrows record text in place from the stored bytes. Sessions
+//! fork in O(1) with [`Store::fork`], and [`Store::verify`] proves each session's hash chain.
+//!
+//! ```
+//! use annal_engine::{Record, Role, Store, StoreOptions};
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let store = Store::open(dir.path().join("annal.redb"), StoreOptions::default())?;
+//! let receipt = store.append("demo", Some(0), vec![Record::text("e1", Role::User, "hello")])?;
+//! assert_eq!(receipt.source_orders, vec![0]);
+//! let snapshot = store.snapshot()?;
+//! for guard in snapshot.records("demo", 0..u64::MAX)? {
+//!     let guard = guard?;
+//!     let record = guard.view()?;
+//!     assert_eq!(record.entry_id(), "e1");
+//! }
+//! # Ok(()) }
+//! ```
+#![deny(missing_docs)]
+
+mod apply;
+mod codec;
+mod digest;
+mod error;
+mod hash;
+mod options;
+mod portable;
+mod prepare;
+mod read;
+mod record;
+mod storage;
+mod store;
+mod tables;
+mod target;
+mod tokens;
+mod verify;
+mod view;
+mod writer;
+
+pub use crate::apply::AppendReceipt;
+pub use crate::digest::{flags as digest_flags, Digest};
+pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
+pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};
+pub use crate::options::{Limits, StoreOptions};
+pub use crate::portable::{
+    canonical_input, canonical_json, is_rfc3339, record_from_json, record_to_json, PortableError,
+    PortableRecord,
+};
+pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
+pub use crate::record::{Block, Record, Role};
+pub use crate::storage::StorageFile;
+pub use crate::store::Store;
+pub use crate::tables::FORMAT_VERSION;
+pub use crate::target::{derive_target, is_priority_target};
+pub use crate::tokens::{CharsPerFour, TokenCounter};
+pub use crate::verify::{Problem, VerifyReport};
+pub use crate::view::{BlockView, Payload, RecordView};

@@ -1,0 +1,67 @@
+//! Store configuration: named limits, the blob threshold, the token counter, lock waits.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::tokens::{CharsPerFour, TokenCounter};
+
+/// Named limits; an append that breaks one fails with
+/// [`AppendError::LimitExceeded`](crate::AppendError::LimitExceeded) and stores nothing.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Limits {
+    /// The largest record, counting its strings, payloads and metadata.
+    pub record_size_bytes_max: usize,
+    /// The most records in one append.
+    pub batch_records_max: usize,
+    /// The largest append, in bytes.
+    pub batch_size_bytes_max: usize,
+    /// The most blocks in one record.
+    pub blocks_per_record_max: usize,
+    /// The longest entryId.
+    pub entry_id_bytes_max: usize,
+    /// The longest session name.
+    pub session_name_bytes_max: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            // Large enough for a 50 MB base64 screenshot in a tool result, small enough that one
+            // record cannot exhaust memory on the way in.
+            record_size_bytes_max: 256 << 20,
+            batch_records_max: 100_000,
+            batch_size_bytes_max: 1 << 30,
+            blocks_per_record_max: 10_000,
+            entry_id_bytes_max: 512,
+            session_name_bytes_max: 1024,
+        }
+    }
+}
+
+/// How a store is opened.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// Named limits on appends.
+    pub limits: Limits,
+    /// Text payloads longer than this go to the blob table, stored once by hash; the journal
+    /// keeps a reference. Keeps journal pages dense for the reads projections make.
+    pub blob_threshold_bytes: usize,
+    /// Estimates tokens at append time (stored in the digests).
+    pub token_counter: Arc<dyn TokenCounter>,
+    /// How long an append waits for another process's write transaction before `Busy`.
+    pub write_wait: Duration,
+    /// redb's page cache.
+    pub cache_size_bytes: usize,
+}
+
+impl Default for StoreOptions {
+    fn default() -> StoreOptions {
+        StoreOptions {
+            limits: Limits::default(),
+            blob_threshold_bytes: 16 << 10,
+            token_counter: Arc::new(CharsPerFour),
+            write_wait: Duration::from_secs(10),
+            cache_size_bytes: 256 << 20,
+        }
+    }
+}

@@ -1,0 +1,276 @@
+//! The portable record format: one JSON object per record, used by `append` on stdin, by
+//! export and by `--json` output. docs/format.md is its reference.
+//!
+//! Round trips are exact: JSON values inside a record (tool inputs, metadata) are stored in
+//! serde_json's canonical text (sorted keys, no spaces), so parsing an export and appending it
+//! reproduces the same content hashes. A tool input that is not a JSON object or array is
+//! carried verbatim as `inputText`.
+
+use base64::Engine as _;
+use serde_json::{json, Map, Value};
+
+use crate::error::ReadError;
+use crate::hash::{hash_from_hex, hash_to_hex, Hash};
+use crate::read::Snapshot;
+use crate::record::{Block, Record, Role};
+use crate::view::{BlockView, RecordView};
+
+/// A record read from the portable format, with the optional fields checked at append.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PortableRecord {
+    /// The record.
+    pub record: Record,
+    /// Where the source says it belongs.
+    pub source_order: Option<u64>,
+    /// The chain hash the source claims.
+    pub hash: Option<Hash>,
+    /// The previous chain hash the source claims.
+    pub prev_hash: Option<Hash>,
+}
+
+/// Why a portable record could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct PortableError(pub String);
+
+fn err<T>(message: impl Into<String>) -> Result<T, PortableError> {
+    Err(PortableError(message.into()))
+}
+
+/// The canonical text of a JSON value: what the store keeps for tool inputs and metadata.
+pub fn canonical_json(value: &Value) -> String {
+    value.to_string()
+}
+
+/// A tool input as stored: canonical JSON text for objects and arrays, verbatim otherwise.
+pub fn canonical_input(input: &str) -> String {
+    match serde_json::from_str::<Value>(input) {
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => canonical_json(&value),
+        _ => input.to_owned(),
+    }
+}
+
+fn str_field<'v>(object: &'v Map<String, Value>, key: &str) -> Result<&'v str, PortableError> {
+    match object.get(key) {
+        Some(Value::String(s)) => Ok(s),
+        Some(_) => err(format!("\"{key}\" must be a string")),
+        None => err(format!("missing \"{key}\"")),
+    }
+}
+
+fn opt_str_field(object: &Map<String, Value>, key: &str) -> Result<String, PortableError> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(String::new()),
+        Some(Value::String(s)) => Ok(s.clone()),
+        Some(_) => err(format!("\"{key}\" must be a string")),
+    }
+}
+
+fn hash_field(object: &Map<String, Value>, key: &str) -> Result<Option<Hash>, PortableError> {
+    match object.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => match hash_from_hex(s) {
+            Some(hash) => Ok(Some(hash)),
+            None => err(format!("\"{key}\" must be 64 hex digits")),
+        },
+        Some(_) => err(format!("\"{key}\" must be a string")),
+    }
+}
+
+fn block_from_json(value: &Value) -> Result<Block, PortableError> {
+    let Some(object) = value.as_object() else { return err("a block must be an object") };
+    let kind = str_field(object, "type")?;
+    Ok(match kind {
+        "text" => Block::Text { text: str_field(object, "text")?.to_owned() },
+        "thinking" => Block::Thinking { text: str_field(object, "text")?.to_owned() },
+        "toolCall" => {
+            let input = match (object.get("input"), object.get("inputText")) {
+                (_, Some(Value::String(raw))) => raw.clone(),
+                (_, Some(_)) => return err("\"inputText\" must be a string"),
+                (Some(value), None) => canonical_json(value),
+                (None, None) => "{}".to_owned(),
+            };
+            Block::ToolCall {
+                call_id: str_field(object, "callId")?.to_owned(),
+                tool: str_field(object, "tool")?.to_owned(),
+                input,
+                target: opt_str_field(object, "target")?,
+            }
+        }
+        "toolResult" => Block::ToolResult {
+            call_id: str_field(object, "callId")?.to_owned(),
+            tool: opt_str_field(object, "tool")?,
+            is_error: match object.get("isError") {
+                None | Some(Value::Null) => false,
+                Some(Value::Bool(b)) => *b,
+                Some(_) => return err("\"isError\" must be true or false"),
+            },
+            output: str_field(object, "output")?.to_owned(),
+        },
+        "blob" => {
+            let media_type = opt_str_field(object, "mediaType")?;
+            let data = base64::engine::general_purpose::STANDARD
+                .decode(str_field(object, "data")?)
+                .map_err(|e| PortableError(format!("\"data\" is not base64: {e}")))?;
+            if let Some(hash) = hash_field(object, "hash")? {
+                if blake3::hash(&data).as_bytes() != &hash {
+                    return err("blob \"data\" does not match its \"hash\"");
+                }
+            }
+            Block::Blob { media_type, data }
+        }
+        other => return err(format!("unknown block type {other:?}")),
+    })
+}
+
+/// Reads one record in the portable format.
+///
+/// # Errors
+/// [`PortableError`] naming the field that is missing or malformed.
+pub fn record_from_json(value: &Value) -> Result<PortableRecord, PortableError> {
+    let Some(object) = value.as_object() else { return err("a record must be a JSON object") };
+    let role_name = str_field(object, "role")?;
+    let Some(role) = Role::parse(role_name) else {
+        return err(format!("unknown role {role_name:?} (user, assistant, tool or system)"));
+    };
+    let entry_id = opt_str_field(object, "entryId")?;
+    let timestamp = match object.get("timestamp") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(s)) if is_rfc3339(s) => Some(s.clone()),
+        Some(_) => return err("\"timestamp\" must be RFC 3339 text"),
+    };
+    let blocks = match object.get("blocks") {
+        Some(Value::Array(items)) => items.iter().map(block_from_json).collect::<Result<Vec<_>, _>>()?,
+        None => Vec::new(),
+        Some(_) => return err("\"blocks\" must be an array"),
+    };
+    let meta = match object.get("meta") {
+        None | Some(Value::Null) => Default::default(),
+        Some(Value::Object(map)) => map.iter().map(|(k, v)| (k.clone(), canonical_json(v))).collect(),
+        Some(_) => return err("\"meta\" must be an object"),
+    };
+    let source_order = match object.get("sourceOrder") {
+        None | Some(Value::Null) => None,
+        Some(v) => {
+            Some(v.as_u64().ok_or_else(|| PortableError("\"sourceOrder\" must be a whole number".into()))?)
+        }
+    };
+    Ok(PortableRecord {
+        record: Record { entry_id, role, timestamp, blocks, meta },
+        source_order,
+        hash: hash_field(object, "hash")?,
+        prev_hash: hash_field(object, "prevHash")?,
+    })
+}
+
+/// Writes a stored record in the portable format, loading blob payloads.
+///
+/// # Errors
+/// As [`Snapshot::text`].
+pub fn record_to_json(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<Value, ReadError> {
+    let mut blocks = Vec::with_capacity(view.block_count());
+    for block in view.blocks() {
+        blocks.push(match block {
+            BlockView::Text { text } => json!({"type": "text", "text": snapshot.text(text)?}),
+            BlockView::Thinking { text } => json!({"type": "thinking", "text": snapshot.text(text)?}),
+            BlockView::ToolCall { call_id, tool, input, target } => {
+                let input = snapshot.text(input)?;
+                let mut object = Map::new();
+                object.insert("type".into(), "toolCall".into());
+                object.insert("callId".into(), call_id.into());
+                object.insert("tool".into(), tool.into());
+                match serde_json::from_str::<Value>(&input) {
+                    Ok(value @ (Value::Object(_) | Value::Array(_))) if canonical_json(&value) == input => {
+                        object.insert("input".into(), value);
+                    }
+                    _ => {
+                        object.insert("inputText".into(), Value::String(input.into_owned()));
+                    }
+                }
+                object.insert("target".into(), target.into());
+                Value::Object(object)
+            }
+            BlockView::ToolResult { call_id, tool, is_error, output } => json!({
+                "type": "toolResult", "callId": call_id, "tool": tool, "isError": is_error,
+                "output": snapshot.text(output)?,
+            }),
+            BlockView::Blob { hash, media_type, size_bytes } => json!({
+                "type": "blob", "hash": hash_to_hex(&hash), "mediaType": media_type, "bytes": size_bytes,
+                "data": base64::engine::general_purpose::STANDARD.encode(snapshot.blob(&hash)?),
+            }),
+        });
+    }
+    let mut meta = Map::new();
+    for (key, value) in view.meta() {
+        let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+        meta.insert(key.to_owned(), value);
+    }
+    let mut object = Map::new();
+    object.insert("sourceOrder".into(), view.source_order().into());
+    object.insert("entryId".into(), view.entry_id().into());
+    object.insert("role".into(), view.role().as_str().into());
+    if let Some(timestamp) = view.timestamp() {
+        object.insert("timestamp".into(), timestamp.into());
+    }
+    object.insert("blocks".into(), Value::Array(blocks));
+    object.insert("meta".into(), Value::Object(meta));
+    object.insert("hash".into(), hash_to_hex(&view.hash()).into());
+    object.insert("prevHash".into(), hash_to_hex(&view.prev_hash()).into());
+    Ok(Value::Object(object))
+}
+
+/// Whether `text` is an RFC 3339 date-time (`2026-01-02T03:04:05Z`, fractions and offsets allowed).
+pub fn is_rfc3339(text: &str) -> bool {
+    let b = text.as_bytes();
+    let digits =
+        |range: std::ops::Range<usize>| b.get(range).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
+    if b.len() < 20 || !digits(0..4) || b[4] != b'-' || !digits(5..7) || b[7] != b'-' || !digits(8..10) {
+        return false;
+    }
+    if !matches!(b[10], b'T' | b't' | b' ')
+        || !digits(11..13)
+        || b[13] != b':'
+        || !digits(14..16)
+        || b[16] != b':'
+        || !digits(17..19)
+    {
+        return false;
+    }
+    let mut at = 19;
+    if b[at] == b'.' {
+        at += 1;
+        let start = at;
+        while at < b.len() && b[at].is_ascii_digit() {
+            at += 1;
+        }
+        if at == start {
+            return false;
+        }
+    }
+    match &b[at..] {
+        [b'Z' | b'z'] => true,
+        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit()),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_shapes() {
+        assert!(is_rfc3339("2026-01-02T03:04:05Z"));
+        assert!(is_rfc3339("2026-01-02T03:04:05.123456+02:00"));
+        assert!(!is_rfc3339("2026-01-02"));
+        assert!(!is_rfc3339("2026-01-02T03:04:05"));
+        assert!(!is_rfc3339("yesterday at noon, roughly"));
+    }
+
+    #[test]
+    fn tool_input_kept_exactly() {
+        assert_eq!(canonical_input(r#"{ "b": 1, "a": [1, 2] }"#), r#"{"a":[1,2],"b":1}"#);
+        assert_eq!(canonical_input("*** Begin Patch"), "*** Begin Patch");
+        assert_eq!(canonical_input("\"quoted\""), "\"quoted\"");
+    }
+}

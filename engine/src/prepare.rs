@@ -1,0 +1,233 @@
+//! Turning appended records into what the writer stores: validation against the limits,
+//! content hashes, token estimates, targets and blob extraction.
+//!
+//! This runs on the caller's thread, before the request reaches the single writer, so the
+//! CPU work of many concurrent appenders proceeds in parallel and the writer only assigns
+//! positions, chains hashes and writes.
+
+use crate::codec::{StoredBlock, StoredMeta, StoredPayload, StoredRecord};
+use crate::digest::{flags, name_key, Digest};
+use crate::error::AppendError;
+use crate::hash::{content_hash, Hash, ZERO_HASH};
+use crate::options::{Limits, StoreOptions};
+use crate::portable::{canonical_input, canonical_json};
+use crate::record::{Block, Record};
+use crate::target::{derive_target, is_priority_target};
+
+/// A record ready for the writer: everything but its place in the session.
+#[derive(Debug)]
+pub(crate) struct Prepared {
+    pub(crate) entry_id: String,
+    pub(crate) content_hash: Hash,
+    /// `hash` and `prev_hash` are filled in by the writer.
+    pub(crate) stored: StoredRecord,
+    /// `position` is filled in by the writer.
+    pub(crate) digest: Digest,
+    pub(crate) blobs: Vec<(Hash, Vec<u8>)>,
+}
+
+pub(crate) fn check_session_name(name: &str, limits: &Limits) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("a session name cannot be empty".into());
+    }
+    if name.len() > limits.session_name_bytes_max {
+        return Err(format!("{} bytes, over the limit of {}", name.len(), limits.session_name_bytes_max));
+    }
+    if name.chars().any(char::is_control) {
+        return Err("a session name cannot contain control characters".into());
+    }
+    Ok(())
+}
+
+/// Validates and prepares a batch for `session`.
+pub(crate) fn prepare_batch(
+    session: &str,
+    records: Vec<Record>,
+    options: &StoreOptions,
+) -> Result<Vec<Prepared>, AppendError> {
+    let limits = &options.limits;
+    check_session_name(session, limits)
+        .map_err(|reason| AppendError::InvalidSessionName { name: session.to_owned(), reason })?;
+    let limit = |what: String, actual: usize, limit: usize| AppendError::LimitExceeded {
+        session: session.to_owned(),
+        what,
+        actual: actual as u64,
+        limit: limit as u64,
+    };
+    if records.len() > limits.batch_records_max {
+        return Err(limit("records in one batch".into(), records.len(), limits.batch_records_max));
+    }
+    let mut batch_bytes = 0usize;
+    let mut prepared = Vec::with_capacity(records.len());
+    for record in records {
+        let size = record_size_bytes(&record);
+        batch_bytes = batch_bytes.saturating_add(size);
+        if size > limits.record_size_bytes_max {
+            let what = format!("size of entry {:?} in bytes", record.entry_id);
+            return Err(limit(what, size, limits.record_size_bytes_max));
+        }
+        if batch_bytes > limits.batch_size_bytes_max {
+            return Err(limit("batch size in bytes".into(), batch_bytes, limits.batch_size_bytes_max));
+        }
+        if record.blocks.len() > limits.blocks_per_record_max {
+            let what = format!("block count of entry {:?}", record.entry_id);
+            return Err(limit(what, record.blocks.len(), limits.blocks_per_record_max));
+        }
+        prepared.push(prepare_record(session, record, options)?);
+    }
+    Ok(prepared)
+}
+
+/// The bytes a record carries: its strings, payloads and metadata.
+fn record_size_bytes(record: &Record) -> usize {
+    let blocks: usize = record
+        .blocks
+        .iter()
+        .map(|block| match block {
+            Block::Text { text } | Block::Thinking { text } => text.len(),
+            Block::ToolCall { call_id, tool, input, target } => {
+                call_id.len() + tool.len() + input.len() + target.len()
+            }
+            Block::ToolResult { call_id, tool, output, .. } => call_id.len() + tool.len() + output.len(),
+            Block::Blob { media_type, data } => media_type.len() + data.len(),
+        })
+        .sum();
+    let meta: usize = record.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
+    record.entry_id.len() + record.timestamp.as_ref().map_or(0, String::len) + blocks + meta
+}
+
+fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Result<Prepared, AppendError> {
+    let invalid = |reason: String| AppendError::InvalidRecord {
+        session: session.to_owned(),
+        entry_id: record.entry_id.clone(),
+        reason,
+    };
+    if record.entry_id.is_empty() {
+        return Err(invalid("entryId cannot be empty".into()));
+    }
+    if record.entry_id.len() > options.limits.entry_id_bytes_max {
+        return Err(invalid(format!(
+            "entryId is {} bytes, over the limit of {}",
+            record.entry_id.len(),
+            options.limits.entry_id_bytes_max
+        )));
+    }
+    if let Some(timestamp) = &record.timestamp {
+        if !crate::portable::is_rfc3339(timestamp) {
+            return Err(invalid(format!("timestamp {timestamp:?} is not RFC 3339")));
+        }
+    }
+    let mut record = record;
+    // JSON inside a record is kept in canonical text, so an export re-imports to the same hash.
+    for (key, value) in record.meta.iter_mut() {
+        match serde_json::from_str::<serde_json::Value>(value) {
+            Ok(parsed) => *value = canonical_json(&parsed),
+            Err(_) => {
+                return Err(AppendError::InvalidRecord {
+                    session: session.to_owned(),
+                    entry_id: record.entry_id.clone(),
+                    reason: format!("meta value of {key:?} is not JSON text"),
+                })
+            }
+        }
+    }
+    for block in &mut record.blocks {
+        if let Block::ToolCall { tool, input, target, .. } = block {
+            *input = canonical_input(input);
+            // The target is derived data, outside the content hash.
+            if target.is_empty() {
+                *target = derive_target(tool, input);
+            }
+        }
+    }
+    let hash = content_hash(&record);
+    let counter = options.token_counter.as_ref();
+    let threshold = options.blob_threshold_bytes;
+    let mut blobs = Vec::new();
+    let payload = |text: String, blobs: &mut Vec<(Hash, Vec<u8>)>| -> StoredPayload {
+        if text.len() > threshold {
+            let hash = *blake3::hash(text.as_bytes()).as_bytes();
+            let len = text.len() as u64;
+            blobs.push((hash, text.into_bytes()));
+            StoredPayload::Blob { hash, len }
+        } else {
+            StoredPayload::Inline(text)
+        }
+    };
+    let mut digest = Digest {
+        role: record.role,
+        flags: 0,
+        block_count: u16::try_from(record.blocks.len()).unwrap_or(u16::MAX),
+        tokens_total: 0,
+        tokens_text: 0,
+        tokens_tool: 0,
+        position: u64::MAX,
+        tool_key: 0,
+        target_key: 0,
+        content_hash: hash,
+    };
+    let mut stored_blocks = Vec::with_capacity(record.blocks.len());
+    for block in record.blocks {
+        let stored = match block {
+            Block::Text { text } => {
+                let tokens = counter.count_tokens(&text);
+                digest.tokens_text = digest.tokens_text.saturating_add(tokens);
+                digest.tokens_total = digest.tokens_total.saturating_add(tokens);
+                digest.flags |= flags::TEXT;
+                StoredBlock::Text(payload(text, &mut blobs))
+            }
+            Block::Thinking { text } => {
+                digest.tokens_total = digest.tokens_total.saturating_add(counter.count_tokens(&text));
+                digest.flags |= flags::THINKING;
+                StoredBlock::Thinking(payload(text, &mut blobs))
+            }
+            Block::ToolCall { call_id, tool, input, target } => {
+                let tokens = counter.count_tokens(&input).saturating_add(counter.count_tokens(&tool));
+                digest.tokens_tool = digest.tokens_tool.saturating_add(tokens);
+                digest.tokens_total = digest.tokens_total.saturating_add(tokens);
+                if digest.tool_key == 0 {
+                    digest.tool_key = name_key(&tool);
+                }
+                if digest.target_key == 0 && !target.is_empty() {
+                    digest.target_key = name_key(&target);
+                    if is_priority_target(&target) {
+                        digest.flags |= flags::PRIORITY_TARGET;
+                    }
+                }
+                digest.flags |= flags::TOOL_CALL;
+                StoredBlock::ToolCall { call_id, tool, input: payload(input, &mut blobs), target }
+            }
+            Block::ToolResult { call_id, tool, is_error, output } => {
+                let tokens = counter.count_tokens(&output);
+                digest.tokens_tool = digest.tokens_tool.saturating_add(tokens);
+                digest.tokens_total = digest.tokens_total.saturating_add(tokens);
+                if digest.tool_key == 0 {
+                    digest.tool_key = name_key(&tool);
+                }
+                digest.flags |= flags::TOOL_RESULT;
+                if is_error {
+                    digest.flags |= flags::ERROR;
+                }
+                StoredBlock::ToolResult { call_id, tool, is_error, output: payload(output, &mut blobs) }
+            }
+            Block::Blob { media_type, data } => {
+                let hash = *blake3::hash(&data).as_bytes();
+                let size_bytes = data.len() as u64;
+                digest.flags |= flags::BLOB;
+                blobs.push((hash, data));
+                StoredBlock::Blob { hash, media_type, size_bytes }
+            }
+        };
+        stored_blocks.push(stored);
+    }
+    let stored = StoredRecord {
+        entry_id: record.entry_id.clone(),
+        role: record.role.tag(),
+        timestamp: record.timestamp,
+        blocks: stored_blocks,
+        meta: record.meta.into_iter().map(|(key, value)| StoredMeta { key, value }).collect(),
+        hash: ZERO_HASH,
+        prev_hash: ZERO_HASH,
+    };
+    Ok(Prepared { entry_id: record.entry_id, content_hash: hash, stored, digest, blobs })
+}

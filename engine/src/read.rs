@@ -1,0 +1,497 @@
+//! Read snapshots: sessions, records in order (zero copy), entries, digests, the position stream.
+//!
+//! A [`Snapshot`] is one redb read transaction: everything it returns is from one committed
+//! state, whatever other threads or processes write meanwhile.
+
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::ops::Range as OpsRange;
+
+use redb::{ReadOnlyTable, ReadTransaction, ReadableTable, ReadableTableMetadata};
+
+use crate::codec;
+use crate::digest::{Digest, DIGEST_LEN};
+use crate::error::{Failure, ReadError};
+use crate::hash::Hash;
+use crate::record::{Block, Record};
+use crate::tables::{
+    SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, POSITIONS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
+};
+use crate::view::{BlockView, Payload, RecordView};
+
+/// What a store knows about one session.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The session's name.
+    pub name: String,
+    /// The session it was forked from.
+    pub parent: Option<String>,
+    /// Records `[0, fork_at)` are the parent's.
+    pub fork_at: Option<u64>,
+    /// Visible records, inherited ones included; also the next sourceOrder.
+    pub len: u64,
+    /// The chain hash of the last record (zero when empty).
+    pub head: Hash,
+}
+
+/// Where an entry lives.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EntryLocation {
+    /// The session that appended it.
+    pub session: String,
+    /// Its sourceOrder there.
+    pub source_order: u64,
+}
+
+/// One step of the store-wide position stream.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PositionEntry {
+    /// The store-wide position, gapless from 0.
+    pub position: u64,
+    /// The session appended to.
+    pub session: String,
+    /// The record's sourceOrder there.
+    pub source_order: u64,
+}
+
+/// A stretch of a session's records held under one session key.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Segment {
+    pub(crate) key: u64,
+    pub(crate) orders: (u64, u64),
+}
+
+/// Resolves session rows by name and key, inside a read or a write transaction.
+pub(crate) trait SessionLookup {
+    fn row_by_name(&self, name: &str) -> Result<Option<SessionRow>, Failure>;
+    fn name_by_key(&self, key: u64) -> Result<String, Failure>;
+
+    fn row_by_key(&self, key: u64) -> Result<SessionRow, Failure> {
+        let name = self.name_by_key(key)?;
+        self.row_by_name(&name)?
+            .ok_or_else(|| Failure::Corrupted(format!("session key {key} names {name:?}, which has no row")))
+    }
+
+    /// The segments of a session's visible records, oldest first.
+    fn lineage(&self, row: &SessionRow) -> Result<Vec<Segment>, Failure> {
+        let mut segments = Vec::new();
+        let mut current = *row;
+        let mut end = row.next;
+        loop {
+            let start = if current.parent_key().is_some() { current.fork_at.min(end) } else { 0 };
+            segments.push(Segment { key: current.key, orders: (start, end) });
+            match current.parent_key() {
+                Some(parent) if start > 0 => {
+                    if segments.len() > 100_000 {
+                        return Err(Failure::Corrupted("session fork chain loops".into()));
+                    }
+                    end = start;
+                    current = self.row_by_key(parent)?;
+                }
+                _ => break,
+            }
+        }
+        segments.reverse();
+        Ok(segments)
+    }
+}
+
+/// A consistent read view of the store.
+pub struct Snapshot {
+    _txn: ReadTransaction,
+    sessions: ReadOnlyTable<&'static str, [u8; SESSION_ROW_LEN]>,
+    names: ReadOnlyTable<u64, &'static str>,
+    journal: ReadOnlyTable<(u64, u64), &'static [u8]>,
+    digests: ReadOnlyTable<(u64, u64), [u8; DIGEST_LEN]>,
+    entries: ReadOnlyTable<&'static str, (u64, u64)>,
+    positions: ReadOnlyTable<u64, (u64, u64)>,
+    blobs: ReadOnlyTable<[u8; 32], &'static [u8]>,
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Snapshot").finish_non_exhaustive()
+    }
+}
+
+impl SessionLookup for Snapshot {
+    fn row_by_name(&self, name: &str) -> Result<Option<SessionRow>, Failure> {
+        Ok(self.sessions.get(name)?.map(|row| SessionRow::decode(&row.value())))
+    }
+
+    fn name_by_key(&self, key: u64) -> Result<String, Failure> {
+        self.names
+            .get(key)?
+            .map(|name| name.value().to_owned())
+            .ok_or_else(|| Failure::Corrupted(format!("no session has key {key}")))
+    }
+}
+
+/// A stored record's bytes, held inside the snapshot; [`RecordGuard::view`] validates and borrows.
+pub struct RecordGuard<'s> {
+    source_order: u64,
+    bytes: redb::AccessGuard<'s, &'static [u8]>,
+}
+
+impl std::fmt::Debug for RecordGuard<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordGuard").field("source_order", &self.source_order).finish_non_exhaustive()
+    }
+}
+
+impl RecordGuard<'_> {
+    /// The record's position in the session read.
+    pub fn source_order(&self) -> u64 {
+        self.source_order
+    }
+
+    /// The archived record, validated, borrowed in place.
+    ///
+    /// # Errors
+    /// [`ReadError::Corrupted`] if the stored bytes are not a valid record.
+    pub fn view(&self) -> Result<RecordView<'_>, ReadError> {
+        let corrupted = |reason: String| ReadError::Corrupted {
+            reason: format!("record at sourceOrder {}: {reason}", self.source_order),
+        };
+        let archived = codec::access(self.bytes.value()).map_err(corrupted)?;
+        RecordView::new(archived, self.source_order).ok_or_else(|| corrupted("unknown role tag".into()))
+    }
+}
+
+/// A session's records in order; see [`Snapshot::records`].
+pub struct Records<'s> {
+    snapshot: &'s Snapshot,
+    segments: std::vec::IntoIter<Segment>,
+    range: Option<redb::Range<'s, (u64, u64), &'static [u8]>>,
+    expected: u64,
+}
+
+impl std::fmt::Debug for Records<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Records").field("next", &self.expected).finish_non_exhaustive()
+    }
+}
+
+impl<'s> Iterator for Records<'s> {
+    type Item = Result<RecordGuard<'s>, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(range) = &mut self.range {
+                match range.next() {
+                    Some(Ok((key, bytes))) => {
+                        let (_, order) = key.value();
+                        if order != self.expected {
+                            self.range = None;
+                            self.segments = Vec::new().into_iter();
+                            return Some(Err(ReadError::Corrupted {
+                                reason: format!(
+                                    "journal skips from sourceOrder {} to {order}",
+                                    self.expected
+                                ),
+                            }));
+                        }
+                        self.expected += 1;
+                        return Some(Ok(RecordGuard { source_order: order, bytes }));
+                    }
+                    Some(Err(err)) => {
+                        self.range = None;
+                        return Some(Err(err.into()));
+                    }
+                    None => self.range = None,
+                }
+            }
+            let segment = self.segments.next()?;
+            if self.expected != segment.orders.0 {
+                self.expected = segment.orders.0;
+            }
+            match self
+                .snapshot
+                .journal
+                .range((segment.key, segment.orders.0)..(segment.key, segment.orders.1))
+            {
+                Ok(range) => self.range = Some(range),
+                Err(err) => return Some(Err(err.into())),
+            }
+        }
+    }
+}
+
+impl Snapshot {
+    pub(crate) fn new(txn: ReadTransaction) -> Result<Snapshot, ReadError> {
+        Ok(Snapshot {
+            sessions: txn.open_table(SESSIONS)?,
+            names: txn.open_table(SESSION_NAMES)?,
+            journal: txn.open_table(JOURNAL)?,
+            digests: txn.open_table(DIGESTS)?,
+            entries: txn.open_table(ENTRIES)?,
+            positions: txn.open_table(POSITIONS)?,
+            blobs: txn.open_table(BLOBS)?,
+            _txn: txn,
+        })
+    }
+
+    fn info(&self, name: String, row: &SessionRow) -> Result<SessionInfo, ReadError> {
+        let parent = match row.parent_key() {
+            Some(key) => Some(self.name_by_key(key)?),
+            None => None,
+        };
+        Ok(SessionInfo {
+            name,
+            fork_at: parent.as_ref().map(|_| row.fork_at),
+            parent,
+            len: row.next,
+            head: row.head,
+        })
+    }
+
+    fn row(&self, session: &str) -> Result<SessionRow, ReadError> {
+        self.row_by_name(session)?.ok_or_else(|| ReadError::UnknownSession(session.to_owned()))
+    }
+
+    /// One session, if it exists.
+    ///
+    /// # Errors
+    /// I/O or corruption of the sessions table.
+    pub fn session(&self, name: &str) -> Result<Option<SessionInfo>, ReadError> {
+        match self.row_by_name(name)? {
+            Some(row) => Ok(Some(self.info(name.to_owned(), &row)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Every session, by name.
+    ///
+    /// # Errors
+    /// I/O or corruption of the sessions table.
+    pub fn sessions(&self) -> Result<Vec<SessionInfo>, ReadError> {
+        let mut out = Vec::new();
+        for item in self.sessions.iter()? {
+            let (name, row) = item?;
+            out.push(self.info(name.value().to_owned(), &SessionRow::decode(&row.value()))?);
+        }
+        Ok(out)
+    }
+
+    /// A session's records with sourceOrder in `orders`, in order, inherited ones included.
+    ///
+    /// # Errors
+    /// [`ReadError::UnknownSession`], or I/O and corruption (also per item).
+    pub fn records(&self, session: &str, orders: OpsRange<u64>) -> Result<Records<'_>, ReadError> {
+        let row = self.row(session)?;
+        let segments: Vec<Segment> = self
+            .lineage(&row)?
+            .into_iter()
+            .filter_map(|s| {
+                let start = s.orders.0.max(orders.start);
+                let end = s.orders.1.min(orders.end);
+                (start < end).then_some(Segment { key: s.key, orders: (start, end) })
+            })
+            .collect();
+        let expected = segments.first().map_or(0, |s| s.orders.0);
+        Ok(Records { snapshot: self, segments: segments.into_iter(), range: None, expected })
+    }
+
+    /// The record at `source_order` of `session`, if there is one.
+    ///
+    /// # Errors
+    /// [`ReadError::UnknownSession`], I/O or corruption.
+    pub fn record(&self, session: &str, source_order: u64) -> Result<Option<RecordGuard<'_>>, ReadError> {
+        self.records(session, source_order..source_order.saturating_add(1))?.next().transpose()
+    }
+
+    /// Where an entry lives.
+    ///
+    /// # Errors
+    /// I/O or corruption.
+    pub fn entry(&self, entry_id: &str) -> Result<Option<EntryLocation>, ReadError> {
+        match self.entries.get(entry_id)? {
+            Some(location) => {
+                let (key, source_order) = location.value();
+                Ok(Some(EntryLocation { session: self.name_by_key(key)?, source_order }))
+            }
+            None => Ok(None),
+        }
+    }
+
+    /// The record with this entryId.
+    ///
+    /// # Errors
+    /// [`ReadError::UnknownEntry`], I/O or corruption.
+    pub fn record_by_entry(&self, entry_id: &str) -> Result<(EntryLocation, RecordGuard<'_>), ReadError> {
+        let location = self.entry(entry_id)?.ok_or_else(|| ReadError::UnknownEntry(entry_id.to_owned()))?;
+        let guard = self.record(&location.session, location.source_order)?.ok_or_else(|| {
+            ReadError::Corrupted { reason: format!("entry {entry_id:?} points at a missing record") }
+        })?;
+        Ok((location, guard))
+    }
+
+    /// The digests of a session's records with sourceOrder in `orders`: what projections plan over.
+    ///
+    /// # Errors
+    /// [`ReadError::UnknownSession`], I/O or corruption.
+    pub fn digests(&self, session: &str, orders: OpsRange<u64>) -> Result<Vec<(u64, Digest)>, ReadError> {
+        let row = self.row(session)?;
+        let mut out = Vec::new();
+        for segment in self.lineage(&row)? {
+            let start = segment.orders.0.max(orders.start);
+            let end = segment.orders.1.min(orders.end);
+            if start >= end {
+                continue;
+            }
+            for item in self.digests.range((segment.key, start)..(segment.key, end))? {
+                let (key, bytes) = item?;
+                let order = key.value().1;
+                let digest = Digest::decode(&bytes.value()).ok_or_else(|| ReadError::Corrupted {
+                    reason: format!(
+                        "digest of sourceOrder {order} in session {session:?} has an unknown role"
+                    ),
+                })?;
+                out.push((order, digest));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Up to `limit` steps of the store-wide position stream from `from`: the order appends
+    /// committed in, what an indexer tails.
+    ///
+    /// # Errors
+    /// I/O or corruption.
+    pub fn positions(&self, from: u64, limit: usize) -> Result<Vec<PositionEntry>, ReadError> {
+        let mut out = Vec::new();
+        let mut names: BTreeMap<u64, String> = BTreeMap::new();
+        for item in self.positions.range(from..)?.take(limit) {
+            let (position, location) = item?;
+            let (key, source_order) = location.value();
+            let session = match names.get(&key) {
+                Some(name) => name.clone(),
+                None => {
+                    let name = self.name_by_key(key)?;
+                    names.insert(key, name.clone());
+                    name
+                }
+            };
+            out.push(PositionEntry { position: position.value(), session, source_order });
+        }
+        Ok(out)
+    }
+
+    /// The next position the store will assign: every position below it is committed.
+    ///
+    /// # Errors
+    /// I/O or corruption.
+    pub fn position_end(&self) -> Result<u64, ReadError> {
+        Ok(self.positions.last()?.map_or(0, |(position, _)| position.value() + 1))
+    }
+
+    /// A blob's bytes.
+    ///
+    /// # Errors
+    /// [`ReadError::Corrupted`] if the blob is missing, I/O.
+    pub fn blob(&self, hash: &Hash) -> Result<Vec<u8>, ReadError> {
+        match self.blobs.get(hash)? {
+            Some(bytes) => Ok(bytes.value().to_vec()),
+            None => Err(ReadError::Corrupted {
+                reason: format!("blob {} is missing", crate::hash::hash_to_hex(hash)),
+            }),
+        }
+    }
+
+    /// A payload's text: borrowed when inline, loaded from the blob table otherwise.
+    ///
+    /// # Errors
+    /// [`ReadError::Corrupted`] if the blob is missing or not UTF-8, I/O.
+    pub fn text<'a>(&self, payload: Payload<'a>) -> Result<Cow<'a, str>, ReadError> {
+        match payload {
+            Payload::Inline(text) => Ok(Cow::Borrowed(text)),
+            Payload::Blob { hash, .. } => {
+                String::from_utf8(self.blob(&hash)?).map(Cow::Owned).map_err(|_| ReadError::Corrupted {
+                    reason: format!("text blob {} is not UTF-8", crate::hash::hash_to_hex(&hash)),
+                })
+            }
+        }
+    }
+
+    /// An owned copy of a stored record, with its payloads loaded.
+    ///
+    /// # Errors
+    /// As [`Snapshot::text`] and [`Snapshot::blob`].
+    pub fn to_record(&self, view: &RecordView<'_>) -> Result<Record, ReadError> {
+        let mut blocks = Vec::with_capacity(view.block_count());
+        for block in view.blocks() {
+            blocks.push(match block {
+                BlockView::Text { text } => Block::Text { text: self.text(text)?.into_owned() },
+                BlockView::Thinking { text } => Block::Thinking { text: self.text(text)?.into_owned() },
+                BlockView::ToolCall { call_id, tool, input, target } => Block::ToolCall {
+                    call_id: call_id.to_owned(),
+                    tool: tool.to_owned(),
+                    input: self.text(input)?.into_owned(),
+                    target: target.to_owned(),
+                },
+                BlockView::ToolResult { call_id, tool, is_error, output } => Block::ToolResult {
+                    call_id: call_id.to_owned(),
+                    tool: tool.to_owned(),
+                    is_error,
+                    output: self.text(output)?.into_owned(),
+                },
+                BlockView::Blob { hash, media_type, .. } => {
+                    Block::Blob { media_type: media_type.to_owned(), data: self.blob(&hash)? }
+                }
+            });
+        }
+        Ok(Record {
+            entry_id: view.entry_id().to_owned(),
+            role: view.role(),
+            timestamp: view.timestamp().map(str::to_owned),
+            blocks,
+            meta: view.meta().map(|(k, v)| (k.to_owned(), v.to_owned())).collect(),
+        })
+    }
+
+    /// Bytes stored per table, for `stats`.
+    ///
+    /// # Errors
+    /// I/O or corruption.
+    pub fn table_sizes(&self) -> Result<Vec<TableSize>, ReadError> {
+        fn size(name: &'static str, table: &impl ReadableTableMetadata) -> Result<TableSize, ReadError> {
+            let stats = table.stats()?;
+            Ok(TableSize { table: name, entries: table.len()?, stored_bytes: stats.stored_bytes() })
+        }
+        Ok(vec![
+            size("sessions", &self.sessions)?,
+            size("journal", &self.journal)?,
+            size("digests", &self.digests)?,
+            size("entries", &self.entries)?,
+            size("positions", &self.positions)?,
+            size("blobs", &self.blobs)?,
+        ])
+    }
+
+    pub(crate) fn journal_table(&self) -> &ReadOnlyTable<(u64, u64), &'static [u8]> {
+        &self.journal
+    }
+
+    pub(crate) fn blobs_table(&self) -> &ReadOnlyTable<[u8; 32], &'static [u8]> {
+        &self.blobs
+    }
+
+    pub(crate) fn digests_table(&self) -> &ReadOnlyTable<(u64, u64), [u8; DIGEST_LEN]> {
+        &self.digests
+    }
+
+    pub(crate) fn session_row(&self, session: &str) -> Result<SessionRow, ReadError> {
+        self.row(session)
+    }
+}
+
+/// How much one table holds.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TableSize {
+    /// The table's name.
+    pub table: &'static str,
+    /// Its number of entries.
+    pub entries: u64,
+    /// Bytes of keys and values stored.
+    pub stored_bytes: u64,
+}

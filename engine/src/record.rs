@@ -1,0 +1,143 @@
+//! The owned record model: what a caller appends and what an export writes out.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// Who produced a record.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Role {
+    /// The person driving the agent.
+    User,
+    /// The model.
+    Assistant,
+    /// A tool run on the model's behalf (a record that only carries tool results).
+    Tool,
+    /// The host or agent harness (instructions, notices, summaries).
+    System,
+}
+
+impl Role {
+    /// All roles, in their on-disk tag order.
+    pub const ALL: [Role; 4] = [Role::User, Role::Assistant, Role::Tool, Role::System];
+
+    /// The lower-case name used in the portable format and on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+            Role::System => "system",
+        }
+    }
+
+    /// Parses a lower-case role name.
+    pub fn parse(name: &str) -> Option<Role> {
+        Role::ALL.into_iter().find(|role| role.as_str() == name)
+    }
+
+    pub(crate) fn tag(self) -> u8 {
+        match self {
+            Role::User => 0,
+            Role::Assistant => 1,
+            Role::Tool => 2,
+            Role::System => 3,
+        }
+    }
+
+    pub(crate) fn from_tag(tag: u8) -> Option<Role> {
+        Role::ALL.get(usize::from(tag)).copied()
+    }
+}
+
+impl fmt::Display for Role {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One content part of a record.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Block {
+    /// Plain text.
+    Text {
+        /// The text, verbatim.
+        text: String,
+    },
+    /// Model reasoning, kept apart from text so projections can leave it out.
+    Thinking {
+        /// The reasoning, verbatim.
+        text: String,
+    },
+    /// A tool invocation requested by the model.
+    ToolCall {
+        /// The id that pairs this call with its result.
+        call_id: String,
+        /// The tool's name as the agent knows it.
+        tool: String,
+        /// The call's input, as JSON text.
+        input: String,
+        /// What the call acts on (a path, a command, a URL, a pattern). Left empty on append,
+        /// it is derived from `tool` and `input`; see [`derive_target`](crate::derive_target).
+        target: String,
+    },
+    /// The outcome of a tool call.
+    ToolResult {
+        /// The id of the call this answers.
+        call_id: String,
+        /// The tool's name, when the source names it (empty otherwise).
+        tool: String,
+        /// Whether the tool reported failure.
+        is_error: bool,
+        /// The output, verbatim.
+        output: String,
+    },
+    /// An image or other binary payload, stored once in the blob table by its blake3 hash.
+    Blob {
+        /// A MIME type such as `image/png`.
+        media_type: String,
+        /// The payload.
+        data: Vec<u8>,
+    },
+}
+
+impl Block {
+    /// The portable-format name of this block's type.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Block::Text { .. } => "text",
+            Block::Thinking { .. } => "thinking",
+            Block::ToolCall { .. } => "toolCall",
+            Block::ToolResult { .. } => "toolResult",
+            Block::Blob { .. } => "blob",
+        }
+    }
+}
+
+/// One message-level item of a session, as appended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Record {
+    /// A store-wide unique id. Re-appending the same id with the same content is a no-op.
+    pub entry_id: String,
+    /// Who produced it.
+    pub role: Role,
+    /// When, as RFC 3339 text, if the source says.
+    pub timestamp: Option<String>,
+    /// The content, in order.
+    pub blocks: Vec<Block>,
+    /// What the source format had that has no block form, as JSON text per key, so an export
+    /// loses nothing.
+    pub meta: BTreeMap<String, String>,
+}
+
+impl Record {
+    /// A record with one text block and no metadata.
+    pub fn text(entry_id: impl Into<String>, role: Role, text: impl Into<String>) -> Record {
+        Record {
+            entry_id: entry_id.into(),
+            role,
+            timestamp: None,
+            blocks: vec![Block::Text { text: text.into() }],
+            meta: BTreeMap::new(),
+        }
+    }
+}

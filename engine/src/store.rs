@@ -1,0 +1,312 @@
+//! The store: opening a redb file, the format-version check, and the public write and read calls.
+
+use std::fs::OpenOptions;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use crossbeam_channel::Sender;
+use redb::{ConcurrencyMode, Database, DatabaseError, ReadableDatabase, TableHandle};
+
+use crate::apply::AppendReceipt;
+use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
+use crate::options::StoreOptions;
+use crate::prepare::{check_session_name, prepare_batch};
+use crate::read::{SessionInfo, Snapshot};
+use crate::record::Record;
+use crate::storage::{Backend, StorageFile};
+use crate::tables::{
+    decode_u64, BLOBS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META, META_FORMAT_VERSION, POSITIONS,
+    SESSIONS, SESSION_NAMES,
+};
+use crate::verify::{verify, VerifyReport};
+use crate::writer::{self, Request};
+
+/// An open annal store: one redb file holding every session's journal.
+///
+/// `Store` is `Send + Sync`: share it between threads (for example in an `Arc`). Appends from
+/// all threads go through one writer thread that commits them in groups; reads run in
+/// parallel on snapshots. Several processes may open the same file at once.
+pub struct Store {
+    db: Arc<Database>,
+    path: Option<PathBuf>,
+    options: StoreOptions,
+    poisoned: Arc<AtomicBool>,
+    requests: Option<Sender<Request>>,
+    writer: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for Store {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Store").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+fn create_owner_only(path: &Path) -> io::Result<()> {
+    let mut options = OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
+        Err(err) => Err(err),
+    }
+}
+
+fn open_error(path: &Path, err: DatabaseError) -> OpenError {
+    let path = path.to_path_buf();
+    match err {
+        DatabaseError::DatabaseAlreadyOpen
+        | DatabaseError::LockProtocolMismatch
+        | DatabaseError::TransactionInProgress => OpenError::AlreadyOpen { path, detail: err.to_string() },
+        DatabaseError::UpgradeRequired(version) => {
+            OpenError::NotAStore { path, reason: format!("a redb file of an older file format ({version})") }
+        }
+        DatabaseError::RepairAborted => OpenError::Corrupted { path, reason: err.to_string() },
+        other => match Failure::from(other) {
+            Failure::Io(source) if source.kind() == io::ErrorKind::InvalidData => {
+                OpenError::NotAStore { path, reason: source.to_string() }
+            }
+            Failure::Io(source) => OpenError::Io { path, source },
+            Failure::Corrupted(reason) => OpenError::Corrupted { path, reason },
+        },
+    }
+}
+
+impl Store {
+    /// Opens the store at `path`, creating it (readable by its owner only) if it does not exist.
+    ///
+    /// # Errors
+    /// [`OpenError`]: the file cannot be opened or locked, is not an annal store, is damaged,
+    /// or was written by a newer format version.
+    pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
+        let path = path.as_ref();
+        create_owner_only(path).map_err(|source| OpenError::Io { path: path.to_path_buf(), source })?;
+        let mut builder = redb::Builder::new();
+        builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
+        builder.set_cache_size(options.cache_size_bytes);
+        let db = builder.create(path).map_err(|e| open_error(path, e))?;
+        Store::start(db, Some(path.to_path_buf()), options)
+    }
+
+    /// Opens a store on custom storage (one process only): how tests simulate crashes and
+    /// failing disks.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_with_storage(storage: impl StorageFile, options: StoreOptions) -> Result<Store, OpenError> {
+        let mut builder = redb::Builder::new();
+        builder.set_cache_size(options.cache_size_bytes);
+        let path = PathBuf::from("<custom storage>");
+        let db = builder.create_with_backend(Backend(Box::new(storage))).map_err(|e| open_error(&path, e))?;
+        Store::start(db, None, options)
+    }
+
+    fn start(db: Database, path: Option<PathBuf>, options: StoreOptions) -> Result<Store, OpenError> {
+        let shown = path.clone().unwrap_or_else(|| PathBuf::from("<custom storage>"));
+        initialize(&db, &shown, &options)?;
+        let db = Arc::new(db);
+        let poisoned = Arc::new(AtomicBool::new(false));
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        let writer = {
+            let db = Arc::clone(&db);
+            let poisoned = Arc::clone(&poisoned);
+            let wait = options.write_wait;
+            std::thread::Builder::new()
+                .name("annal-writer".into())
+                .spawn(move || writer::run(db, receiver, poisoned, wait))
+                .map_err(|source| OpenError::Io { path: shown.clone(), source })?
+        };
+        Ok(Store { db, path, options, poisoned, requests: Some(sender), writer: Some(writer) })
+    }
+
+    /// The store file, unless on custom storage.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The options the store was opened with.
+    pub fn options(&self) -> &StoreOptions {
+        &self.options
+    }
+
+    /// Appends `records` to `session` (created if new) as one atomic batch, durable when this
+    /// returns.
+    ///
+    /// With `expected_next`, the append succeeds only if the session's next sourceOrder is that
+    /// value (optimistic concurrency). An entryId already stored in this session with the same
+    /// content is not appended again: its existing sourceOrder is returned, so retrying an append
+    /// or re-importing a file never duplicates. An empty batch creates the session.
+    ///
+    /// # Errors
+    /// [`AppendError`]; on any error nothing of the batch is stored.
+    pub fn append(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        records: Vec<Record>,
+    ) -> Result<AppendReceipt, AppendError> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(AppendError::Poisoned);
+        }
+        let prepared = prepare_batch(session, records, &self.options)?;
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let request = Request::Append { session: session.to_owned(), expected_next, prepared, reply };
+        self.requests.as_ref().ok_or(AppendError::Closed)?.send(request).map_err(|_| AppendError::Closed)?;
+        answer.recv().map_err(|_| AppendError::Closed)?
+    }
+
+    /// Forks `session` at `at`: a new session `new_name` that reads the parent's records
+    /// `[0, at)` and then its own. O(1): nothing is copied.
+    ///
+    /// # Errors
+    /// [`ForkError`].
+    pub fn fork(&self, session: &str, at: u64, new_name: &str) -> Result<SessionInfo, ForkError> {
+        if self.poisoned.load(Ordering::Acquire) {
+            return Err(ForkError::Poisoned);
+        }
+        check_session_name(new_name, &self.options.limits)
+            .map_err(|reason| ForkError::InvalidSessionName { name: new_name.to_owned(), reason })?;
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        let request = Request::Fork { parent: session.to_owned(), at, name: new_name.to_owned(), reply };
+        self.requests.as_ref().ok_or(ForkError::Closed)?.send(request).map_err(|_| ForkError::Closed)?;
+        answer.recv().map_err(|_| ForkError::Closed)?
+    }
+
+    /// A consistent read view of everything committed so far.
+    ///
+    /// # Errors
+    /// I/O or corruption.
+    pub fn snapshot(&self) -> Result<Snapshot, ReadError> {
+        let txn = self.db.begin_read().map_err(Failure::from)?;
+        Snapshot::new(txn)
+    }
+
+    /// Recomputes content hashes and hash chains of one session, or of every session and blob.
+    ///
+    /// # Errors
+    /// [`ReadError::UnknownSession`], or I/O. Damage is reported in the [`VerifyReport`].
+    pub fn verify(&self, session: Option<&str>) -> Result<VerifyReport, ReadError> {
+        verify(&self.snapshot()?, session)
+    }
+
+    /// Whether an earlier I/O error stopped writes.
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.load(Ordering::Acquire)
+    }
+
+    /// Waits for the writer and closes the file, reporting any error that dropping would ignore.
+    ///
+    /// # Errors
+    /// [`CloseError`] if redb cannot close the file cleanly.
+    pub fn close(mut self) -> Result<(), CloseError> {
+        self.stop_writer();
+        let db = Arc::clone(&self.db);
+        drop(self);
+        // Snapshots still alive keep the database open; it closes when the last one drops.
+        match Arc::try_unwrap(db) {
+            Ok(db) => db.close().map_err(|e| CloseError { source: io::Error::other(e.to_string()) }),
+            Err(_) => Ok(()),
+        }
+    }
+
+    fn stop_writer(&mut self) {
+        self.requests.take();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        self.stop_writer();
+    }
+}
+
+fn table_names(db: &Database) -> Result<Vec<String>, Failure> {
+    let txn = db.begin_read()?;
+    let names = txn.list_tables()?.map(|t| t.name().to_owned()).collect();
+    Ok(names)
+}
+
+/// Creates the tables and format version of a new store, or checks an existing one's.
+fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
+    let failure = |f: Failure| match f {
+        Failure::Io(source) => OpenError::Io { path: path.to_path_buf(), source },
+        Failure::Corrupted(reason) => OpenError::Corrupted { path: path.to_path_buf(), reason },
+    };
+    let check_version = |bytes: &[u8]| -> Result<(), OpenError> {
+        let found = decode_u64(bytes).map_err(failure)?;
+        let found = u32::try_from(found).unwrap_or(u32::MAX);
+        if found > FORMAT_VERSION {
+            return Err(OpenError::NewerFormat {
+                path: path.to_path_buf(),
+                found,
+                supported: FORMAT_VERSION,
+            });
+        }
+        Ok(())
+    };
+    let names = table_names(db).map_err(failure)?;
+    if names.iter().any(|n| n == META.name()) {
+        let txn = db.begin_read().map_err(|e| failure(e.into()))?;
+        let meta = txn.open_table(META).map_err(|e| failure(e.into()))?;
+        let version = redb::ReadableTable::get(&meta, META_FORMAT_VERSION).map_err(|e| failure(e.into()))?;
+        if let Some(version) = version {
+            check_version(version.value())?;
+            let all = [
+                SESSIONS.name(),
+                SESSION_NAMES.name(),
+                JOURNAL.name(),
+                DIGESTS.name(),
+                ENTRIES.name(),
+                POSITIONS.name(),
+                BLOBS.name(),
+            ];
+            if all.iter().all(|t| names.iter().any(|n| n == t)) {
+                return Ok(());
+            }
+        }
+    } else if !names.is_empty() {
+        return Err(OpenError::NotAStore {
+            path: path.to_path_buf(),
+            reason: format!("a redb database with other tables ({})", names.join(", ")),
+        });
+    }
+    let txn = writer::begin_write(db, options.write_wait).map_err(|e| match e {
+        Ok(waited) => OpenError::AlreadyOpen {
+            path: path.to_path_buf(),
+            detail: format!("another process held the write lock for {waited:?}"),
+        },
+        Err(f) => failure(f),
+    })?;
+    {
+        let mut meta = txn.open_table(META).map_err(|e| failure(e.into()))?;
+        let stored = redb::ReadableTable::get(&meta, META_FORMAT_VERSION)
+            .map_err(|e| failure(e.into()))?
+            .map(|v| v.value().to_vec());
+        match stored {
+            Some(version) => check_version(&version)?,
+            None => {
+                meta.insert(META_FORMAT_VERSION, u64::from(FORMAT_VERSION).to_le_bytes().as_slice())
+                    .map_err(|e| failure(e.into()))?;
+            }
+        }
+        let open = |r: Result<(), redb::TableError>| r.map_err(|e| failure(e.into()));
+        open(txn.open_table(SESSIONS).map(drop))?;
+        open(txn.open_table(SESSION_NAMES).map(drop))?;
+        open(txn.open_table(JOURNAL).map(drop))?;
+        open(txn.open_table(DIGESTS).map(drop))?;
+        open(txn.open_table(ENTRIES).map(drop))?;
+        open(txn.open_table(POSITIONS).map(drop))?;
+        open(txn.open_table(BLOBS).map(drop))?;
+    }
+    txn.commit().map_err(|e| failure(e.into()))
+}

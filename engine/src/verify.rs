@@ -1,0 +1,181 @@
+//! `verify`: recomputes every content hash and hash chain, and checks blobs against their keys.
+
+use redb::ReadableTable;
+
+use crate::codec;
+use crate::digest::Digest;
+use crate::error::ReadError;
+use crate::hash::{archived_content_hash, chain_hash, hash_to_hex, Hash, ZERO_HASH};
+use crate::read::{SessionLookup, Snapshot};
+use crate::record::Role;
+use crate::view::{BlockView, Payload, RecordView};
+
+/// What `verify` found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct VerifyReport {
+    /// Sessions checked.
+    pub sessions: u64,
+    /// Records checked (each stored record once, not once per fork that inherits it).
+    pub records: u64,
+    /// Blobs checked against their keys.
+    pub blobs: u64,
+    /// The first problem of each damaged session, then damaged blobs.
+    pub problems: Vec<Problem>,
+}
+
+impl VerifyReport {
+    /// Whether everything checked out.
+    pub fn is_ok(&self) -> bool {
+        self.problems.is_empty()
+    }
+}
+
+/// One piece of damage.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Problem {
+    /// The session, if the damage is in one.
+    pub session: Option<String>,
+    /// The first bad record's sourceOrder, if the damage is in a record.
+    pub source_order: Option<u64>,
+    /// What is wrong.
+    pub detail: String,
+}
+
+impl std::fmt::Display for Problem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.session, self.source_order) {
+            (Some(session), Some(order)) => {
+                write!(f, "session {session:?}, sourceOrder {order}: {}", self.detail)
+            }
+            (Some(session), None) => write!(f, "session {session:?}: {}", self.detail),
+            _ => f.write_str(&self.detail),
+        }
+    }
+}
+
+pub(crate) fn verify(snapshot: &Snapshot, only: Option<&str>) -> Result<VerifyReport, ReadError> {
+    let sessions = match only {
+        Some(name) => {
+            vec![snapshot.session(name)?.ok_or_else(|| ReadError::UnknownSession(name.to_owned()))?]
+        }
+        None => snapshot.sessions()?,
+    };
+    let mut report = VerifyReport::default();
+    for info in &sessions {
+        report.sessions += 1;
+        if let Err(problem) = verify_session(snapshot, &info.name, &mut report.records)? {
+            report.problems.push(Problem { session: Some(info.name.clone()), ..problem });
+        }
+    }
+    if only.is_none() {
+        for item in snapshot.blobs_table().iter()? {
+            let (key, bytes) = item?;
+            report.blobs += 1;
+            let key = key.value();
+            if blake3::hash(bytes.value()).as_bytes() != &key {
+                report.problems.push(Problem {
+                    session: None,
+                    source_order: None,
+                    detail: format!("blob {} does not match its hash", hash_to_hex(&key)),
+                });
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Checks a session's own records; inherited ones are checked with their own session.
+/// The outer error is a failure to read; the inner one the first damage found.
+fn verify_session(
+    snapshot: &Snapshot,
+    name: &str,
+    records: &mut u64,
+) -> Result<Result<(), Problem>, ReadError> {
+    let row = snapshot.session_row(name)?;
+    let start = if row.parent_key().is_some() { row.fork_at } else { 0 };
+    let problem = |order: Option<u64>, detail: String| Problem { session: None, source_order: order, detail };
+    let mut prev: Hash = if start == 0 {
+        ZERO_HASH
+    } else {
+        match snapshot.record(name, start - 1) {
+            Ok(Some(guard)) => match guard.view() {
+                Ok(view) => view.hash(),
+                Err(err) => return Ok(Err(problem(Some(start - 1), err.to_string()))),
+            },
+            Ok(None) => {
+                return Ok(Err(problem(Some(start - 1), "the fork point's record is missing".into())))
+            }
+            Err(ReadError::Io { source }) => return Err(ReadError::Io { source }),
+            Err(err) => return Ok(Err(problem(Some(start - 1), err.to_string()))),
+        }
+    };
+    let mut expected = start;
+    for item in snapshot.journal_table().range((row.key, start)..(row.key, u64::MAX))? {
+        let (key, bytes) = item?;
+        let order = key.value().1;
+        *records += 1;
+        if order != expected {
+            return Ok(Err(problem(Some(expected), format!("record missing (next stored is {order})"))));
+        }
+        let archived = match codec::access(bytes.value()) {
+            Ok(archived) => archived,
+            Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
+        };
+        let Some(view) = RecordView::new(archived, order) else {
+            return Ok(Err(problem(Some(order), "unknown role tag".into())));
+        };
+        let content = archived_content_hash(view.archived());
+        if view.prev_hash() != prev {
+            return Ok(Err(problem(
+                Some(order),
+                "prevHash does not match the previous record's hash".into(),
+            )));
+        }
+        if view.hash() != chain_hash(&prev, &content) {
+            return Ok(Err(problem(Some(order), "content does not match the record's hash".into())));
+        }
+        match snapshot.digests_table().get((row.key, order))?.and_then(|d| Digest::decode(&d.value())) {
+            Some(digest) if digest.content_hash == content && digest.role == view.role() => {}
+            Some(_) => return Ok(Err(problem(Some(order), "digest does not match the record".into()))),
+            None => return Ok(Err(problem(Some(order), "digest missing or corrupted".into()))),
+        }
+        match snapshot.entry(view.entry_id()) {
+            Ok(Some(location)) if location.session == name && location.source_order == order => {}
+            Ok(_) => {
+                return Ok(Err(problem(
+                    Some(order),
+                    format!("entry {:?} is not indexed here", view.entry_id()),
+                )))
+            }
+            Err(ReadError::Io { source }) => return Err(ReadError::Io { source }),
+            Err(err) => return Ok(Err(problem(Some(order), err.to_string()))),
+        }
+        for block in view.blocks() {
+            let hash = match block {
+                BlockView::Text { text: Payload::Blob { hash, .. } }
+                | BlockView::Thinking { text: Payload::Blob { hash, .. } }
+                | BlockView::ToolCall { input: Payload::Blob { hash, .. }, .. }
+                | BlockView::ToolResult { output: Payload::Blob { hash, .. }, .. }
+                | BlockView::Blob { hash, .. } => hash,
+                _ => continue,
+            };
+            if snapshot.blobs_table().get(&hash)?.is_none() {
+                return Ok(Err(problem(Some(order), format!("blob {} is missing", hash_to_hex(&hash)))));
+            }
+        }
+        let _: Role = view.role();
+        prev = view.hash();
+        expected += 1;
+    }
+    if expected != row.next {
+        return Ok(Err(problem(
+            Some(expected),
+            format!("session claims {} records, found {expected}", row.next),
+        )));
+    }
+    if prev != row.head {
+        return Ok(Err(problem(None, "session head does not match its last record".into())));
+    }
+    let _ = snapshot.lineage(&row).map_err(ReadError::from)?;
+    Ok(Ok(()))
+}

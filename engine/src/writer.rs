@@ -1,0 +1,174 @@
+//! The single writer thread: group commit of everything queued, acknowledged after the commit.
+//!
+//! Appenders send requests over a crossbeam channel and wait on their own reply channel. The
+//! writer takes whatever is queued (up to [`GROUP_REQUESTS_MAX`]), applies it in one redb write
+//! transaction and commits once, so N concurrent appenders share one fsync. A caller hears back
+//! only after the commit returned: an acknowledged record is durable.
+//!
+//! Invariant: after any storage failure on the write path the `poisoned` flag is set and every
+//! later request is refused; a failed fsync is never retried (its data may be gone from the
+//! page cache while the retry reports success).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use redb::{Database, TransactionError, WriteTransaction};
+
+use crate::apply::{AppendReceipt, Tables};
+use crate::error::{AppendError, Failure, ForkError};
+use crate::prepare::Prepared;
+use crate::read::SessionInfo;
+
+/// The most requests committed in one transaction; bounds the latency a group adds.
+const GROUP_REQUESTS_MAX: usize = 1024;
+
+pub(crate) enum Request {
+    Append {
+        session: String,
+        expected_next: Option<u64>,
+        prepared: Vec<Prepared>,
+        reply: Sender<Result<AppendReceipt, AppendError>>,
+    },
+    Fork {
+        parent: String,
+        at: u64,
+        name: String,
+        reply: Sender<Result<SessionInfo, ForkError>>,
+    },
+}
+
+/// Why a whole group failed.
+enum GroupFailure {
+    Busy(Duration),
+    Storage(Failure),
+}
+
+impl Request {
+    fn fail(self, failure: &GroupFailure) {
+        // A caller that gave up waiting has dropped its receiver; nothing to tell it.
+        match self {
+            Request::Append { reply, .. } => {
+                let _ = reply.send(Err(match failure {
+                    GroupFailure::Busy(waited) => AppendError::Busy { waited: *waited },
+                    GroupFailure::Storage(Failure::Io(e)) => {
+                        AppendError::Io { source: std::io::Error::new(e.kind(), e.to_string()) }
+                    }
+                    GroupFailure::Storage(Failure::Corrupted(reason)) => {
+                        AppendError::Corrupted { reason: reason.clone() }
+                    }
+                }));
+            }
+            Request::Fork { reply, .. } => {
+                let _ = reply.send(Err(match failure {
+                    GroupFailure::Busy(waited) => ForkError::Busy { waited: *waited },
+                    GroupFailure::Storage(Failure::Io(e)) => {
+                        ForkError::Io { source: std::io::Error::new(e.kind(), e.to_string()) }
+                    }
+                    GroupFailure::Storage(Failure::Corrupted(reason)) => {
+                        ForkError::Corrupted { reason: reason.clone() }
+                    }
+                }));
+            }
+        }
+    }
+
+    fn refuse_poisoned(self) {
+        match self {
+            Request::Append { reply, .. } => drop(reply.send(Err(AppendError::Poisoned))),
+            Request::Fork { reply, .. } => drop(reply.send(Err(ForkError::Poisoned))),
+        }
+    }
+}
+
+/// Begins a write transaction, waiting up to `wait` for another process's transaction.
+pub(crate) fn begin_write(
+    db: &Database,
+    wait: Duration,
+) -> Result<WriteTransaction, Result<Duration, Failure>> {
+    let started = Instant::now();
+    let mut pause = Duration::from_micros(200);
+    loop {
+        match db.try_begin_write() {
+            Ok(txn) => return Ok(txn),
+            Err(TransactionError::WouldBlock) => {
+                let waited = started.elapsed();
+                if waited >= wait {
+                    return Err(Ok(waited));
+                }
+                thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(other) => return Err(Err(Failure::from(other))),
+        }
+    }
+}
+
+pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, poisoned: Arc<AtomicBool>, wait: Duration) {
+    while let Ok(first) = requests.recv() {
+        let mut group = vec![first];
+        while group.len() < GROUP_REQUESTS_MAX {
+            match requests.try_recv() {
+                Ok(request) => group.push(request),
+                Err(_) => break,
+            }
+        }
+        if poisoned.load(Ordering::Acquire) {
+            group.into_iter().for_each(Request::refuse_poisoned);
+            continue;
+        }
+        if let Err(failure) = commit_group(&db, &mut group, wait) {
+            if matches!(failure, GroupFailure::Storage(Failure::Io(_))) {
+                poisoned.store(true, Ordering::Release);
+            }
+            group.into_iter().for_each(|request| request.fail(&failure));
+        }
+    }
+}
+
+enum Outcome {
+    Append(Sender<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
+    Fork(Sender<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
+}
+
+/// Applies and commits a group. On success every request has been answered and the group is
+/// left empty; on failure the requests are left for the caller to fail.
+fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Result<(), GroupFailure> {
+    let txn = begin_write(db, wait).map_err(|e| match e {
+        Ok(waited) => GroupFailure::Busy(waited),
+        Err(failure) => GroupFailure::Storage(failure),
+    })?;
+    let mut outcomes = Vec::with_capacity(group.len());
+    let applied = (|| -> Result<(), Failure> {
+        let mut tables = Tables::open(&txn)?;
+        for request in group.iter_mut() {
+            match request {
+                Request::Append { session, expected_next, prepared, reply } => {
+                    let result = tables.append(session, *expected_next, std::mem::take(prepared))?;
+                    outcomes.push(Outcome::Append(reply.clone(), result));
+                }
+                Request::Fork { parent, at, name, reply } => {
+                    let result = tables.fork(parent, *at, name)?;
+                    outcomes.push(Outcome::Fork(reply.clone(), result));
+                }
+            }
+        }
+        Ok(())
+    })();
+    if let Err(failure) = applied {
+        // Dropping an uncommitted transaction discards it.
+        drop(txn);
+        return Err(GroupFailure::Storage(failure));
+    }
+    txn.commit().map_err(|e| GroupFailure::Storage(Failure::from(e)))?;
+    group.clear();
+    for outcome in outcomes {
+        match outcome {
+            Outcome::Append(reply, result) => drop(reply.send(result)),
+            Outcome::Fork(reply, result) => drop(reply.send(result)),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,1 @@
+//! annal search: placeholder until the query issue lands.
