@@ -60,3 +60,11 @@ pub(crate) fn encode(record: &StoredRecord) -> Result<Vec<u8>, String> {
 pub(crate) fn access(bytes: &[u8]) -> Result<&ArchivedRecord, String> {
     rkyv::access::<ArchivedRecord, rancor::Error>(bytes).map_err(|err| err.to_string())
 }
+
+/// Validates arbitrary bytes as a stored record and, if valid, walks every field: the fuzz
+/// target's entry point. Must never panic, whatever the bytes.
+pub fn check_record_bytes(bytes: &[u8]) -> Result<crate::hash::Hash, String> {
+    let archived = access(bytes)?;
+    crate::view::RecordView::new(archived, 0).ok_or("unknown role tag")?;
+    Ok(crate::hash::archived_content_hash(archived))
+}

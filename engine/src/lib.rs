@@ -42,6 +42,8 @@ mod view;
 mod writer;
 
 pub use crate::apply::AppendReceipt;
+#[doc(hidden)]
+pub use crate::codec::check_record_bytes;
 pub use crate::digest::{flags as digest_flags, Digest};
 pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};

@@ -38,8 +38,43 @@ fn err<T>(message: impl Into<String>) -> Result<T, PortableError> {
 }
 
 /// The canonical text of a JSON value: what the store keeps for tool inputs and metadata.
+/// Compact, object keys sorted by their UTF-8 bytes. Sorting is done here rather than left to
+/// serde_json's map type, whose order changes if any crate in a build enables its
+/// `preserve_order` feature: hashes must not depend on that.
 pub fn canonical_json(value: &Value) -> String {
-    value.to_string()
+    let mut out = String::new();
+    write_canonical(value, &mut out);
+    out
+}
+
+fn write_canonical(value: &Value, out: &mut String) {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push('{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(key.clone()).to_string());
+                out.push(':');
+                write_canonical(item, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
 }
 
 /// A tool input as stored: canonical JSON text for objects and arrays, verbatim otherwise.
