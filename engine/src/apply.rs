@@ -174,17 +174,20 @@ impl<'txn> Tables<'txn> {
             return Ok(Ok(AppendReceipt { source_orders, appended: 0, next: row.next }));
         }
 
-        // Encode phase: chain hashes and archives, still without writing.
+        drop(in_batch);
+        // Encode phase: chain hashes and archives, still without writing. New records have
+        // consecutive sourceOrders in batch order, so a record is new exactly when its order is
+        // the next one to write (a later duplicate of it carries the same, already passed order).
         let mut position = meta_u64(&self.meta, META_NEXT_POSITION)?;
         let mut head = row.head;
+        let mut to_write = row.next;
         let mut encoded = Vec::with_capacity(new_count as usize);
-        let mut seen: HashMap<&str, ()> = HashMap::new();
-        for (record, order) in prepared.iter().zip(&source_orders) {
-            let Some(order) = *order else { continue };
-            if order < row.next || seen.insert(record.entry_id.as_str(), ()).is_some() {
+        for (record, order) in prepared.into_iter().zip(&source_orders) {
+            if *order != Some(to_write) {
                 continue;
             }
-            let mut stored = record.stored.clone();
+            to_write += 1;
+            let mut stored = record.stored;
             stored.prev_hash = head;
             stored.hash = chain_hash(&head, &record.content_hash);
             head = stored.hash;
@@ -192,7 +195,7 @@ impl<'txn> Tables<'txn> {
                 .map_err(|e| Failure::Corrupted(format!("cannot encode record: {e}")))?;
             let mut digest = record.digest;
             digest.position = position;
-            encoded.push((record, order, position, bytes, digest));
+            encoded.push((record.entry_id, order.unwrap_or(0), position, bytes, digest, record.blobs));
             position += 1;
         }
 
@@ -201,12 +204,12 @@ impl<'txn> Tables<'txn> {
             row.key = self.allocate_session_key()?;
             self.names.insert(row.key, session)?;
         }
-        for (record, order, position, bytes, digest) in &encoded {
+        for (entry_id, order, position, bytes, digest, blobs) in &encoded {
             self.journal.insert((row.key, *order), bytes.as_slice())?;
             self.digests.insert((row.key, *order), digest.encode())?;
-            self.entries.insert(record.entry_id.as_str(), (row.key, *order))?;
+            self.entries.insert(entry_id.as_str(), (row.key, *order))?;
             self.positions.insert(*position, (row.key, *order))?;
-            for (hash, data) in &record.blobs {
+            for (hash, data) in blobs {
                 if self.blobs.get(hash)?.is_none() {
                     self.blobs.insert(hash, data.as_slice())?;
                 }

@@ -53,7 +53,8 @@ pub(crate) use self::ArchivedStoredRecord as ArchivedRecord;
 
 /// Encodes a record for the journal table.
 pub(crate) fn encode(record: &StoredRecord) -> Result<Vec<u8>, String> {
-    rkyv::to_bytes::<rancor::Error>(record).map(|bytes| bytes.into_vec()).map_err(|err| err.to_string())
+    // Written straight into a plain Vec: with the unaligned format nothing needs alignment.
+    rkyv::api::high::to_bytes_in::<_, rancor::Error>(record, Vec::new()).map_err(|err| err.to_string())
 }
 
 /// Validates `bytes` as an archived record and borrows it in place.

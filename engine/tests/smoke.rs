@@ -71,7 +71,7 @@ fn append_read_fork_verify_reopen() {
         assert!(report.is_ok(), "{:?}", report.problems);
         assert_eq!(report.records, 4);
         assert_eq!(snap.positions(0, 100).unwrap().len(), 4);
-        drop(view);
+        let _ = view;
         drop(guard);
         drop(snap);
         store.close().unwrap();
