@@ -69,3 +69,71 @@ pub fn check_record_bytes(bytes: &[u8]) -> Result<crate::hash::Hash, String> {
     crate::view::RecordView::new(archived, 0).ok_or("unknown role tag")?;
     Ok(crate::hash::archived_content_hash(archived))
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn sample() -> StoredRecord {
+        StoredRecord {
+            entry_id: "entry-1".into(),
+            role: 1,
+            timestamp: Some("2026-01-02T03:04:05Z".into()),
+            blocks: vec![
+                StoredBlock::Text(StoredPayload::Inline("hello world".into())),
+                StoredBlock::ToolCall {
+                    call_id: "c1".into(),
+                    tool: "Bash".into(),
+                    input: StoredPayload::Inline(r#"{"command":"ls"}"#.into()),
+                    target: "ls".into(),
+                },
+                StoredBlock::ToolResult {
+                    call_id: "c1".into(),
+                    tool: "Bash".into(),
+                    is_error: true,
+                    output: StoredPayload::Blob { hash: [7; 32], len: 99_999 },
+                },
+            ],
+            meta: vec![StoredMeta { key: "k".into(), value: "1".into() }],
+            hash: [1; 32],
+            prev_hash: [2; 32],
+        }
+    }
+
+    #[test]
+    fn round_trip_reads_in_place_at_any_alignment() {
+        let bytes = encode(&sample()).unwrap();
+        // redb gives values at alignment 1: read from every offset of a larger buffer.
+        for offset in 0..8 {
+            let mut shifted = vec![0u8; offset];
+            shifted.extend_from_slice(&bytes);
+            let archived = access(&shifted[offset..]).unwrap();
+            assert_eq!(archived.entry_id.as_str(), "entry-1");
+            assert_eq!(archived.blocks.len(), 3);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = check_record_bytes(&bytes);
+        }
+
+        #[test]
+        fn flipped_bytes_never_panic(at in any::<prop::sample::Index>(), mask in 1u8..=255) {
+            let mut bytes = encode(&sample()).unwrap();
+            let at = at.index(bytes.len());
+            bytes[at] ^= mask;
+            let _ = check_record_bytes(&bytes);
+        }
+
+        #[test]
+        fn truncated_bytes_are_rejected(cut in any::<prop::sample::Index>()) {
+            let bytes = encode(&sample()).unwrap();
+            let cut = cut.index(bytes.len());
+            prop_assert!(check_record_bytes(&bytes[..cut]).is_err() || cut == bytes.len());
+        }
+    }
+}
