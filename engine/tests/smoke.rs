@@ -1,4 +1,5 @@
 //! Smoke test of the engine's basic round trip: append, read, fork, verify, reopen.
+#![allow(clippy::unwrap_used)]
 
 use annal_engine::{Block, Record, Role, Store, StoreOptions};
 
