@@ -26,12 +26,14 @@ mod apply;
 mod codec;
 mod digest;
 mod error;
+mod export;
 mod hash;
 mod options;
 mod portable;
 mod prepare;
 mod read;
 mod record;
+mod redact;
 mod storage;
 mod store;
 mod tables;
@@ -46,6 +48,10 @@ pub use crate::apply::AppendReceipt;
 pub use crate::codec::check_record_bytes;
 pub use crate::digest::{flags as digest_flags, Digest};
 pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
+pub use crate::export::{
+    export_jsonl, export_markdown, parse_export_header, ExportError, ExportHeader, ExportSummary,
+    EXPORT_FORMAT, EXPORT_VERSION,
+};
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};
 pub use crate::options::{Limits, StoreOptions};
 pub use crate::portable::{
@@ -54,6 +60,7 @@ pub use crate::portable::{
 };
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
 pub use crate::record::{Block, Record, Role};
+pub use crate::redact::redact;
 pub use crate::storage::StorageFile;
 pub use crate::store::Store;
 pub use crate::tables::FORMAT_VERSION;

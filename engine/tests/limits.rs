@@ -35,7 +35,8 @@ fn each_limit_is_a_typed_error_and_stores_nothing() {
     let err = store.append("s", None, many).unwrap_err();
     assert!(matches!(err, AppendError::LimitExceeded { limit: 3, actual: 4, .. }), "{err}");
 
-    let heavy: Vec<Record> = (0..3).map(|i| Record::text(format!("h{i}"), Role::User, "y".repeat(900))).collect();
+    let heavy: Vec<Record> =
+        (0..3).map(|i| Record::text(format!("h{i}"), Role::User, "y".repeat(900))).collect();
     let err = store.append("s", None, heavy).unwrap_err();
     assert!(matches!(err, AppendError::LimitExceeded { limit: 2_500, .. }), "{err}");
 
@@ -61,10 +62,7 @@ fn malformed_records_are_refused_with_their_entry() {
     let (_dir, store) = store_with(Limits::default());
     let cases: Vec<(Record, &str)> = vec![
         (Record::text("", Role::User, "no id"), "entryId"),
-        (
-            Record { timestamp: Some("last tuesday".into()), ..Record::text("t", Role::User, "x") },
-            "RFC 3339",
-        ),
+        (Record { timestamp: Some("last tuesday".into()), ..Record::text("t", Role::User, "x") }, "RFC 3339"),
         (
             Record {
                 meta: [("k".to_owned(), "{not json".to_owned())].into_iter().collect(),
