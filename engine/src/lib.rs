@@ -28,6 +28,7 @@ mod digest;
 mod error;
 mod export;
 mod hash;
+mod import;
 mod options;
 mod portable;
 mod prepare;
@@ -53,6 +54,10 @@ pub use crate::export::{
     EXPORT_FORMAT, EXPORT_VERSION,
 };
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};
+pub use crate::import::{
+    detect_format, parse_transcript, parse_transcript_with, ParseOptions, ParsedSession, ParsedTranscript,
+    SkipReason, Skipped, TranscriptFormat,
+};
 pub use crate::options::{Limits, StoreOptions};
 pub use crate::portable::{
     canonical_input, canonical_json, is_rfc3339, record_from_json, record_to_json, PortableError,

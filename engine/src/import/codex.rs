@@ -1,0 +1,341 @@
+//! Codex CLI rollout JSONL: one `{timestamp, type, payload}` per line, one record per line.
+//!
+//! `response_item` payloads become blocks (messages, reasoning, tool calls and their outputs);
+//! `session_meta`, `turn_context`, `event_msg` and unknown lines become system records whose
+//! payload is kept in `meta["payload"]`. Every record keeps what no block holds in
+//! `meta["payload"]` (the payload's `type` always among it). Each line is its own record rather
+//! than being folded into a neighbour, so a rollout that grows parses to the same records plus
+//! new ones. Rollouts have no record ids: entryIds are `codex:<session>:<line>`.
+
+use serde_json::{Map, Value};
+
+use super::lines::{lines, read_line, LineValue};
+use super::session::{
+    data_url_blob, put, put_all, str_of, take_str, take_timestamp, text_of, usable_name, SessionBuilder,
+};
+use super::{ParseOptions, ParsedTranscript, Skipped};
+use crate::portable::{canonical_input, canonical_json};
+use crate::record::{Block, Record, Role};
+
+/// Payload types of a `response_item`, which older rollouts wrote without the envelope.
+const ITEM_TYPES: [&str; 8] = [
+    "message",
+    "reasoning",
+    "function_call",
+    "function_call_output",
+    "custom_tool_call",
+    "custom_tool_call_output",
+    "local_shell_call",
+    "web_search_call",
+];
+
+pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
+    let mut builder = SessionBuilder::new("codex", true);
+    let mut name: Option<String> = None;
+    let mut first = true;
+    let mut skipped = Vec::new();
+    for line in lines(bytes) {
+        match read_line(&line, options) {
+            LineValue::Blank => {}
+            LineValue::Skip(reason) => skipped.push(Skipped { line: line.number, reason }),
+            LineValue::Json(value) => {
+                if name.is_none() {
+                    name = session_id(&value, first);
+                }
+                first = false;
+                builder.push(line.number, line_record(value), None);
+            }
+        }
+    }
+    let mut sessions = Vec::new();
+    if !builder.is_empty() {
+        sessions.push(builder.finish(name.unwrap_or_else(|| stem.to_owned()), None, None, &[]));
+    }
+    ParsedTranscript { sessions, skipped }
+}
+
+/// The session id a `session_meta` line (or an older rollout's unenveloped first line) names.
+fn session_id(value: &Value, first: bool) -> Option<String> {
+    let map = value.as_object()?;
+    let meta = match str_of(map, "type") {
+        Some("session_meta") => map.get("payload")?.as_object()?,
+        None if first && map.contains_key("timestamp") => map,
+        _ => return None,
+    };
+    str_of(meta, "id").filter(|id| usable_name(id)).map(str::to_owned)
+}
+
+fn line_record(value: Value) -> Record {
+    let mut record = Record {
+        entry_id: String::new(),
+        role: Role::System,
+        timestamp: None,
+        blocks: Vec::new(),
+        meta: Default::default(),
+    };
+    let Value::Object(mut map) = value else {
+        put(&mut record.meta, "value", &value);
+        return record;
+    };
+    record.timestamp = take_timestamp(&mut map, "timestamp");
+    let kind = str_of(&map, "type").unwrap_or_default().to_owned();
+    if !map.contains_key("payload") && ITEM_TYPES.contains(&kind.as_str()) {
+        // An older rollout line: the item itself, without the envelope.
+        response_item(map, &mut record);
+        return record;
+    }
+    match (kind.as_str(), map.remove("payload")) {
+        ("response_item", Some(Value::Object(payload))) => response_item(payload, &mut record),
+        ("compacted", Some(Value::Object(mut payload))) => {
+            // The summary that replaced the history: text worth reading and searching.
+            if let Some(text) = take_str(&mut payload, "message") {
+                record.blocks.push(Block::Text { text });
+            }
+            put(&mut record.meta, "payload", &Value::Object(payload));
+        }
+        (_, Some(payload)) => put(&mut record.meta, "payload", &payload),
+        (_, None) => {}
+    }
+    put_all(&mut record.meta, map);
+    record
+}
+
+fn response_item(mut item: Map<String, Value>, record: &mut Record) {
+    let kind = str_of(&item, "type").unwrap_or_default().to_owned();
+    let blocks = &mut record.blocks;
+    record.role = match kind.as_str() {
+        "message" => {
+            let role = match str_of(&item, "role") {
+                Some("user") => Role::User,
+                Some("assistant") => Role::Assistant,
+                _ => Role::System,
+            };
+            match item.remove("content") {
+                Some(Value::Array(parts)) => {
+                    item.insert("content".into(), Value::Array(content_parts(parts, blocks)));
+                }
+                Some(Value::String(text)) => blocks.push(Block::Text { text }),
+                Some(other) => {
+                    item.insert("content".into(), other);
+                }
+                None => {}
+            }
+            role
+        }
+        "reasoning" => {
+            for key in ["summary", "content"] {
+                if let Some(Value::Array(parts)) = item.remove(key) {
+                    item.insert(key.into(), Value::Array(content_parts(parts, blocks)));
+                }
+            }
+            Role::Assistant
+        }
+        "function_call" | "custom_tool_call" | "local_shell_call" => {
+            let call_id = take_str(&mut item, "call_id").unwrap_or_default();
+            let (tool, input) = match kind.as_str() {
+                // Arguments are JSON in a string: stored canonical, or verbatim if not JSON.
+                "function_call" => (
+                    take_str(&mut item, "name"),
+                    take_str(&mut item, "arguments").map(|a| canonical_input(&a)),
+                ),
+                // A custom tool's input is free text (a patch, say): kept verbatim.
+                "custom_tool_call" => (take_str(&mut item, "name"), take_str(&mut item, "input")),
+                _ => (Some("local_shell".to_owned()), item.remove("action").map(|a| canonical_json(&a))),
+            };
+            let tool = tool.unwrap_or_default();
+            blocks.push(Block::ToolCall {
+                call_id,
+                tool,
+                input: input.unwrap_or_default(),
+                target: String::new(),
+            });
+            Role::Assistant
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let call_id = take_str(&mut item, "call_id").unwrap_or_default();
+            let output = item.remove("output").unwrap_or(Value::Null);
+            let (text, is_error, rest) = tool_output(output, blocks);
+            blocks.insert(0, Block::ToolResult { call_id, tool: String::new(), is_error, output: text });
+            if let Some((key, rest)) = rest {
+                item.insert(key.into(), rest);
+            }
+            Role::Tool
+        }
+        _ => Role::System,
+    };
+    put(&mut record.meta, "payload", &Value::Object(item));
+}
+
+/// Text and image parts as blocks; returns what is left of each part, in order.
+fn content_parts(parts: Vec<Value>, blocks: &mut Vec<Block>) -> Vec<Value> {
+    let mut rest = Vec::with_capacity(parts.len());
+    for part in parts {
+        let Value::Object(mut part) = part else {
+            rest.push(part);
+            continue;
+        };
+        match str_of(&part, "type") {
+            Some("input_text" | "output_text" | "text") => {
+                blocks.extend(take_str(&mut part, "text").map(|text| Block::Text { text }));
+            }
+            Some("summary_text" | "reasoning_text") => {
+                blocks.extend(take_str(&mut part, "text").map(|text| Block::Thinking { text }));
+            }
+            Some("input_image") => {
+                if let Some(blob) = str_of(&part, "image_url").and_then(data_url_blob) {
+                    part.remove("image_url");
+                    blocks.push(blob);
+                }
+            }
+            _ => {}
+        }
+        rest.push(Value::Object(part));
+    }
+    rest
+}
+
+/// A tool output as `(text, is_error, what else it carried)`; images become blobs.
+fn tool_output(output: Value, blocks: &mut Vec<Block>) -> (String, bool, Option<(&'static str, Value)>) {
+    match output {
+        Value::String(text) => {
+            // Some tools wrap their output as `{"output": text, "metadata": {"exit_code": n}}`.
+            if let Ok(Value::Object(mut wrapper)) = serde_json::from_str::<Value>(&text) {
+                if let Some(inner) = take_str(&mut wrapper, "output") {
+                    let code =
+                        wrapper.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64);
+                    return (
+                        inner,
+                        code.is_some_and(|c| c != 0),
+                        Some(("outputJson", Value::Object(wrapper))),
+                    );
+                }
+            }
+            let is_error = exit_code_line(&text).is_some_and(|code| code != 0);
+            (text, is_error, None)
+        }
+        Value::Array(parts) => {
+            let mut inner = Vec::new();
+            let rest = content_parts(parts, &mut inner);
+            let mut texts = Vec::new();
+            for block in inner {
+                match block {
+                    Block::Text { text } => texts.push(text),
+                    other => blocks.push(other),
+                }
+            }
+            (texts.join("\n"), false, Some(("output", Value::Array(rest))))
+        }
+        Value::Object(mut object) => {
+            let is_error = object.get("success").and_then(Value::as_bool) == Some(false);
+            match take_str(&mut object, "content") {
+                Some(text) => (text, is_error, Some(("output", Value::Object(object)))),
+                None => (canonical_json(&Value::Object(object)), is_error, None),
+            }
+        }
+        Value::Null => (String::new(), false, None),
+        other => (text_of(&other), false, None),
+    }
+}
+
+/// The exit code of shell output that starts `Exit code: <n>` (Codex's shell tool format).
+fn exit_code_line(text: &str) -> Option<i64> {
+    let rest = text.strip_prefix("Exit code: ")?;
+    let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
+    rest[..end].trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{parse_transcript, TranscriptFormat};
+    use super::*;
+
+    const ROLLOUT: &str = r#"{"timestamp":"2025-12-09T19:55:16.336Z","type":"session_meta","payload":{"id":"sess-1","cwd":"/w"}}
+{"timestamp":"2025-12-09T19:55:17.000Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"hello"},{"type":"input_image","image_url":"data:image/png;base64,aGk="}]}}
+{"timestamp":"2025-12-09T19:55:18.000Z","type":"response_item","payload":{"type":"reasoning","summary":[{"type":"summary_text","text":"thinking"}],"content":null,"encrypted_content":"gAAA"}}
+{"timestamp":"2025-12-09T19:55:19.000Z","type":"response_item","payload":{"type":"function_call","name":"shell","arguments":"{\"command\":[\"ls\"],\"b\":1}","call_id":"c1"}}
+{"timestamp":"2025-12-09T19:55:20.000Z","type":"response_item","payload":{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"boom\",\"metadata\":{\"exit_code\":2}}"}}
+{"timestamp":"2025-12-09T19:55:21.000Z","type":"response_item","payload":{"type":"custom_tool_call","call_id":"c2","name":"apply_patch","input":"*** Begin Patch"}}
+{"timestamp":"2025-12-09T19:55:22.000Z","type":"response_item","payload":{"type":"custom_tool_call_output","call_id":"c2","output":"Exit code: 0\nok"}}
+{"timestamp":"2025-12-09T19:55:23.000Z","type":"event_msg","payload":{"type":"token_count","info":null}}
+{"timestamp":"2025-12-09T19:55:24.000Z","type":"compacted","payload":{"message":"summary so far"}}
+{"timestamp":"2025-12-09T19:55:25.000Z","type":"response_item","payload":{"type":"message","role":"developer","content":[{"type":"input_text","text":"rules"}]}}
+"#;
+
+    #[test]
+    fn each_line_becomes_a_record() {
+        let parsed = parse_transcript(ROLLOUT.as_bytes(), TranscriptFormat::Codex, "rollout");
+        assert!(parsed.skipped.is_empty());
+        let session = &parsed.sessions[0];
+        assert_eq!(session.name, "sess-1");
+        let records = &session.records;
+        assert_eq!(records.len(), 10);
+        assert_eq!(records[0].entry_id, "codex:sess-1:1");
+        assert_eq!(records[0].meta["payload"], r#"{"cwd":"/w","id":"sess-1"}"#);
+        assert_eq!(records[0].meta["type"], "\"session_meta\"");
+        assert_eq!(records[1].role, Role::User);
+        assert_eq!(
+            records[1].blocks,
+            [
+                Block::Text { text: "hello".into() },
+                Block::Blob { media_type: "image/png".into(), data: b"hi".to_vec() }
+            ]
+        );
+        assert_eq!(records[2].blocks, [Block::Thinking { text: "thinking".into() }]);
+        assert!(records[2].meta["payload"].contains("\"encrypted_content\":\"gAAA\""));
+        assert_eq!(
+            records[3].blocks,
+            [Block::ToolCall {
+                call_id: "c1".into(),
+                tool: "shell".into(),
+                input: r#"{"b":1,"command":["ls"]}"#.into(),
+                target: String::new()
+            }]
+        );
+        assert_eq!(records[4].role, Role::Tool);
+        assert_eq!(
+            records[4].blocks,
+            [Block::ToolResult {
+                call_id: "c1".into(),
+                tool: "shell".into(),
+                is_error: true,
+                output: "boom".into()
+            }]
+        );
+        assert!(records[4].meta["payload"].contains(r#""outputJson":{"metadata":{"exit_code":2}}"#));
+        assert!(matches!(&records[5].blocks[0], Block::ToolCall { input, .. } if input == "*** Begin Patch"));
+        assert!(
+            matches!(&records[6].blocks[0], Block::ToolResult { tool, is_error: false, .. } if tool == "apply_patch")
+        );
+        assert_eq!(records[7].role, Role::System);
+        assert_eq!(records[8].blocks, [Block::Text { text: "summary so far".into() }]);
+        assert_eq!(records[9].role, Role::System);
+    }
+
+    #[test]
+    fn failed_shell_output_and_output_shapes() {
+        let mut blocks = Vec::new();
+        assert!(tool_output(Value::String("Exit code: 1\nWall time: 0.1 seconds".into()), &mut blocks).1);
+        assert_eq!(exit_code_line("Exit code: 0\n"), Some(0));
+        assert_eq!(exit_code_line("exit 1"), None);
+        let object = serde_json::json!({"content": "nope", "success": false});
+        assert_eq!(tool_output(object, &mut blocks).0, "nope");
+        let parts =
+            serde_json::json!([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]);
+        assert_eq!(tool_output(parts, &mut blocks).0, "a\nb");
+        assert!(blocks.is_empty());
+    }
+
+    #[test]
+    fn bad_lines_and_stem_fallback() {
+        let text: &[u8] = b"{\"type\":\"event_msg\",\"payload\":{}}\n\xFFbad\n{\"type\":\"response_item\",\"payload\":7}\n\
+            {\"type\":\"message\",\"role\":\"assistant\",\"content\":[{\"type\":\"output_text\",\"text\":\"old\"}]}\n{\"type";
+        let parsed = parse_transcript(text, TranscriptFormat::Codex, "rollout-1");
+        let session = &parsed.sessions[0];
+        assert_eq!(session.name, "rollout-1");
+        assert_eq!(session.records.len(), 3);
+        assert_eq!(session.records[1].meta["payload"], "7");
+        assert_eq!(session.records[2].blocks, [Block::Text { text: "old".into() }]);
+        let lines: Vec<usize> = parsed.skipped.iter().map(|s| s.line).collect();
+        assert_eq!(lines, [2, 5]);
+    }
+}

@@ -1,0 +1,320 @@
+//! Transcript import, parsing layer: turns the bytes of an agent transcript (Claude Code JSONL,
+//! Codex CLI rollout JSONL, OpenCode `export` JSON, annal's own JSONL export) into sessions of
+//! [`Record`]s, and reports every line it had to skip. Nothing here touches a store or a file
+//! system; walking folders and appending belong to the caller.
+//!
+//! Two promises hold for every format, because re-importing must be a no-op in the store:
+//! - the same bytes always parse to the same records (entryIds come from the source's own ids,
+//!   or are derived from the session name and line number, never random);
+//! - bytes appended to a transcript (a session that went on) parse to the same records as
+//!   before, plus new ones at the end. So each source line becomes its own record, and nothing
+//!   later in a file is folded back into an earlier record.
+//!
+//! What a format carries that has no block form goes to the record's `meta`, as canonical JSON
+//! text per key, so an export loses nothing. Bad input never aborts a file.
+
+mod annal;
+mod claude;
+mod codex;
+mod detect;
+mod lines;
+mod opencode;
+mod session;
+
+use std::fmt;
+
+use crate::hash::Hash;
+use crate::record::Record;
+
+pub use self::detect::detect_format;
+
+/// The transcript formats annal can import.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TranscriptFormat {
+    /// Claude Code session JSONL, sub-agent files included.
+    Claude,
+    /// Codex CLI rollout JSONL.
+    Codex,
+    /// The JSON document `opencode export` writes.
+    OpenCode,
+    /// annal's own JSONL export: a header line, then one portable record per line.
+    Annal,
+}
+
+impl TranscriptFormat {
+    /// Every format, in the order [`detect_format`] prefers them.
+    pub const ALL: [TranscriptFormat; 4] = [
+        TranscriptFormat::Annal,
+        TranscriptFormat::Codex,
+        TranscriptFormat::Claude,
+        TranscriptFormat::OpenCode,
+    ];
+
+    /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TranscriptFormat::Claude => "claude",
+            TranscriptFormat::Codex => "codex",
+            TranscriptFormat::OpenCode => "opencode",
+            TranscriptFormat::Annal => "annal",
+        }
+    }
+
+    /// Parses a name as written by [`TranscriptFormat::name`].
+    pub fn parse(name: &str) -> Option<TranscriptFormat> {
+        TranscriptFormat::ALL.into_iter().find(|format| format.name() == name)
+    }
+}
+
+impl fmt::Display for TranscriptFormat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Bounds on what one parse accepts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseOptions {
+    /// The longest line of a line-based format; a longer line is skipped and reported.
+    pub max_line_bytes: usize,
+    /// The largest single-document transcript (OpenCode); a larger one is reported, not parsed.
+    pub max_document_bytes: usize,
+}
+
+impl Default for ParseOptions {
+    fn default() -> ParseOptions {
+        // A line holds one message; 64 MiB fits a large base64 screenshot with room to spare,
+        // while a runaway line (a binary file appended by mistake) cannot exhaust memory.
+        ParseOptions { max_line_bytes: 64 << 20, max_document_bytes: 1 << 30 }
+    }
+}
+
+/// What a transcript parsed to.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ParsedTranscript {
+    /// The sessions found, in the order they were found. Most files hold one.
+    pub sessions: Vec<ParsedSession>,
+    /// Every line that could not be read, in file order.
+    pub skipped: Vec<Skipped>,
+}
+
+impl ParsedTranscript {
+    /// The records of every session.
+    pub fn record_count(&self) -> usize {
+        self.sessions.iter().map(|session| session.records.len()).sum()
+    }
+}
+
+/// One session of a transcript, ready to append.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedSession {
+    /// The session's name: the source's session id where it has one, else the file stem.
+    pub name: String,
+    /// The session this one was forked from (annal exports only).
+    pub parent: Option<String>,
+    /// The fork point in `parent` (annal exports only).
+    pub fork_at: Option<u64>,
+    /// The records, in source order.
+    pub records: Vec<Record>,
+    /// Per record, the `(hash, prevHash)` the source claims for it (annal exports only; `None`
+    /// elsewhere), so the caller can check that an import reproduces the exported chain.
+    pub claimed_hashes: Vec<Option<(Hash, Hash)>>,
+}
+
+/// A line that was not imported, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// The 1-based line number in the file.
+    pub line: usize,
+    /// Why it was skipped.
+    pub reason: SkipReason,
+}
+
+impl fmt::Display for Skipped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.reason)
+    }
+}
+
+/// Why a line was skipped.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SkipReason {
+    /// A `//` comment line, which JSON does not allow.
+    Comment,
+    /// The line is not UTF-8 text.
+    NotUtf8 {
+        /// The offset in the line of the first byte that is not UTF-8.
+        valid_up_to: usize,
+    },
+    /// The line is not JSON.
+    NotJson {
+        /// What the JSON parser said.
+        message: String,
+        /// The 1-based column where it gave up.
+        column: usize,
+    },
+    /// The JSON nests deeper than the parser's recursion limit (128 levels).
+    TooDeep,
+    /// The file ends inside this line (a write cut short); it imports once it is complete.
+    Truncated,
+    /// The line is longer than [`ParseOptions::max_line_bytes`].
+    TooLarge {
+        /// The line's length.
+        bytes: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// Valid JSON that cannot be read as what the format requires at this place.
+    Invalid(String),
+}
+
+impl fmt::Display for SkipReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SkipReason::Comment => f.write_str("comment line (not JSON)"),
+            SkipReason::NotUtf8 { valid_up_to } => {
+                write!(f, "not UTF-8 (invalid byte at offset {valid_up_to})")
+            }
+            SkipReason::NotJson { message, column } => write!(f, "not JSON ({message} at column {column})"),
+            SkipReason::TooDeep => f.write_str("JSON nested too deeply (over 128 levels)"),
+            SkipReason::Truncated => f.write_str("truncated (the file ends inside this line)"),
+            SkipReason::TooLarge { bytes, limit } => {
+                write!(f, "too large ({bytes} bytes, over the limit of {limit})")
+            }
+            SkipReason::Invalid(reason) => write!(f, "not a valid record ({reason})"),
+        }
+    }
+}
+
+/// Parses a transcript with the default [`ParseOptions`].
+///
+/// `file_stem` names the session when the source does not (and tells a Claude Code sub-agent
+/// file by its `agent-` prefix when its lines do not say). Never fails and never panics: what
+/// cannot be read is listed in [`ParsedTranscript::skipped`].
+///
+/// ```
+/// use annal_engine::{parse_transcript, Role, TranscriptFormat};
+/// let jsonl = br#"{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}
+/// not json
+/// "#;
+/// let parsed = parse_transcript(jsonl, TranscriptFormat::Claude, "s1");
+/// assert_eq!(parsed.sessions[0].name, "s1");
+/// assert_eq!(parsed.sessions[0].records[0].role, Role::User);
+/// assert_eq!(parsed.skipped[0].to_string(), "line 2: not JSON (expected ident at column 2)");
+/// ```
+pub fn parse_transcript(bytes: &[u8], format: TranscriptFormat, file_stem: &str) -> ParsedTranscript {
+    parse_transcript_with(bytes, format, file_stem, &ParseOptions::default())
+}
+
+/// Parses a transcript with explicit [`ParseOptions`]; see [`parse_transcript`].
+pub fn parse_transcript_with(
+    bytes: &[u8],
+    format: TranscriptFormat,
+    file_stem: &str,
+    options: &ParseOptions,
+) -> ParsedTranscript {
+    let stem = if file_stem.is_empty() { "transcript" } else { file_stem };
+    match format {
+        TranscriptFormat::Claude => claude::parse(bytes, stem, options),
+        TranscriptFormat::Codex => codex::parse(bytes, stem, options),
+        TranscriptFormat::OpenCode => opencode::parse(bytes, stem, options),
+        TranscriptFormat::Annal => annal::parse(bytes, stem, options),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// Fragments of every format, so random input reaches deep into each parser.
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        "\n",
+        "\"",
+        "null",
+        "7",
+        "true",
+        "//",
+        "\u{e9}",
+        "\"type\"",
+        "\"user\"",
+        "\"assistant\"",
+        "\"message\"",
+        "\"content\"",
+        "\"tool_use\"",
+        "\"tool_result\"",
+        "\"tool_use_id\"",
+        "\"id\"",
+        "\"uuid\"",
+        "\"sessionId\"",
+        "\"payload\"",
+        "\"response_item\"",
+        "\"function_call_output\"",
+        "\"call_id\"",
+        "\"output\"",
+        "\"info\"",
+        "\"messages\"",
+        "\"parts\"",
+        "\"tool\"",
+        "\"state\"",
+        "\"status\"",
+        "\"completed\"",
+        "\"format\"",
+        "\"annal-jsonl\"",
+        "\"version\"",
+        "\"role\"",
+        "\"blocks\"",
+        "\"source\"",
+        "\"base64\"",
+        "\"data\"",
+        "\"image\"",
+        "\"time\"",
+        "\"created\"",
+        "-99999999999999999",
+    ];
+
+    fn assemble(indices: &[usize]) -> String {
+        indices.iter().map(|&i| PIECES[i % PIECES.len()]).collect()
+    }
+
+    proptest! {
+        #[test]
+        fn any_bytes_parse_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = detect_format(&bytes);
+            for format in TranscriptFormat::ALL {
+                let _ = parse_transcript(&bytes, format, "f");
+            }
+        }
+
+        #[test]
+        fn json_like_input_parses_deterministically(indices in proptest::collection::vec(0usize..1000, 0..200)) {
+            let text = assemble(&indices);
+            let _ = detect_format(text.as_bytes());
+            for format in TranscriptFormat::ALL {
+                let parsed = parse_transcript(text.as_bytes(), format, "f");
+                prop_assert_eq!(&parse_transcript(text.as_bytes(), format, "f"), &parsed);
+                for session in &parsed.sessions {
+                    prop_assert!(session.records.iter().all(|r| !r.entry_id.is_empty()));
+                    prop_assert_eq!(session.records.len(), session.claimed_hashes.len());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn format_names_round_trip() {
+        for format in TranscriptFormat::ALL {
+            assert_eq!(TranscriptFormat::parse(format.name()), Some(format));
+            assert_eq!(format.to_string(), format.name());
+        }
+        assert_eq!(TranscriptFormat::parse("aider"), None);
+    }
+}

@@ -1,0 +1,276 @@
+//! Shared building blocks of the importers: collecting a session's records (derived entryIds,
+//! duplicate ids, tool-name pairing) and turning source values into blocks and metadata.
+
+use std::collections::{BTreeMap, HashMap};
+
+use base64::Engine as _;
+use serde_json::{Map, Value};
+
+use super::ParsedSession;
+use crate::hash::Hash;
+use crate::portable::{canonical_json, is_rfc3339};
+use crate::record::{Block, Record};
+
+/// The longest source id used as an entryId as is (the store's default limit); a longer one is
+/// replaced by a derived id so the record still appends.
+const ENTRY_ID_MAX: usize = 512;
+/// The longest source session id used as a session name (the store's default limit).
+const SESSION_NAME_MAX: usize = 1024;
+
+/// Collects one session's records in source order.
+#[derive(Debug)]
+pub(super) struct SessionBuilder {
+    /// Prefix of derived entryIds: `<prefix>:<session>:<line>`.
+    prefix: &'static str,
+    /// `(line, record)`; an empty entryId is derived in `finish`, once the name is known.
+    records: Vec<(usize, Record)>,
+    claimed: Vec<Option<(Hash, Hash)>>,
+    /// call id → tool name, of every call seen so far.
+    calls: HashMap<String, String>,
+    /// Fill an empty `ToolResult::tool` from the call it answers, and give a record whose source
+    /// id repeats with different content a derived id. Off for annal exports, whose records
+    /// must stay exactly as exported (their hashes claim that content).
+    normalize: bool,
+}
+
+impl SessionBuilder {
+    pub(super) fn new(prefix: &'static str, normalize: bool) -> SessionBuilder {
+        SessionBuilder { prefix, records: Vec::new(), claimed: Vec::new(), calls: HashMap::new(), normalize }
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.records.is_empty()
+    }
+
+    /// Adds a record read from `line`. Leave `entry_id` empty to have one derived.
+    pub(super) fn push(&mut self, line: usize, mut record: Record, claimed: Option<(Hash, Hash)>) {
+        if self.normalize {
+            for block in &mut record.blocks {
+                match block {
+                    Block::ToolCall { call_id, tool, .. } => {
+                        self.calls.insert(call_id.clone(), tool.clone());
+                    }
+                    Block::ToolResult { call_id, tool, .. } if tool.is_empty() => {
+                        if let Some(name) = self.calls.get(call_id.as_str()) {
+                            tool.clone_from(name);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+        self.records.push((line, record));
+        self.claimed.push(claimed);
+    }
+
+    /// The session, with derived ids filled in and `extra_meta` added to every record.
+    ///
+    /// A source id that repeats with different content (a copied line edited later, say) would
+    /// make the append fail as a mismatch, so the later record gets its derived id instead.
+    pub(super) fn finish(
+        self,
+        name: String,
+        parent: Option<String>,
+        fork_at: Option<u64>,
+        extra_meta: &[(&str, String)],
+    ) -> ParsedSession {
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        let mut records = Vec::with_capacity(self.records.len());
+        for (line, mut record) in self.records {
+            for (key, value) in extra_meta {
+                record.meta.insert((*key).to_owned(), value.clone());
+            }
+            let derived = format!("{}:{}:{}", self.prefix, name, line);
+            if record.entry_id.is_empty() {
+                record.entry_id.clone_from(&derived);
+            }
+            if let Some(&first) = seen.get(&record.entry_id) {
+                let same = records.get(first).is_some_and(|earlier: &Record| earlier == &record);
+                if !same && self.normalize {
+                    let mut candidate = derived.clone();
+                    let mut n = 1;
+                    while seen.contains_key(&candidate) {
+                        n += 1;
+                        candidate = format!("{derived}#{n}");
+                    }
+                    record.entry_id = candidate;
+                }
+            }
+            seen.entry(record.entry_id.clone()).or_insert(records.len());
+            records.push(record);
+        }
+        ParsedSession { name, parent, fork_at, records, claimed_hashes: self.claimed }
+    }
+}
+
+/// Whether a source id can serve as an entryId.
+pub(super) fn usable_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= ENTRY_ID_MAX
+}
+
+/// Whether a source session id can serve as a session name.
+pub(super) fn usable_name(name: &str) -> bool {
+    !name.is_empty() && name.len() <= SESSION_NAME_MAX && !name.chars().any(char::is_control)
+}
+
+/// A string field, if it is one.
+pub(super) fn str_of<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
+    map.get(key).and_then(Value::as_str)
+}
+
+/// Removes a string field and returns it; any other value stays in place.
+pub(super) fn take_str(map: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match map.remove(key) {
+        Some(Value::String(text)) => Some(text),
+        Some(other) => {
+            map.insert(key.to_owned(), other);
+            None
+        }
+        None => None,
+    }
+}
+
+/// Removes an RFC 3339 timestamp field and returns it; anything else stays for `meta`.
+pub(super) fn take_timestamp(map: &mut Map<String, Value>, key: &str) -> Option<String> {
+    match map.get(key) {
+        Some(Value::String(text)) if is_rfc3339(text) => take_str(map, key),
+        _ => None,
+    }
+}
+
+/// Stores a value in `meta` as canonical JSON text.
+pub(super) fn put(meta: &mut BTreeMap<String, String>, key: &str, value: &Value) {
+    meta.insert(key.to_owned(), canonical_json(value));
+}
+
+/// Stores every remaining field of `map` in `meta` under its own key.
+pub(super) fn put_all(meta: &mut BTreeMap<String, String>, map: Map<String, Value>) {
+    for (key, value) in map {
+        meta.insert(key, canonical_json(&value));
+    }
+}
+
+/// A JSON value as tool text: strings verbatim, anything else as canonical JSON.
+pub(super) fn text_of(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => canonical_json(other),
+    }
+}
+
+/// Decodes standard base64 (with or without padding).
+pub(super) fn base64_bytes(text: &str) -> Option<Vec<u8>> {
+    let engine = base64::engine::general_purpose::STANDARD;
+    engine.decode(text).ok().or_else(|| base64::engine::general_purpose::STANDARD_NO_PAD.decode(text).ok())
+}
+
+/// A blob from a `data:<mime>;base64,<data>` URL.
+pub(super) fn data_url_blob(url: &str) -> Option<Block> {
+    let rest = url.strip_prefix("data:")?;
+    let (head, data) = rest.split_once(',')?;
+    let media_type = head.strip_suffix(";base64")?;
+    Some(Block::Blob { media_type: media_type.to_owned(), data: base64_bytes(data)? })
+}
+
+/// A blob from an Anthropic-style `{"type":"base64","media_type","data"}` source, taking
+/// `data` and `media_type` out of it (what remains is left for `meta`).
+pub(super) fn take_base64_source(source: &mut Map<String, Value>) -> Option<Block> {
+    if str_of(source, "type") != Some("base64") {
+        return None;
+    }
+    let data = base64_bytes(str_of(source, "data")?)?;
+    source.remove("data");
+    let media_type = take_str(source, "media_type").unwrap_or_default();
+    Some(Block::Blob { media_type, data })
+}
+
+/// Unix milliseconds as RFC 3339 UTC text with milliseconds, e.g. `2026-02-16T03:01:59.109Z`.
+pub(super) fn rfc3339_from_millis(millis: i64) -> Option<String> {
+    // Years 0..=9999 only: RFC 3339 has four-digit years.
+    if !(-62_167_219_200_000..=253_402_300_799_999).contains(&millis) {
+        return None;
+    }
+    let secs = millis.div_euclid(1000);
+    let ms = millis.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let in_day = secs.rem_euclid(86_400);
+    // Days to civil date (Howard Hinnant's algorithm), proleptic Gregorian.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    Some(format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
+        in_day / 3600,
+        in_day % 3600 / 60,
+        in_day % 60
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Role;
+
+    #[test]
+    fn millis_to_rfc3339() {
+        assert_eq!(rfc3339_from_millis(0).as_deref(), Some("1970-01-01T00:00:00.000Z"));
+        assert_eq!(rfc3339_from_millis(1_771_210_919_109).as_deref(), Some("2026-02-16T03:01:59.109Z"));
+        assert_eq!(rfc3339_from_millis(951_782_400_000).as_deref(), Some("2000-02-29T00:00:00.000Z"));
+        assert_eq!(rfc3339_from_millis(-1).as_deref(), Some("1969-12-31T23:59:59.999Z"));
+        assert_eq!(rfc3339_from_millis(i64::MAX), None);
+        assert!(rfc3339_from_millis(1_771_210_919_109).is_some_and(|t| is_rfc3339(&t)));
+    }
+
+    #[test]
+    fn data_urls_and_base64() {
+        assert_eq!(
+            data_url_blob("data:image/png;base64,aGk="),
+            Some(Block::Blob { media_type: "image/png".into(), data: b"hi".to_vec() })
+        );
+        assert_eq!(data_url_blob("data:text/plain,hi"), None);
+        assert_eq!(data_url_blob("file:///x.png"), None);
+        assert_eq!(base64_bytes("aGk"), Some(b"hi".to_vec()));
+    }
+
+    fn call(id: &str, tool: &str) -> Block {
+        Block::ToolCall { call_id: id.into(), tool: tool.into(), input: "{}".into(), target: String::new() }
+    }
+
+    fn result(id: &str) -> Block {
+        Block::ToolResult { call_id: id.into(), tool: String::new(), is_error: false, output: "ok".into() }
+    }
+
+    fn record(id: &str, blocks: Vec<Block>) -> Record {
+        Record { entry_id: id.into(), role: Role::Tool, timestamp: None, blocks, meta: BTreeMap::new() }
+    }
+
+    #[test]
+    fn pairs_tools_derives_ids_and_renames_conflicting_duplicates() {
+        let mut builder = SessionBuilder::new("x", true);
+        builder.push(1, record("a", vec![call("c1", "Bash")]), None);
+        builder.push(2, record("", vec![result("c1"), result("c9")]), None);
+        builder.push(3, record("a", vec![call("c1", "Bash")]), None);
+        builder.push(4, record("a", vec![call("c2", "Read")]), None);
+        let session = builder.finish("s".into(), None, None, &[("k", "1".into())]);
+        let ids: Vec<&str> = session.records.iter().map(|r| r.entry_id.as_str()).collect();
+        assert_eq!(ids, ["a", "x:s:2", "a", "x:s:4"]);
+        assert_eq!(
+            session.records[1].blocks[0],
+            Block::ToolResult {
+                call_id: "c1".into(),
+                tool: "Bash".into(),
+                is_error: false,
+                output: "ok".into()
+            }
+        );
+        assert_eq!(session.records[1].blocks[1], result("c9"));
+        assert!(session.records.iter().all(|r| r.meta.get("k").map(String::as_str) == Some("1")));
+        assert_eq!(session.claimed_hashes, [None, None, None, None]);
+    }
+}
