@@ -1,1 +1,111 @@
-fn main() {}
+//! The `annal` binary: argument parsing, dispatch, and the mapping of outcomes to exit codes.
+//!
+//! Work happens in three steps. Parsing (clap) only checks what was typed; resolving turns the
+//! arguments into a store location and validated values, still without touching a store; running
+//! opens the store and does the work. Output goes through one locked, buffered stdout, and a
+//! reader that closes the pipe early (`annal show s | head -1`) ends the run quietly with success.
+
+mod append;
+mod demo;
+mod fork;
+mod generate;
+mod listing;
+mod location;
+mod output;
+mod render;
+mod show;
+mod verify;
+
+use std::io::{self, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::location::StoreLocation;
+use crate::output::Out;
+
+/// An append-only journal of agent sessions: every record is written once and never rewritten.
+#[derive(Debug, Parser)]
+#[command(name = "annal", version, propagate_version = true)]
+struct Cli {
+    /// The store file [default: annal/annal.redb in the user's data directory]
+    #[arg(long, global = true, value_name = "PATH", env = "ANNAL_DB")]
+    db: Option<PathBuf>,
+
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List the sessions of the store.
+    Sessions(listing::SessionsArgs),
+    /// Print a session's records in order.
+    Show(show::ShowArgs),
+    /// Append records, read as JSON lines from stdin, to a session as one batch.
+    #[command(long_about = append::LONG_ABOUT)]
+    Append(append::AppendArgs),
+    /// Fork a session: a new session that shares the parent's first records without copying them.
+    Fork(fork::ForkArgs),
+    /// Recompute every content hash and hash chain, and check blobs against their hashes.
+    Verify(verify::VerifyArgs),
+    /// Count sessions, records and blobs, and the bytes each table holds.
+    Stats(listing::StatsArgs),
+    /// A guided tour of annal on a generated coding session, in a temporary store.
+    Demo,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut out = output::stdout();
+    let outcome = run(cli, &mut out);
+    // Whatever the command printed goes out before an error line, so the two read in order.
+    let flushed = out.flush();
+    let outcome = outcome.and_then(|()| flushed.map_err(anyhow::Error::from));
+    drop(out);
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let line = output::one_line(&format!("{err:#}"));
+            // If stderr is gone too there is nobody left to tell.
+            let _ = writeln!(io::stderr(), "annal: {line}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
+    // Resolved only by the commands that use it: the demo brings its own temporary store.
+    let store = || StoreLocation::resolve(cli.db.clone());
+    match cli.command {
+        Command::Sessions(args) => listing::sessions(&store()?, &args, out),
+        Command::Show(args) => {
+            let plan = args.resolve()?;
+            show::run(&store()?, &plan, out)
+        }
+        Command::Append(args) => {
+            let store = store()?;
+            if io::stdin().is_terminal() {
+                let _ = writeln!(io::stderr(), "annal: reading JSON lines from stdin; end with Ctrl-D");
+            }
+            let batch = append::read_batch(io::stdin().lock())?;
+            append::run(&store, &args, batch, out)
+        }
+        Command::Fork(args) => fork::run(&store()?, &args, out),
+        Command::Verify(args) => verify::run(&store()?, &args, out),
+        Command::Stats(args) => listing::stats(&store()?, &args, out),
+        Command::Demo => demo::run(out),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    #[test]
+    fn arguments_are_consistent() {
+        super::Cli::command().debug_assert();
+    }
+}

@@ -119,11 +119,11 @@ impl<'txn> Tables<'txn> {
         for (index, record) in prepared.iter().enumerate() {
             if let Some(&(first, hash)) = in_batch.get(record.entry_id.as_str()) {
                 if hash != record.content_hash {
-                    let source_order = source_orders[first].unwrap_or(row.next);
-                    return Ok(Err(AppendError::EntryMismatch {
+                    return Ok(Err(AppendError::DuplicateInBatch {
                         session: session.to_owned(),
                         entry_id: record.entry_id.clone(),
-                        source_order,
+                        first: first as u64,
+                        again: index as u64,
                     }));
                 }
                 source_orders.push(source_orders[first]);

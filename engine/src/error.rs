@@ -116,6 +116,18 @@ pub enum AppendError {
         /// Where the stored entry is.
         source_order: u64,
     },
+    /// The same entryId appears twice in one batch with different content.
+    #[error("session {session:?}: entry {entry_id:?} appears twice in one batch with different content (records {first} and {again} of the batch)")]
+    DuplicateInBatch {
+        /// The session appended to.
+        session: String,
+        /// The repeated id.
+        entry_id: String,
+        /// Its first index in the batch.
+        first: u64,
+        /// The index where it appears again.
+        again: u64,
+    },
     /// The entryId belongs to a record another session holds.
     #[error("entry {entry_id:?} already belongs to session {owner:?}, not {session:?}")]
     EntryInOtherSession {

@@ -101,7 +101,7 @@ fn duplicate_ids_inside_one_batch() {
     let err = store
         .append("s2", None, vec![Record::text("e", Role::User, "one"), Record::text("e", Role::User, "two")])
         .unwrap_err();
-    assert!(matches!(err, AppendError::EntryMismatch { .. }), "{err}");
+    assert!(matches!(err, AppendError::DuplicateInBatch { first: 0, again: 1, .. }), "{err}");
     let err = store.append("s2", None, vec![Record::text("d", Role::User, "same")]).unwrap_err();
     assert!(matches!(err, AppendError::EntryInOtherSession { .. }), "{err}");
     assert_eq!(len(&store, "s2"), None);

@@ -1,0 +1,110 @@
+//! Where the store is (`--db`, `ANNAL_DB`, or the user's data directory) and how it is opened.
+//!
+//! Commands that only read never create a store: a missing file is reported instead, so a typo
+//! in `--db` cannot leave an empty store behind. `append` creates the store, and for the default
+//! location also its folder, readable by the owner only.
+
+use std::fmt;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use annal_engine::{ReadError, Snapshot, Store, StoreOptions};
+use anyhow::{anyhow, bail, Context};
+
+/// The store file a command works on, resolved from the arguments and the environment.
+#[derive(Debug, Clone)]
+pub(crate) struct StoreLocation {
+    path: PathBuf,
+    /// The default location: its folder may be created on first use.
+    is_default: bool,
+}
+
+impl fmt::Display for StoreLocation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.path.display())
+    }
+}
+
+impl StoreLocation {
+    /// `--db` (or `ANNAL_DB`, which clap folds into it), else `annal/annal.redb` in the data
+    /// directory. Nothing is read or created here.
+    pub(crate) fn resolve(db: Option<PathBuf>) -> anyhow::Result<StoreLocation> {
+        match db {
+            Some(path) if path.as_os_str().is_empty() => bail!("--db (or ANNAL_DB) is empty"),
+            Some(path) => Ok(StoreLocation { path, is_default: false }),
+            None => {
+                let data = dirs::data_dir().ok_or_else(|| {
+                    anyhow!(
+                        "cannot find the user's data directory for the default store; \
+                         pass --db PATH or set ANNAL_DB"
+                    )
+                })?;
+                Ok(StoreLocation { path: data.join("annal").join("annal.redb"), is_default: true })
+            }
+        }
+    }
+
+    /// The store file.
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Opens an existing store; a missing file is an error naming the path.
+    pub(crate) fn open_existing(&self) -> anyhow::Result<Store> {
+        match std::fs::metadata(&self.path) {
+            Ok(meta) if meta.is_file() => {}
+            Ok(_) => bail!("{} is not a file", self.path.display()),
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                bail!("no store at {} (the first `annal append` creates it)", self.path.display())
+            }
+            Err(err) => return Err(err).with_context(|| format!("cannot read {}", self.path.display())),
+        }
+        self.open()
+    }
+
+    /// Opens the store, creating it (and, for the default location, its folder) if needed.
+    pub(crate) fn open_or_create(&self) -> anyhow::Result<Store> {
+        if self.is_default {
+            if let Some(folder) = self.path.parent() {
+                create_private_folder(folder)
+                    .with_context(|| format!("cannot create the store folder {}", folder.display()))?;
+            }
+        }
+        self.open()
+    }
+
+    fn open(&self) -> anyhow::Result<Store> {
+        // The engine's open errors already name the path.
+        Ok(Store::open(&self.path, StoreOptions::default())?)
+    }
+
+    /// The error for a session this store does not have.
+    pub(crate) fn unknown_session(&self, name: &str) -> anyhow::Error {
+        anyhow!("no session named {name:?} in {self}")
+    }
+
+    /// Describes a read failure, naming the session and the store.
+    pub(crate) fn read_error(&self, session: &str, err: ReadError) -> anyhow::Error {
+        match err {
+            ReadError::UnknownSession(name) => self.unknown_session(&name),
+            other => anyhow!("cannot read session {session:?} in {self}: {other}"),
+        }
+    }
+
+    /// A snapshot of the store, with the error naming where.
+    pub(crate) fn snapshot(&self, store: &Store) -> anyhow::Result<Snapshot> {
+        store.snapshot().with_context(|| format!("cannot read {self}"))
+    }
+}
+
+/// Creates `folder` and any missing parents; on unix those it creates are owner-only (0700).
+fn create_private_folder(folder: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(folder)
+}

@@ -1,0 +1,73 @@
+//! `annal verify`: recompute hashes and chains, print what was checked and every problem found.
+
+use std::io::Write;
+
+use annal_engine::{ReadError, VerifyReport};
+use anyhow::{anyhow, bail};
+use clap::Args;
+use serde_json::{json, Value};
+
+use crate::location::StoreLocation;
+use crate::output::{plural, write_json_pretty, Out};
+
+/// Arguments of `annal verify`.
+#[derive(Debug, Args)]
+pub(crate) struct VerifyArgs {
+    /// Check only this session's own records (a fork's inherited ones are its parent's);
+    /// default: every session and blob.
+    session: Option<String>,
+    /// A JSON object: sessions, records, blobs, ok, problems.
+    #[arg(long)]
+    json: bool,
+}
+
+fn report_json(report: &VerifyReport) -> Value {
+    let problems: Vec<Value> = report
+        .problems
+        .iter()
+        .map(|p| json!({"session": p.session, "sourceOrder": p.source_order, "detail": p.detail}))
+        .collect();
+    json!({
+        "sessions": report.sessions,
+        "records": report.records,
+        "blobs": report.blobs,
+        "ok": report.is_ok(),
+        "problems": problems,
+    })
+}
+
+/// What a report says was checked, in one line.
+pub(crate) fn summary(report: &VerifyReport, whole_store: bool) -> String {
+    let mut checked = format!("{}, {}", plural(report.sessions, "session"), plural(report.records, "record"));
+    if whole_store {
+        checked.push_str(&format!(", {}", plural(report.blobs, "blob")));
+    }
+    checked
+}
+
+/// Verifies and prints the report; damage makes the command fail after the problems are printed.
+pub(crate) fn run(store: &StoreLocation, args: &VerifyArgs, out: &mut Out) -> anyhow::Result<()> {
+    let handle = store.open_existing()?;
+    let report = handle.verify(args.session.as_deref()).map_err(|err| match err {
+        ReadError::UnknownSession(name) => store.unknown_session(&name),
+        other => anyhow!("cannot verify {store}: {other}"),
+    })?;
+    if args.json {
+        write_json_pretty(out, &report_json(&report))?;
+    } else {
+        let whole = args.session.is_none();
+        writeln!(out, "checked {} in {store}", summary(&report, whole))?;
+        if report.is_ok() {
+            writeln!(out, "ok: every content hash, hash chain, digest and entry index matches")?;
+        }
+        for problem in &report.problems {
+            writeln!(out, "problem: {problem}")?;
+        }
+    }
+    if !report.is_ok() {
+        let problems = plural(report.problems.len() as u64, "problem");
+        let sessions = plural(report.sessions, "session");
+        bail!("{store} is damaged: {problems} found in {sessions} checked (listed above)");
+    }
+    Ok(())
+}
