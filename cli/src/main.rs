@@ -7,8 +7,10 @@
 
 mod append;
 mod demo;
+mod export;
 mod fork;
 mod generate;
+mod import;
 mod listing;
 mod location;
 mod output;
@@ -46,6 +48,10 @@ enum Command {
     /// Append records, read as JSON lines from stdin, to a session as one batch.
     #[command(long_about = append::LONG_ABOUT)]
     Append(append::AppendArgs),
+    /// Import transcripts of Claude Code, Codex, OpenCode or annal exports (files or folders).
+    Import(import::ImportArgs),
+    /// Export a session as annal JSONL (re-importable with identical hashes) or Markdown.
+    Export(export::ExportArgs),
     /// Fork a session: a new session that shares the parent's first records without copying them.
     Fork(fork::ForkArgs),
     /// Recompute every content hash and hash chain, and check blobs against their hashes.
@@ -93,6 +99,8 @@ fn run(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
             let batch = append::read_batch(io::stdin().lock())?;
             append::run(&store, &args, batch, out)
         }
+        Command::Import(args) => import::run(&store()?, &args, out),
+        Command::Export(args) => export::run(&store()?, &args, out),
         Command::Fork(args) => fork::run(&store()?, &args, out),
         Command::Verify(args) => verify::run(&store()?, &args, out),
         Command::Stats(args) => listing::stats(&store()?, &args, out),

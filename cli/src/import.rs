@@ -1,0 +1,245 @@
+//! `annal import`: transcripts from real agents (files or folders, recursively) into the store.
+//!
+//! Bad input never aborts a file: each skipped line is reported as `file:line: reason` and
+//! counted, and the rest is imported. Re-importing is a no-op and a grown file adds only its new
+//! records, because every record carries a stable entryId and appends are idempotent by it.
+
+use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use annal_engine::{
+    detect_format, parse_transcript, ParsedSession, Record, SkipReason, Store, TranscriptFormat,
+};
+use anyhow::{bail, Context};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use crate::location::StoreLocation;
+use crate::output::{self, Align, Out, Table};
+
+/// Records per append: large enough to amortise the fsync, small enough to bound memory.
+const CHUNK_RECORDS: usize = 2_000;
+
+#[derive(Debug, Args)]
+pub(crate) struct ImportArgs {
+    /// Transcript files or folders (searched recursively for .jsonl and .json files)
+    #[arg(required = true, value_name = "PATH")]
+    paths: Vec<PathBuf>,
+    /// The transcripts' format; `auto` detects it from each file's content
+    #[arg(long, default_value = "auto", value_parser = ["auto", "claude", "codex", "opencode", "annal"])]
+    format: String,
+    /// Print the summary as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+/// What an import did, for the summary table.
+#[derive(Debug, Default)]
+struct Summary {
+    files: u64,
+    files_unrecognised: u64,
+    sessions: u64,
+    records_new: u64,
+    records_present: u64,
+    records_elsewhere: u64,
+    sessions_failed: u64,
+    skipped: BTreeMap<&'static str, u64>,
+    bytes: u64,
+}
+
+fn reason_label(reason: &SkipReason) -> &'static str {
+    match reason {
+        SkipReason::Comment => "comment",
+        SkipReason::NotUtf8 { .. } => "not UTF-8",
+        SkipReason::NotJson { .. } => "not JSON",
+        SkipReason::TooDeep => "nested too deep",
+        SkipReason::Truncated => "truncated",
+        SkipReason::TooLarge { .. } => "too large",
+        SkipReason::Invalid(_) => "invalid",
+        _ => "other",
+    }
+}
+
+/// Every transcript file under `paths`, in a stable order; a missing path is an error.
+fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if meta.is_file() {
+            files.push(path.clone());
+            continue;
+        }
+        let before = files.len();
+        walk(path, &mut files).with_context(|| format!("cannot read folder {}", path.display()))?;
+        if files.len() == before {
+            bail!("no transcripts (.jsonl or .json files) in {}", path.display());
+        }
+    }
+    Ok(files)
+}
+
+fn walk(folder: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(folder)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            walk(&path, files)?;
+        } else if kind.is_file()
+            && matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"))
+        {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) -> anyhow::Result<()> {
+    let files = collect_files(&args.paths)?;
+    let forced = TranscriptFormat::parse(&args.format);
+    let store = location.open_or_create()?;
+    let started = Instant::now();
+    let total_bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let progress = ProgressBar::new(total_bytes);
+    progress.set_style(
+        ProgressStyle::with_template("{spinner} {bytes}/{total_bytes} {wide_bar} {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut summary = Summary::default();
+    for file in &files {
+        let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+        summary.files += 1;
+        summary.bytes += bytes.len() as u64;
+        progress.set_message(file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
+        let Some(format) = forced.or_else(|| detect_format(&bytes)) else {
+            summary.files_unrecognised += 1;
+            progress.suspend(|| eprintln!("{}: not a transcript annal can read; skipped", file.display()));
+            progress.inc(bytes.len() as u64);
+            continue;
+        };
+        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let parsed = parse_transcript(&bytes, format, &stem);
+        for skipped in &parsed.skipped {
+            *summary.skipped.entry(reason_label(&skipped.reason)).or_default() += 1;
+            progress.suspend(|| eprintln!("{}:{}: {}", file.display(), skipped.line, skipped.reason));
+        }
+        for session in parsed.sessions {
+            if let Err(err) = import_session(&store, session, &mut summary) {
+                if store.is_poisoned() {
+                    return Err(err.context(format!("importing {}", file.display())));
+                }
+                summary.sessions_failed += 1;
+                progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
+            }
+        }
+        progress.inc(bytes.len() as u64);
+    }
+    progress.finish_and_clear();
+    write_summary(&summary, started.elapsed().as_secs_f64(), args.json, out)?;
+    if summary.sessions_failed > 0 {
+        bail!(
+            "{} of {} sessions could not be imported (see above)",
+            summary.sessions_failed,
+            summary.sessions
+        );
+    }
+    Ok(())
+}
+
+/// Appends one parsed session. Records whose entryId another session already holds (a resumed
+/// Claude Code session repeats its predecessor's lines) stay with that session and are counted.
+fn import_session(store: &Store, session: ParsedSession, summary: &mut Summary) -> anyhow::Result<()> {
+    summary.sessions += 1;
+    let name = session.name.clone();
+    let snapshot = store.snapshot()?;
+    let mut records: Vec<Record> = Vec::with_capacity(session.records.len());
+    let mut claims = Vec::with_capacity(session.records.len());
+    for (record, claim) in session.records.into_iter().zip(session.claimed_hashes) {
+        match snapshot.entry(&record.entry_id)? {
+            Some(location) if location.session != name => summary.records_elsewhere += 1,
+            _ => {
+                records.push(record);
+                claims.push(claim);
+            }
+        }
+    }
+    drop(snapshot);
+    let mut orders = Vec::with_capacity(records.len());
+    let mut chunk = Vec::with_capacity(CHUNK_RECORDS);
+    let mut pending = records.into_iter().peekable();
+    while pending.peek().is_some() {
+        chunk.extend(pending.by_ref().take(CHUNK_RECORDS));
+        let count = chunk.len();
+        let receipt = store
+            .append(&name, None, std::mem::take(&mut chunk))
+            .with_context(|| format!("session {name:?}"))?;
+        summary.records_new += receipt.appended as u64;
+        summary.records_present += (count - receipt.appended) as u64;
+        orders.extend(receipt.source_orders);
+    }
+    if orders.is_empty() {
+        // A transcript with no records still names a session; create it so it is listed.
+        store.append(&name, None, Vec::new()).with_context(|| format!("session {name:?}"))?;
+    }
+    // An annal export carries its hashes: the imported records must reproduce them exactly.
+    if claims.iter().any(Option::is_some) {
+        let snapshot = store.snapshot()?;
+        for (order, claim) in orders.iter().zip(&claims) {
+            let Some((hash, prev)) = claim else { continue };
+            let guard =
+                snapshot.record(&name, *order)?.with_context(|| format!("record {order} vanished"))?;
+            let view = guard.view()?;
+            if view.hash() != *hash || view.prev_hash() != *prev {
+                bail!(
+                    "session {name:?}: record {order} ({}) does not match the hash its export claims",
+                    view.entry_id()
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
+fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> anyhow::Result<()> {
+    if json {
+        let value = json!({
+            "files": summary.files,
+            "filesUnrecognised": summary.files_unrecognised,
+            "sessions": summary.sessions,
+            "sessionsFailed": summary.sessions_failed,
+            "recordsNew": summary.records_new,
+            "recordsAlreadyPresent": summary.records_present,
+            "recordsInOtherSessions": summary.records_elsewhere,
+            "skippedLines": summary.skipped,
+            "bytes": summary.bytes,
+            "seconds": seconds,
+        });
+        output::write_json_pretty(out, &value)?;
+        return Ok(());
+    }
+    let mut table = Table::new(&[("import", Align::Left), ("", Align::Right)]);
+    table.row(vec!["files".into(), output::count(summary.files)]);
+    if summary.files_unrecognised > 0 {
+        table.row(vec!["files not recognised".into(), output::count(summary.files_unrecognised)]);
+    }
+    table.row(vec!["sessions".into(), output::count(summary.sessions)]);
+    table.row(vec!["records imported".into(), output::count(summary.records_new)]);
+    table.row(vec!["records already present".into(), output::count(summary.records_present)]);
+    if summary.records_elsewhere > 0 {
+        table.row(vec!["records kept by another session".into(), output::count(summary.records_elsewhere)]);
+    }
+    let skipped: u64 = summary.skipped.values().sum();
+    table.row(vec!["lines skipped".into(), output::count(skipped)]);
+    for (reason, n) in &summary.skipped {
+        table.row(vec![format!("  {reason}"), output::count(*n)]);
+    }
+    table.row(vec!["bytes read".into(), output::bytes(summary.bytes)]);
+    table.row(vec!["seconds".into(), format!("{seconds:.2}")]);
+    table.write(out, "")?;
+    out.flush()?;
+    Ok(())
+}
