@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use annal_engine::{BlockView, Payload, Record, Store, StoreOptions};
+use annal_engine::{BlockView, Payload, Record, Sharing, Store, StoreOptions};
 use anyhow::{ensure, Context as _};
 
 use crate::mirror::touch_str;
@@ -21,12 +21,12 @@ pub struct Annal {
 }
 
 impl Annal {
-    /// Creates a fresh store at `path` with default options.
+    /// Creates a fresh store at `path` with default options and the given sharing mode.
     ///
     /// # Errors
     /// If the store cannot be opened.
-    pub fn create(path: &Path) -> anyhow::Result<Annal> {
-        let store = Store::open(path, StoreOptions::default())
+    pub fn create(path: &Path, sharing: Sharing) -> anyhow::Result<Annal> {
+        let store = Store::open(path, StoreOptions { sharing, ..StoreOptions::default() })
             .with_context(|| format!("cannot open an annal store at {}", path.display()))?;
         Ok(Annal { store, path: path.to_path_buf() })
     }

@@ -38,6 +38,18 @@ impl Default for Limits {
     }
 }
 
+/// Whether other processes may open the store while this one has it open.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sharing {
+    /// Any number of processes read and write the store at once (redb's multi-writer mode). Its
+    /// commits take two fsyncs and byte-range locks, so single appends are slower.
+    #[default]
+    Processes,
+    /// This process alone: another process's open fails with `OpenError::AlreadyOpen`. Commits
+    /// take one fsync; the choice for an embedder that owns its store.
+    Exclusive,
+}
+
 /// How a store is opened.
 #[derive(Clone, Debug)]
 pub struct StoreOptions {
@@ -52,6 +64,8 @@ pub struct StoreOptions {
     pub write_wait: Duration,
     /// redb's page cache.
     pub cache_size_bytes: usize,
+    /// Whether other processes may have the store open at the same time.
+    pub sharing: Sharing,
 }
 
 impl Default for StoreOptions {
@@ -62,6 +76,7 @@ impl Default for StoreOptions {
             token_counter: Arc::new(CharsPerFour),
             write_wait: Duration::from_secs(10),
             cache_size_bytes: 256 << 20,
+            sharing: Sharing::Processes,
         }
     }
 }

@@ -12,7 +12,7 @@ use redb::{ConcurrencyMode, Database, DatabaseError, ReadableDatabase, TableHand
 
 use crate::apply::AppendReceipt;
 use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
-use crate::options::StoreOptions;
+use crate::options::{Sharing, StoreOptions};
 use crate::prepare::{check_session_name, prepare_batch};
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
@@ -89,7 +89,10 @@ impl Store {
         let path = path.as_ref();
         create_owner_only(path).map_err(|source| OpenError::Io { path: path.to_path_buf(), source })?;
         let mut builder = redb::Builder::new();
-        builder.set_concurrency_mode(ConcurrencyMode::MultiWriter);
+        builder.set_concurrency_mode(match options.sharing {
+            Sharing::Processes => ConcurrencyMode::MultiWriter,
+            Sharing::Exclusive => ConcurrencyMode::ExclusiveWriter,
+        });
         builder.set_cache_size(options.cache_size_bytes);
         let db = builder.create(path).map_err(|e| open_error(path, e))?;
         Store::start(db, Some(path.to_path_buf()), options)

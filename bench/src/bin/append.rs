@@ -13,7 +13,7 @@ use annal_bench::report::{append_markdown, AppendReport, Pair, Sizes};
 use annal_bench::scenarios::{batches, concurrent, median_run, sequential, Run};
 use annal_bench::sqlite::Sqlite;
 use annal_bench::{core_count, scratch_dir, today_utc};
-use annal_engine::Record;
+use annal_engine::{Record, Sharing};
 use anyhow::ensure;
 use clap::Parser;
 
@@ -44,6 +44,10 @@ struct Args {
     /// you care about.
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// annal's sharing mode: `processes` (the default: other processes may open the store) or
+    /// `exclusive` (this process alone, one fsync per commit).
+    #[arg(long, default_value = "processes", value_parser = ["processes", "exclusive"])]
+    sharing: String,
 }
 
 /// Which scenario a run is.
@@ -55,9 +59,14 @@ enum Scenario {
 }
 
 /// Runs one scenario on one system's fresh files and reports what the files hold afterwards.
-fn run_annal(dir: &Path, scenario: Scenario, records: &[Record]) -> anyhow::Result<(Run, u64, u64)> {
+fn run_annal(
+    dir: &Path,
+    sharing: Sharing,
+    scenario: Scenario,
+    records: &[Record],
+) -> anyhow::Result<(Run, u64, u64)> {
     let scratch = scratch_dir(Some(dir), "annal")?;
-    let annal = Annal::create(&scratch.path().join("annal.redb"))?;
+    let annal = Annal::create(&scratch.path().join("annal.redb"), sharing)?;
     let run = match scenario {
         Scenario::Single => sequential(&annal, "a", batches(records, 1))?,
         Scenario::Threaded(threads) => concurrent(&annal, "b", records, threads)?,
@@ -89,6 +98,7 @@ fn run_sqlite(dir: &Path, scenario: Scenario, records: &[Record]) -> anyhow::Res
 /// system's median run; file sizes are those of the first round.
 fn both(
     dir: &Path,
+    sharing: Sharing,
     label: &str,
     scenario: Scenario,
     records: &[Record],
@@ -101,7 +111,7 @@ fn both(
         for annal_turn in [round % 2 == 0, round % 2 != 0] {
             let started = std::time::Instant::now();
             let (system, seconds) = if annal_turn {
-                let result = run_annal(dir, scenario, records)?;
+                let result = run_annal(dir, sharing, scenario, records)?;
                 let seconds = result.0.elapsed.as_secs_f64();
                 annal_result = Some(result);
                 ("annal", seconds)
@@ -148,9 +158,12 @@ fn main() -> anyhow::Result<()> {
     let single_records = &records[..calls];
 
     let rounds = args.rounds;
-    let (single, sizes_single) = both(&dir, "(a)", Scenario::Single, single_records, rounds)?;
-    let (threaded, _) = both(&dir, "(b)", Scenario::Threaded(args.threads), single_records, rounds)?;
-    let (batched, sizes_batched) = both(&dir, "(c)", Scenario::Batched(args.batch), &records, rounds)?;
+    let sharing = if args.sharing == "exclusive" { Sharing::Exclusive } else { Sharing::Processes };
+    eprintln!("annal sharing mode: {}", args.sharing);
+    let (single, sizes_single) = both(&dir, sharing, "(a)", Scenario::Single, single_records, rounds)?;
+    let (threaded, _) = both(&dir, sharing, "(b)", Scenario::Threaded(args.threads), single_records, rounds)?;
+    let (batched, sizes_batched) =
+        both(&dir, sharing, "(c)", Scenario::Batched(args.batch), &records, rounds)?;
 
     let report = AppendReport {
         date: today_utc(),

@@ -83,7 +83,7 @@ fn main() -> anyhow::Result<()> {
 
     // The same records in a real store, for the public read path and to check the mirror.
     let scratch = scratch_dir(args.dir.as_deref(), "codec")?;
-    let annal = Annal::create(&scratch.path().join("annal.redb"))?;
+    let annal = Annal::create(&scratch.path().join("annal.redb"), annal_engine::Sharing::Processes)?;
     eprintln!("loading {} records into a store …", records.len());
     sequential(&annal, "c", batches(&records, 100))?;
     let (entries, journal_bytes) = annal.journal_bytes()?;
