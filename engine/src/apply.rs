@@ -9,9 +9,10 @@ use std::collections::HashMap;
 use redb::{ReadableTable, Table, WriteTransaction};
 
 use crate::codec;
+use crate::codec::StoredBlock;
 use crate::digest::{Digest, DIGEST_LEN};
 use crate::error::{AppendError, Failure, ForkError};
-use crate::hash::{chain_hash, Hash, ZERO_HASH};
+use crate::hash::{chain_hash, seal, Hash, ZERO_HASH};
 use crate::prepare::Prepared;
 use crate::read::{Segment, SessionInfo, SessionLookup};
 use crate::tables::{
@@ -190,6 +191,13 @@ impl<'txn> Tables<'txn> {
             let mut stored = record.stored;
             stored.prev_hash = head;
             stored.hash = chain_hash(&head, &record.content_hash);
+            stored.seal = seal(
+                &stored.hash,
+                stored.blocks.iter().filter_map(|b| match b {
+                    StoredBlock::ToolCall { target, .. } => Some(target.as_str()),
+                    _ => None,
+                }),
+            );
             head = stored.hash;
             let bytes = codec::encode(&stored)
                 .map_err(|e| Failure::Corrupted(format!("cannot encode record: {e}")))?;

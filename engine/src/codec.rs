@@ -45,6 +45,9 @@ pub(crate) struct StoredRecord {
     /// The session chain: blake3 over the previous record's hash and this record's content.
     pub(crate) hash: [u8; 32],
     pub(crate) prev_hash: [u8; 32],
+    /// Seals what the chain hash leaves out (the derived tool-call targets), so a damaged target
+    /// is caught on read too: see `hash::seal`.
+    pub(crate) seal: u64,
 }
 
 pub(crate) use self::ArchivedStoredBlock as ArchivedBlock;
@@ -67,7 +70,8 @@ pub(crate) fn access(bytes: &[u8]) -> Result<&ArchivedRecord, String> {
 pub fn check_record_bytes(bytes: &[u8]) -> Result<crate::hash::Hash, String> {
     let archived = access(bytes)?;
     crate::view::RecordView::new(archived, 0).ok_or("unknown role tag")?;
-    Ok(crate::hash::archived_content_hash(archived))
+    crate::hash::check_archived(archived)?;
+    Ok(archived.hash)
 }
 
 #[cfg(test)]
@@ -99,6 +103,7 @@ mod tests {
             meta: vec![StoredMeta { key: "k".into(), value: "1".into() }],
             hash: [1; 32],
             prev_hash: [2; 32],
+            seal: 3,
         }
     }
 

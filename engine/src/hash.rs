@@ -193,3 +193,38 @@ pub fn hash_to_hex(hash: &Hash) -> String {
 pub fn hash_from_hex(text: &str) -> Option<Hash> {
     blake3::Hash::from_hex(text).ok().map(|h| *h.as_bytes())
 }
+
+const SEAL_DOMAIN: &[u8] = b"annal.seal.v1\0";
+
+/// The seal of a record: its chain hash and every tool-call target (derived data the content
+/// hash leaves out), folded to 8 bytes. Checked on every read with the chain hash, so any
+/// damaged byte of a stored record is reported as corruption rather than returned.
+pub(crate) fn seal<'t>(chain: &Hash, targets: impl Iterator<Item = &'t str>) -> u64 {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(SEAL_DOMAIN);
+    hasher.update(chain);
+    for target in targets {
+        hasher.update(&(target.len() as u64).to_le_bytes());
+        hasher.update(target.as_bytes());
+    }
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&hasher.finalize().as_bytes()[..8]);
+    u64::from_le_bytes(raw)
+}
+
+/// Checks a stored record against its own hashes: the chain hash over its content and previous
+/// hash, and the seal over what the content hash leaves out.
+pub(crate) fn check_archived(record: &ArchivedRecord) -> Result<(), &'static str> {
+    let content = archived_content_hash(record);
+    if chain_hash(&record.prev_hash, &content) != record.hash {
+        return Err("content does not match the record's hash");
+    }
+    let targets = record.blocks.iter().filter_map(|b| match b {
+        ArchivedBlock::ToolCall { target, .. } => Some(target.as_str()),
+        _ => None,
+    });
+    if seal(&record.hash, targets) != record.seal.to_native() {
+        return Err("record does not match its seal");
+    }
+    Ok(())
+}

@@ -228,6 +228,7 @@ fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Resu
         meta: record.meta.into_iter().map(|(key, value)| StoredMeta { key, value }).collect(),
         hash: ZERO_HASH,
         prev_hash: ZERO_HASH,
+        seal: 0,
     };
     Ok(Prepared { entry_id: record.entry_id, content_hash: hash, stored, digest, blobs })
 }

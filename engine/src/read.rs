@@ -154,6 +154,8 @@ impl RecordGuard<'_> {
             reason: format!("record at sourceOrder {}: {reason}", self.source_order),
         };
         let archived = codec::access(self.bytes.value()).map_err(corrupted)?;
+        // Structure alone is not enough: a flipped byte inside a text is still valid UTF-8.
+        crate::hash::check_archived(archived).map_err(|reason| corrupted(reason.into()))?;
         RecordView::new(archived, self.source_order).ok_or_else(|| corrupted("unknown role tag".into()))
     }
 }
@@ -391,7 +393,10 @@ impl Snapshot {
     /// [`ReadError::Corrupted`] if the blob is missing, I/O.
     pub fn blob(&self, hash: &Hash) -> Result<Vec<u8>, ReadError> {
         match self.blobs.get(hash)? {
-            Some(bytes) => Ok(bytes.value().to_vec()),
+            Some(bytes) if blake3::hash(bytes.value()).as_bytes() == hash => Ok(bytes.value().to_vec()),
+            Some(_) => Err(ReadError::Corrupted {
+                reason: format!("blob {} does not match its hash", crate::hash::hash_to_hex(hash)),
+            }),
             None => Err(ReadError::Corrupted {
                 reason: format!("blob {} is missing", crate::hash::hash_to_hex(hash)),
             }),

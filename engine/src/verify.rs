@@ -7,7 +7,6 @@ use crate::digest::Digest;
 use crate::error::ReadError;
 use crate::hash::{archived_content_hash, chain_hash, hash_to_hex, Hash, ZERO_HASH};
 use crate::read::{SessionLookup, Snapshot};
-use crate::record::Role;
 use crate::view::{BlockView, Payload, RecordView};
 
 /// What `verify` found.
@@ -134,6 +133,9 @@ fn verify_session(
         if view.hash() != chain_hash(&prev, &content) {
             return Ok(Err(problem(Some(order), "content does not match the record's hash".into())));
         }
+        if let Err(reason) = crate::hash::check_archived(view.archived()) {
+            return Ok(Err(problem(Some(order), reason.into())));
+        }
         match snapshot.digests_table().get((row.key, order))?.and_then(|d| Digest::decode(&d.value())) {
             Some(digest) if digest.content_hash == content && digest.role == view.role() => {}
             Some(_) => return Ok(Err(problem(Some(order), "digest does not match the record".into()))),
@@ -163,7 +165,6 @@ fn verify_session(
                 return Ok(Err(problem(Some(order), format!("blob {} is missing", hash_to_hex(&hash)))));
             }
         }
-        let _: Role = view.role();
         prev = view.hash();
         expected += 1;
     }
