@@ -1,0 +1,198 @@
+//! Concurrency: threads sharing one `Store` through an `Arc`, racing for the same session with
+//! optimistic concurrency, and appending to sessions of their own; group commit must give each
+//! slot exactly one winner and lose nothing.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Barrier};
+use std::thread;
+
+use annal_engine::{AppendError, Record, Role, Store, StoreOptions, ZERO_HASH};
+
+const THREADS: usize = 8;
+const PER_THREAD: u64 = 40;
+
+/// `Store` must be shareable between threads.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<Store>();
+    send_sync::<Arc<Store>>();
+};
+
+fn record(thread: usize, index: u64) -> Record {
+    Record::text(format!("t{thread}-{index}"), Role::Assistant, format!("thread {thread} record {index}"))
+}
+
+fn open(dir: &tempfile::TempDir) -> Arc<Store> {
+    Arc::new(Store::open(dir.path().join("concurrency.redb"), StoreOptions::default()).unwrap())
+}
+
+/// Reads a session and returns each record's entryId, checking the chain as it goes.
+fn read_chain(store: &Store, session: &str) -> Vec<String> {
+    let snapshot = store.snapshot().unwrap();
+    let info = snapshot.session(session).unwrap().unwrap();
+    let mut prev = ZERO_HASH;
+    let mut ids = Vec::new();
+    for (order, item) in snapshot.records(session, 0..u64::MAX).unwrap().enumerate() {
+        let guard = item.unwrap();
+        assert_eq!(guard.source_order(), order as u64);
+        let view = guard.view().unwrap();
+        assert_eq!(view.prev_hash(), prev, "{session}: chain broken at {order}");
+        prev = view.hash();
+        ids.push(view.entry_id().to_owned());
+    }
+    assert_eq!(info.len, ids.len() as u64, "{session}: length and records disagree");
+    assert_eq!(info.head, prev, "{session}: head is not the last record's hash");
+    ids
+}
+
+/// (3) Eight threads race for the next slot of one session with `expected_next`, retrying on
+/// `Conflict`: each slot has exactly one winner, no gaps, each acknowledgement names the slot
+/// the record really holds.
+#[test]
+fn racing_for_one_session_with_expected_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    // A snapshot taken before the race keeps seeing the store as it was.
+    let before = store.snapshot().unwrap();
+    let done = Arc::new(AtomicBool::new(false));
+    // A reader thread checks each snapshot it takes during the race is whole: length, records
+    // and chain agree, and the session never shrinks.
+    let reader = {
+        let store = Arc::clone(&store);
+        let done = Arc::clone(&done);
+        thread::spawn(move || {
+            let mut passes = 0u64;
+            let mut last = 0;
+            while !done.load(Ordering::Acquire) {
+                if store.snapshot().unwrap().session("shared").unwrap().is_some() {
+                    let len = read_chain(&store, "shared").len();
+                    assert!(len >= last, "the session shrank from {last} to {len}");
+                    last = len;
+                }
+                passes += 1;
+            }
+            passes
+        })
+    };
+    let start = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|thread| {
+            let store = Arc::clone(&store);
+            let start = Arc::clone(&start);
+            thread::spawn(move || {
+                start.wait();
+                let mut acks = Vec::new();
+                let mut conflicts = 0u64;
+                for index in 0..PER_THREAD {
+                    loop {
+                        let next = store.snapshot().unwrap().session("shared").unwrap().map_or(0, |s| s.len);
+                        match store.append("shared", Some(next), vec![record(thread, index)]) {
+                            Ok(receipt) => {
+                                assert_eq!(receipt.source_orders, vec![next], "acknowledged at another slot");
+                                assert_eq!(receipt.appended, 1);
+                                assert_eq!(receipt.next, next + 1);
+                                acks.push((record(thread, index).entry_id, next));
+                                break;
+                            }
+                            Err(AppendError::Conflict { expected, actual, .. }) => {
+                                assert_eq!(expected, next);
+                                assert!(actual > next, "a conflict must mean someone got there first");
+                                conflicts += 1;
+                            }
+                            Err(other) => panic!("thread {thread}: {other}"),
+                        }
+                    }
+                }
+                (acks, conflicts)
+            })
+        })
+        .collect();
+    let mut acks: BTreeMap<u64, String> = BTreeMap::new();
+    let mut conflicts = 0;
+    for handle in handles {
+        let (thread_acks, thread_conflicts) = handle.join().unwrap();
+        conflicts += thread_conflicts;
+        for (id, order) in thread_acks {
+            assert!(acks.insert(order, id).is_none(), "two appends acknowledged at sourceOrder {order}");
+        }
+    }
+    done.store(true, Ordering::Release);
+    let passes = reader.join().unwrap();
+    assert!(passes > 0);
+    assert_eq!(before.session("shared").unwrap(), None, "an old snapshot saw later appends");
+    assert_eq!(before.position_end().unwrap(), 0);
+    drop(before);
+    let total = THREADS as u64 * PER_THREAD;
+    assert_eq!(acks.len() as u64, total);
+    let ids = read_chain(&store, "shared");
+    assert_eq!(ids.len() as u64, total, "gaps or extra records");
+    for (order, id) in &acks {
+        assert_eq!(&ids[*order as usize], id, "sourceOrder {order} holds another record than acknowledged");
+    }
+    // Each thread's records are in its own order.
+    for thread in 0..THREADS {
+        let mine: Vec<&String> = ids.iter().filter(|id| id.starts_with(&format!("t{thread}-"))).collect();
+        let expected: Vec<String> = (0..PER_THREAD).map(|i| format!("t{thread}-{i}")).collect();
+        assert_eq!(mine, expected.iter().collect::<Vec<_>>());
+    }
+    let report = store.verify(None).unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+    assert_eq!(report.records, total);
+    eprintln!("{conflicts} conflicts retried");
+}
+
+/// (3) Eight threads, eight sessions: every acknowledged record is there, in order, and the
+/// store-wide position stream is gapless and orders each session's records as appended.
+#[test]
+fn threads_appending_to_their_own_sessions() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(&dir);
+    let start = Arc::new(Barrier::new(THREADS));
+    let handles: Vec<_> = (0..THREADS)
+        .map(|thread| {
+            let store = Arc::clone(&store);
+            let start = Arc::clone(&start);
+            thread::spawn(move || {
+                start.wait();
+                let session = format!("own{thread}");
+                let mut index = 0;
+                while index < PER_THREAD {
+                    // Batches of 1 to 3 records, always with the right expected_next: nobody
+                    // else writes this session, so a conflict would be a bug.
+                    let size = 1 + (index + thread as u64) % 3;
+                    let batch: Vec<Record> =
+                        (index..(index + size).min(PER_THREAD)).map(|i| record(thread, i)).collect();
+                    let count = batch.len() as u64;
+                    let receipt = store.append(&session, Some(index), batch).unwrap();
+                    assert_eq!(receipt.source_orders, (index..index + count).collect::<Vec<_>>());
+                    index += count;
+                }
+            })
+        })
+        .collect();
+    for handle in handles {
+        handle.join().unwrap();
+    }
+    let mut keys = HashMap::new();
+    for thread in 0..THREADS {
+        let session = format!("own{thread}");
+        let ids = read_chain(&store, &session);
+        let expected: Vec<String> = (0..PER_THREAD).map(|i| format!("t{thread}-{i}")).collect();
+        assert_eq!(ids, expected, "{session}");
+        keys.insert(session, Vec::new());
+    }
+    let snapshot = store.snapshot().unwrap();
+    let positions = snapshot.positions(0, usize::MAX).unwrap();
+    assert_eq!(positions.len() as u64, THREADS as u64 * PER_THREAD);
+    for (at, entry) in positions.iter().enumerate() {
+        assert_eq!(entry.position, at as u64, "positions have a gap");
+        keys.get_mut(&entry.session).unwrap().push(entry.source_order);
+    }
+    for (session, orders) in keys {
+        assert_eq!(orders, (0..PER_THREAD).collect::<Vec<_>>(), "{session}: positions out of order");
+    }
+    let report = store.verify(None).unwrap();
+    assert!(report.is_ok(), "{:?}", report.problems);
+}
