@@ -4,8 +4,9 @@
 //!
 //! The engine's tables are private, so the damage is done on the simulated disk: a record with
 //! a long unique entryId and a marker text is written last, the store closed cleanly, and its
-//! archived value located in the image (it starts with the entryId's bytes, which rkyv writes
-//! first, and ends with the record's hash and previous hash, the last fields of the archive).
+//! archived value located in the image: it starts with the entryId's bytes (rkyv writes them
+//! first), its length is what the journal table grows by when the record is stored alone, and
+//! it must hold the record's hash and previous hash.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -96,19 +97,34 @@ fn fixture(with_tool_call: bool) -> Fixture {
     };
     store.close().unwrap();
     let image = disk.live_image();
+    // The value starts with the entryId's bytes (rkyv writes a struct's out-of-line data first,
+    // field by field, and the entryId is the first field); its length is measured through the
+    // public API, so fields added to the archive later are covered too.
+    let len = archived_len(&victim(with_tool_call));
     let tail: Vec<u8> = hash.iter().chain(prev.iter()).copied().collect();
-    let ends = find_all(&image, &tail);
-    let starts = find_all(&image, ENTRY.as_bytes());
-    let end = *ends.first().expect("the victim's hashes are not in the image") + tail.len();
-    let start = *starts
-        .iter()
-        .rev()
-        .find(|s| **s < end && end - **s < 4096)
-        .expect("the victim's entryId is not before its hashes");
-    let value = image[start..end].to_vec();
-    assert!(find_all(&value, MARKER.as_bytes()).len() == 1, "the marker is not inside the located value");
+    let start = find_all(&image, ENTRY.as_bytes())
+        .into_iter()
+        .find(|s| image.get(*s..s + len).is_some_and(|value| find_all(value, &tail).len() == 1))
+        .expect("the victim's value is not in the image");
+    let value = image[start..start + len].to_vec();
+    assert_eq!(find_all(&value, MARKER.as_bytes()).len(), 1, "the marker is not inside the located value");
+    assert_eq!(find_all(&value, &tail).len(), 1, "the victim's hashes are not inside the located value");
     let copies = find_all(&image, &value);
-    Fixture { image, value: start..end, copies, records, other, hashes: (hash, prev) }
+    Fixture { image, value: start..start + len, copies, records, other, hashes: (hash, prev) }
+}
+
+/// The length of a record's stored value: what the journal table grows by when it is appended
+/// alone, less its 16-byte key.
+fn archived_len(record: &Record) -> usize {
+    let store = Store::open_with_storage(SimDisk::new(), options()).unwrap();
+    let journal = |store: &Store| {
+        let sizes = store.snapshot().unwrap().table_sizes().unwrap();
+        sizes.into_iter().find(|t| t.table == "journal").unwrap().stored_bytes
+    };
+    let before = journal(&store);
+    store.append("measure", None, vec![record.clone()]).unwrap();
+    let grown = journal(&store) - before;
+    usize::try_from(grown).unwrap() - 16
 }
 
 /// What reading one damaged image gave for the victim.
