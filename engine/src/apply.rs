@@ -74,6 +74,11 @@ impl<'txn> Tables<'txn> {
         })
     }
 
+    /// The next position the store will assign.
+    pub(crate) fn position_end(&self) -> Result<u64, Failure> {
+        meta_u64(&self.meta, META_NEXT_POSITION)
+    }
+
     fn allocate_session_key(&mut self) -> Result<u64, Failure> {
         let key = meta_u64(&self.meta, META_NEXT_SESSION_KEY)?;
         self.meta.insert(META_NEXT_SESSION_KEY, (key + 1).to_le_bytes().as_slice())?;

@@ -37,11 +37,13 @@ mod record;
 mod redact;
 mod storage;
 mod store;
+mod sync;
 mod tables;
 mod target;
 mod tokens;
 mod verify;
 mod view;
+mod watermark;
 mod writer;
 
 pub use crate::apply::AppendReceipt;
@@ -67,9 +69,10 @@ pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, Sessio
 pub use crate::record::{Block, Record, Role};
 pub use crate::redact::redact;
 pub use crate::storage::StorageFile;
-pub use crate::store::Store;
+pub use crate::store::{CommitFeed, Store};
 pub use crate::tables::FORMAT_VERSION;
 pub use crate::target::{derive_target, is_priority_target};
 pub use crate::tokens::{CharsPerFour, TokenCounter};
 pub use crate::verify::{Problem, VerifyReport};
 pub use crate::view::{BlockView, Payload, RecordView};
+pub use crate::watermark::Watermark;

@@ -22,7 +22,8 @@ use crate::tables::{
     SESSIONS, SESSION_NAMES,
 };
 use crate::verify::{verify, VerifyReport};
-use crate::writer::{self, Request};
+use crate::watermark::Watermark;
+use crate::writer::{self, Request, Shared};
 
 /// An open annal store: one redb file holding every session's journal.
 ///
@@ -33,7 +34,7 @@ pub struct Store {
     db: Arc<Database>,
     path: Option<PathBuf>,
     options: StoreOptions,
-    poisoned: Arc<AtomicBool>,
+    shared: Arc<Shared>,
     requests: Option<Sender<Request>>,
     writer: Option<JoinHandle<()>>,
 }
@@ -44,19 +45,43 @@ impl std::fmt::Debug for Store {
     }
 }
 
-fn create_owner_only(path: &Path) -> io::Result<()> {
-    let mut options = OpenOptions::new();
-    options.write(true).create_new(true);
+/// Creates a new store at `path` atomically: it is built and initialised under a temporary name
+/// in the same folder, then linked into place, so a crash during creation never leaves a file
+/// at `path` that is not a store. Readable by its owner only. A store that appears at `path`
+/// meanwhile (another process created it) wins; this one is discarded.
+fn create_store_file(path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
+    let io_error = |source: io::Error| OpenError::Io { path: path.to_path_buf(), source };
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "store".into());
+    let temp = path.with_file_name(format!(".{name}.creating-{}", std::process::id()));
+    let mut file_options = OpenOptions::new();
+    file_options.read(true).write(true).create(true).truncate(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        file_options.mode(0o600);
     }
-    match options.open(path) {
-        Ok(_) => Ok(()),
-        Err(err) if err.kind() == io::ErrorKind::AlreadyExists => Ok(()),
-        Err(err) => Err(err),
-    }
+    let built = (|| -> Result<(), OpenError> {
+        drop(file_options.open(&temp).map_err(io_error)?);
+        let mut builder = redb::Builder::new();
+        builder.set_cache_size(1 << 20);
+        let db = builder.create(&temp).map_err(|e| open_error(path, e))?;
+        initialize(&db, path, options)?;
+        db.close().map_err(|e| open_error(path, e))?;
+        match std::fs::hard_link(&temp, path) {
+            Ok(()) => {}
+            Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
+            Err(err) => return Err(io_error(err)),
+        }
+        // The new name must survive a crash too.
+        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            if let Ok(dir) = std::fs::File::open(folder) {
+                let _ = dir.sync_all();
+            }
+        }
+        Ok(())
+    })();
+    let _ = std::fs::remove_file(&temp);
+    built
 }
 
 fn open_error(path: &Path, err: DatabaseError) -> OpenError {
@@ -87,7 +112,11 @@ impl Store {
     /// or was written by a newer format version.
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
         let path = path.as_ref();
-        create_owner_only(path).map_err(|source| OpenError::Io { path: path.to_path_buf(), source })?;
+        match std::fs::metadata(path) {
+            Ok(_) => {}
+            Err(err) if err.kind() == io::ErrorKind::NotFound => create_store_file(path, &options)?,
+            Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
+        }
         let mut builder = redb::Builder::new();
         builder.set_concurrency_mode(match options.sharing {
             Sharing::Processes => ConcurrencyMode::MultiWriter,
@@ -115,18 +144,29 @@ impl Store {
         let shown = path.clone().unwrap_or_else(|| PathBuf::from("<custom storage>"));
         initialize(&db, &shown, &options)?;
         let db = Arc::new(db);
-        let poisoned = Arc::new(AtomicBool::new(false));
+        let position_end = {
+            let txn = db.begin_read().map_err(|e| open_failure(&shown, Failure::from(e)))?;
+            Snapshot::new(txn).and_then(|s| s.position_end()).map_err(|e| match e {
+                ReadError::Io { source } => OpenError::Io { path: shown.clone(), source },
+                other => OpenError::Corrupted { path: shown.clone(), reason: other.to_string() },
+            })?
+        };
+        let shared = Arc::new(Shared {
+            poisoned: AtomicBool::new(false),
+            watermark: Watermark::new(position_end),
+            feeds: std::sync::Mutex::new(Vec::new()),
+        });
         let (sender, receiver) = crossbeam_channel::unbounded();
         let writer = {
             let db = Arc::clone(&db);
-            let poisoned = Arc::clone(&poisoned);
+            let shared = Arc::clone(&shared);
             let wait = options.write_wait;
             std::thread::Builder::new()
                 .name("annal-writer".into())
-                .spawn(move || writer::run(db, receiver, poisoned, wait))
+                .spawn(move || writer::run(db, receiver, shared, wait))
                 .map_err(|source| OpenError::Io { path: shown.clone(), source })?
         };
-        Ok(Store { db, path, options, poisoned, requests: Some(sender), writer: Some(writer) })
+        Ok(Store { db, path, options, shared, requests: Some(sender), writer: Some(writer) })
     }
 
     /// The store file, unless on custom storage.
@@ -155,7 +195,7 @@ impl Store {
         expected_next: Option<u64>,
         records: Vec<Record>,
     ) -> Result<AppendReceipt, AppendError> {
-        if self.poisoned.load(Ordering::Acquire) {
+        if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(AppendError::Poisoned);
         }
         let prepared = prepare_batch(session, records, &self.options)?;
@@ -171,7 +211,7 @@ impl Store {
     /// # Errors
     /// [`ForkError`].
     pub fn fork(&self, session: &str, at: u64, new_name: &str) -> Result<SessionInfo, ForkError> {
-        if self.poisoned.load(Ordering::Acquire) {
+        if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(ForkError::Poisoned);
         }
         check_session_name(new_name, &self.options.limits)
@@ -201,7 +241,22 @@ impl Store {
 
     /// Whether an earlier I/O error stopped writes.
     pub fn is_poisoned(&self) -> bool {
-        self.poisoned.load(Ordering::Acquire)
+        self.shared.poisoned.load(Ordering::Acquire)
+    }
+
+    /// How far this process knows the store-wide position stream durable: every position below
+    /// it was committed (by this process's writer, or found committed at open). Commits by other
+    /// processes are seen through [`Snapshot::position_end`].
+    pub fn durable_position(&self) -> &Watermark {
+        &self.shared.watermark
+    }
+
+    /// A feed of this process's commits: after each one, the store's position end. What the
+    /// search indexer tails; a feed that is dropped is forgotten.
+    pub fn commit_feed(&self) -> CommitFeed {
+        let (sender, receiver) = crossbeam_channel::unbounded();
+        self.shared.feeds.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push(sender);
+        CommitFeed { receiver }
     }
 
     /// Waits for the writer and closes the file, reporting any error that dropping would ignore.
@@ -312,4 +367,27 @@ fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), 
         open(txn.open_table(BLOBS).map(drop))?;
     }
     txn.commit().map_err(|e| failure(e.into()))
+}
+
+/// Commit notifications from a store's writer; see [`Store::commit_feed`].
+#[derive(Debug)]
+pub struct CommitFeed {
+    receiver: crossbeam_channel::Receiver<u64>,
+}
+
+impl CommitFeed {
+    /// Waits up to `timeout` for the next commit and returns the newest position end seen
+    /// (later notifications already queued are folded in). `None` on timeout or if the store
+    /// closed.
+    pub fn next(&self, timeout: std::time::Duration) -> Option<u64> {
+        let first = self.receiver.recv_timeout(timeout).ok()?;
+        Some(self.receiver.try_iter().fold(first, u64::max))
+    }
+}
+
+fn open_failure(path: &Path, failure: Failure) -> OpenError {
+    match failure {
+        Failure::Io(source) => OpenError::Io { path: path.to_path_buf(), source },
+        Failure::Corrupted(reason) => OpenError::Corrupted { path: path.to_path_buf(), reason },
+    }
 }

@@ -9,7 +9,8 @@
 //! later request is refused; a failed fsync is never retried (its data may be gone from the
 //! page cache while the retry reports success).
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -21,6 +22,7 @@ use crate::apply::{AppendReceipt, Tables};
 use crate::error::{AppendError, Failure, ForkError};
 use crate::prepare::Prepared;
 use crate::read::SessionInfo;
+use crate::watermark::Watermark;
 
 /// The most requests committed in one transaction; bounds the latency a group adds.
 const GROUP_REQUESTS_MAX: usize = 1024;
@@ -106,7 +108,25 @@ pub(crate) fn begin_write(
     }
 }
 
-pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, poisoned: Arc<AtomicBool>, wait: Duration) {
+/// What the writer shares with the store: the poison flag and who to tell about commits.
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) poisoned: AtomicBool,
+    pub(crate) watermark: Watermark,
+    /// Told the position end after each commit; dropped receivers are pruned.
+    pub(crate) feeds: std::sync::Mutex<Vec<Sender<u64>>>,
+}
+
+impl Shared {
+    fn committed(&self, position_end: u64) {
+        self.watermark.advance(position_end);
+        let mut feeds = self.feeds.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        feeds.retain(|feed| feed.send(position_end).is_ok());
+    }
+}
+
+pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, shared: Arc<Shared>, wait: Duration) {
+    let poisoned = &shared.poisoned;
     while let Ok(first) = requests.recv() {
         let mut group = vec![first];
         while group.len() < GROUP_REQUESTS_MAX {
@@ -119,11 +139,14 @@ pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, poisoned: Arc<
             group.into_iter().for_each(Request::refuse_poisoned);
             continue;
         }
-        if let Err(failure) = commit_group(&db, &mut group, wait) {
-            if matches!(failure, GroupFailure::Storage(Failure::Io(_))) {
-                poisoned.store(true, Ordering::Release);
+        match commit_group(&db, &mut group, wait) {
+            Ok(position_end) => shared.committed(position_end),
+            Err(failure) => {
+                if matches!(failure, GroupFailure::Storage(Failure::Io(_))) {
+                    poisoned.store(true, Ordering::Release);
+                }
+                group.into_iter().for_each(|request| request.fail(&failure));
             }
-            group.into_iter().for_each(|request| request.fail(&failure));
         }
     }
 }
@@ -133,14 +156,16 @@ enum Outcome {
     Fork(Sender<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
 }
 
-/// Applies and commits a group. On success every request has been answered and the group is
-/// left empty; on failure the requests are left for the caller to fail.
-fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Result<(), GroupFailure> {
+/// Applies and commits a group. On success every request has been answered, the group is left
+/// empty, and the store's position end is returned; on failure the requests are left for the
+/// caller to fail.
+fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Result<u64, GroupFailure> {
     let txn = begin_write(db, wait).map_err(|e| match e {
         Ok(waited) => GroupFailure::Busy(waited),
         Err(failure) => GroupFailure::Storage(failure),
     })?;
     let mut outcomes = Vec::with_capacity(group.len());
+    let mut position_end = 0;
     let applied = (|| -> Result<(), Failure> {
         let mut tables = Tables::open(&txn)?;
         for request in group.iter_mut() {
@@ -155,6 +180,7 @@ fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Resu
                 }
             }
         }
+        position_end = tables.position_end()?;
         Ok(())
     })();
     if let Err(failure) = applied {
@@ -170,5 +196,5 @@ fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Resu
             Outcome::Fork(reply, result) => drop(reply.send(result)),
         }
     }
-    Ok(())
+    Ok(position_end)
 }

@@ -82,3 +82,30 @@ fn append_read_fork_verify_reopen() {
     assert_eq!(snap.sessions().unwrap().len(), 2);
     assert!(store.verify(None).unwrap().is_ok());
 }
+
+#[test]
+fn commits_advance_the_watermark_and_the_feed() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(dir.path().join("w.redb"), StoreOptions::default()).unwrap();
+    // Creation leaves only the store itself behind.
+    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(names, vec![std::ffi::OsString::from("w.redb")]);
+    let feed = store.commit_feed();
+    assert_eq!(store.durable_position().current(), 0);
+    store
+        .append("s", None, vec![Record::text("a", Role::User, "1"), Record::text("b", Role::User, "2")])
+        .unwrap();
+    assert_eq!(store.durable_position().current(), 2);
+    assert_eq!(feed.next(std::time::Duration::from_secs(5)), Some(2));
+    let waiter = {
+        let watermark = store.durable_position().clone();
+        std::thread::spawn(move || watermark.wait_for(3, std::time::Duration::from_secs(30)))
+    };
+    store.append("s", None, vec![Record::text("c", Role::User, "3")]).unwrap();
+    assert_eq!(waiter.join().unwrap(), 3);
+    assert_eq!(store.snapshot().unwrap().position_end().unwrap(), 3);
+    // A reopened store starts from what is committed.
+    drop(store);
+    let store = Store::open(dir.path().join("w.redb"), StoreOptions::default()).unwrap();
+    assert_eq!(store.durable_position().current(), 3);
+}

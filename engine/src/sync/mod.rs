@@ -1,0 +1,15 @@
+//! The sync shim: std's primitives normally, loom's under `cfg(loom)`, so the small concurrent
+//! protocols built on it (the durable-position watermark, the compaction claim registry) are
+//! model-checked by loom. Code that depends on crossbeam-channel must stay outside them: loom
+//! does not instrument it.
+
+#[cfg(loom)]
+pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+#[cfg(not(loom))]
+pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+
+/// Locks a mutex, recovering the data if a panicking thread poisoned it: the protocols built on
+/// this shim keep their invariants at every unlock, so the data is still consistent.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
