@@ -58,6 +58,7 @@ pub struct StoredRecord {
     pub meta: Vec<StoredMeta>,
     pub hash: [u8; 32],
     pub prev_hash: [u8; 32],
+    pub seal: u64,
 }
 
 fn role_tag(role: Role) -> u8 {
@@ -121,6 +122,7 @@ pub fn stored(record: &Record, threshold: usize) -> StoredRecord {
         meta: record.meta.iter().map(|(k, v)| StoredMeta { key: k.clone(), value: v.clone() }).collect(),
         hash: [1; 32],
         prev_hash: [2; 32],
+        seal: 3,
     }
 }
 
