@@ -42,46 +42,59 @@ fn err<T>(message: impl Into<String>) -> Result<T, PortableError> {
 /// serde_json's map type, whose order changes if any crate in a build enables its
 /// `preserve_order` feature: hashes must not depend on that.
 pub fn canonical_json(value: &Value) -> String {
-    let mut out = String::new();
+    let mut out = Vec::with_capacity(128);
     write_canonical(value, &mut out);
-    out
+    // Only serde_json's escaped strings and ASCII punctuation were written.
+    String::from_utf8(out).unwrap_or_default()
 }
 
-fn write_canonical(value: &Value, out: &mut String) {
+fn write_canonical(value: &Value, out: &mut Vec<u8>) {
     match value {
         Value::Object(map) => {
             let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push('{');
+            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            out.push(b'{');
             for (i, (key, item)) in entries.into_iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
-                out.push_str(&Value::String(key.clone()).to_string());
-                out.push(':');
+                // Writing into a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut *out, key);
+                out.push(b':');
                 write_canonical(item, out);
             }
-            out.push('}');
+            out.push(b'}');
         }
         Value::Array(items) => {
-            out.push('[');
+            out.push(b'[');
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.push(b',');
                 }
                 write_canonical(item, out);
             }
-            out.push(']');
+            out.push(b']');
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => {
+            let _ = serde_json::to_writer(&mut *out, scalar);
+        }
     }
 }
 
 /// A tool input as stored: canonical JSON text for objects and arrays, verbatim otherwise.
 pub fn canonical_input(input: &str) -> String {
+    canonical_input_parsed(input).0
+}
+
+/// [`canonical_input`], also handing back the parsed value (for deriving the target without
+/// parsing twice). Input that is already canonical is returned as is, without a copy.
+pub(crate) fn canonical_input_parsed(input: &str) -> (String, Option<Value>) {
     match serde_json::from_str::<Value>(input) {
-        Ok(value @ (Value::Object(_) | Value::Array(_))) => canonical_json(&value),
-        _ => input.to_owned(),
+        Ok(value @ (Value::Object(_) | Value::Array(_))) => {
+            let canonical = canonical_json(&value);
+            (canonical, Some(value))
+        }
+        _ => (input.to_owned(), None),
     }
 }
 

@@ -10,9 +10,9 @@ use crate::digest::{flags, name_key, Digest};
 use crate::error::AppendError;
 use crate::hash::{content_hash, Hash, ZERO_HASH};
 use crate::options::{Limits, StoreOptions};
-use crate::portable::{canonical_input, canonical_json};
+use crate::portable::{canonical_input_parsed, canonical_json};
 use crate::record::{Block, Record};
-use crate::target::{derive_target, is_priority_target};
+use crate::target::{is_priority_target, target_of};
 
 /// A record ready for the writer: everything but its place in the session.
 #[derive(Debug)]
@@ -121,7 +121,12 @@ fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Resu
     // JSON inside a record is kept in canonical text, so an export re-imports to the same hash.
     for (key, value) in record.meta.iter_mut() {
         match serde_json::from_str::<serde_json::Value>(value) {
-            Ok(parsed) => *value = canonical_json(&parsed),
+            Ok(parsed) => {
+                let canonical = canonical_json(&parsed);
+                if canonical != *value {
+                    *value = canonical;
+                }
+            }
             Err(_) => {
                 return Err(AppendError::InvalidRecord {
                     session: session.to_owned(),
@@ -133,10 +138,15 @@ fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Resu
     }
     for block in &mut record.blocks {
         if let Block::ToolCall { tool, input, target, .. } = block {
-            *input = canonical_input(input);
+            let (canonical, parsed) = canonical_input_parsed(input);
+            if canonical != *input {
+                *input = canonical;
+            }
             // The target is derived data, outside the content hash.
             if target.is_empty() {
-                *target = derive_target(tool, input);
+                if let Some(parsed) = &parsed {
+                    *target = target_of(tool, parsed);
+                }
             }
         }
     }

@@ -26,9 +26,14 @@ const TARGET_CHARS_MAX: usize = 200;
 /// read/write/edit tools, the first words of the command for shell tools, the URL for
 /// fetches, the pattern for searches. Empty when nothing fits.
 pub fn derive_target(tool: &str, input_json: &str) -> String {
-    let Ok(value) = serde_json::from_str::<Value>(input_json) else {
-        return String::new();
-    };
+    match serde_json::from_str::<Value>(input_json) {
+        Ok(value) => target_of(tool, &value),
+        Err(_) => String::new(),
+    }
+}
+
+/// [`derive_target`] over an input already parsed.
+pub(crate) fn target_of(tool: &str, value: &Value) -> String {
     let Some(object) = value.as_object() else {
         return String::new();
     };
