@@ -5,6 +5,9 @@
 //! here asserts a timing: targets are printed beside the measured values.
 
 pub mod annal_side;
+pub mod corpus;
+pub mod cputime;
+pub mod loaders;
 pub mod mirror;
 pub mod records;
 pub mod report;
