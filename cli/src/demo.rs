@@ -45,6 +45,8 @@ pub(crate) fn run(out: &mut Out) -> anyhow::Result<()> {
     retry(out, &store, &session)?;
     conflict(out, &store, &session)?;
     fork(out, &store, &session)?;
+    crate::history::tour::search_and_get(out, &path, SESSION)?;
+    crate::compact::tour(out, &store, SESSION)?;
     verify(out, &store)?;
     stats(out, &store, &location)?;
     heading(out, "Try it on your own store")?;

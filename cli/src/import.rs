@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use annal_engine::{
-    detect_format, parse_transcript, ParsedSession, Record, SkipReason, Store, TranscriptFormat,
+    detect_format, parse_transcript, AppendError, Block, ParsedSession, Record, SkipReason, Store,
+    TranscriptFormat,
 };
 use anyhow::{bail, Context};
 use clap::Args;
@@ -22,6 +23,9 @@ use crate::output::{self, Align, Out, Table};
 
 /// Records per append: large enough to amortise the fsync, small enough to bound memory.
 const CHUNK_RECORDS: usize = 2_000;
+/// Bytes per append, well under the store's 1 GiB batch limit: a session of many large
+/// screenshots must not fail as one oversized batch.
+const CHUNK_BYTES: usize = 256 << 20;
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
@@ -41,6 +45,8 @@ pub(crate) struct ImportArgs {
 struct Summary {
     files: u64,
     files_unrecognised: u64,
+    /// Unrecognised files the user named themselves (not found in a folder): an error at the end.
+    named_unrecognised: u64,
     sessions: u64,
     records_new: u64,
     records_present: u64,
@@ -63,20 +69,22 @@ fn reason_label(reason: &SkipReason) -> &'static str {
     }
 }
 
-/// Every transcript file under `paths`, in a stable order; a missing path is an error.
-fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<PathBuf>> {
+/// Every transcript file under `paths`, in a stable order, each with whether it was named
+/// itself rather than found in a folder; a missing path is an error.
+fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, bool)>> {
     let mut files = Vec::new();
     for path in paths {
         let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         if meta.is_file() {
-            files.push(path.clone());
+            files.push((path.clone(), true));
             continue;
         }
-        let before = files.len();
-        walk(path, &mut files).with_context(|| format!("cannot read folder {}", path.display()))?;
-        if files.len() == before {
+        let mut found = Vec::new();
+        walk(path, &mut found).with_context(|| format!("cannot read folder {}", path.display()))?;
+        if found.is_empty() {
             bail!("no transcripts (.jsonl or .json files) in {}", path.display());
         }
+        files.extend(found.into_iter().map(|file| (file, false)));
     }
     Ok(files)
 }
@@ -103,20 +111,21 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
     let forced = TranscriptFormat::parse(&args.format);
     let store = location.open_or_create()?;
     let started = Instant::now();
-    let total_bytes: u64 = files.iter().filter_map(|f| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let total_bytes: u64 = files.iter().filter_map(|(f, _)| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let progress = ProgressBar::new(total_bytes);
     progress.set_style(
         ProgressStyle::with_template("{spinner} {bytes}/{total_bytes} {wide_bar} {eta} {msg}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut summary = Summary::default();
-    for file in &files {
+    for (file, named) in &files {
         let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
         summary.files += 1;
         summary.bytes += bytes.len() as u64;
         progress.set_message(file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
         let Some(format) = forced.or_else(|| detect_format(&bytes)) else {
             summary.files_unrecognised += 1;
+            summary.named_unrecognised += u64::from(*named);
             progress.suspend(|| eprintln!("{}: not a transcript annal can read; skipped", file.display()));
             progress.inc(bytes.len() as u64);
             continue;
@@ -140,6 +149,17 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
     }
     progress.finish_and_clear();
     write_summary(&summary, started.elapsed().as_secs_f64(), args.json, out)?;
+    // A file found in a folder may be anything; one the user named was meant to be imported.
+    if summary.named_unrecognised > 0 {
+        let (n, files) = match summary.named_unrecognised {
+            1 => ("1".to_owned(), "file given is"),
+            n => (n.to_string(), "files given are"),
+        };
+        bail!(
+            "{n} {files} not a transcript annal can read (see above); \
+             --format claude|codex|opencode|annal reads a file as that format"
+        );
+    }
     if summary.sessions_failed > 0 {
         bail!(
             "{} of {} sessions could not be imported (see above)",
@@ -169,21 +189,18 @@ fn import_session(store: &Store, session: ParsedSession, summary: &mut Summary) 
     }
     drop(snapshot);
     let mut orders = Vec::with_capacity(records.len());
-    let mut chunk = Vec::with_capacity(CHUNK_RECORDS);
     let mut pending = records.into_iter().peekable();
     while pending.peek().is_some() {
-        chunk.extend(pending.by_ref().take(CHUNK_RECORDS));
+        let chunk = next_chunk(&mut pending, CHUNK_RECORDS, CHUNK_BYTES);
         let count = chunk.len();
-        let receipt = store
-            .append(&name, None, std::mem::take(&mut chunk))
-            .with_context(|| format!("session {name:?}"))?;
+        let receipt = store.append(&name, None, chunk).map_err(|e| session_error(&name, e))?;
         summary.records_new += receipt.appended as u64;
         summary.records_present += (count - receipt.appended) as u64;
         orders.extend(receipt.source_orders);
     }
     if orders.is_empty() {
         // A transcript with no records still names a session; create it so it is listed.
-        store.append(&name, None, Vec::new()).with_context(|| format!("session {name:?}"))?;
+        store.append(&name, None, Vec::new()).map_err(|e| session_error(&name, e))?;
     }
     // An annal export carries its hashes: the imported records must reproduce them exactly.
     if claims.iter().any(Option::is_some) {
@@ -202,6 +219,55 @@ fn import_session(store: &Store, session: ParsedSession, summary: &mut Summary) 
         }
     }
     Ok(())
+}
+
+/// The next records to append together: at most `max_records`, and no more than `max_bytes` of
+/// payload unless a single record is larger (it then goes alone; the store's record limit is
+/// far above any line an importer reads).
+fn next_chunk(
+    pending: &mut std::iter::Peekable<impl Iterator<Item = Record>>,
+    max_records: usize,
+    max_bytes: usize,
+) -> Vec<Record> {
+    let mut chunk = Vec::new();
+    let mut bytes = 0usize;
+    while chunk.len() < max_records {
+        let Some(next) = pending.peek() else { break };
+        let size = payload_bytes(next);
+        if !chunk.is_empty() && bytes.saturating_add(size) > max_bytes {
+            break;
+        }
+        bytes = bytes.saturating_add(size);
+        chunk.extend(pending.next());
+    }
+    chunk
+}
+
+/// Roughly what a record weighs in an append: its payloads, strings and metadata.
+fn payload_bytes(record: &Record) -> usize {
+    let blocks: usize = record
+        .blocks
+        .iter()
+        .map(|block| match block {
+            Block::Text { text } | Block::Thinking { text } => text.len(),
+            Block::ToolCall { call_id, tool, input, target } => {
+                call_id.len() + tool.len() + input.len() + target.len()
+            }
+            Block::ToolResult { call_id, tool, output, .. } => call_id.len() + tool.len() + output.len(),
+            Block::Blob { media_type, data } => media_type.len() + data.len(),
+        })
+        .sum();
+    let meta: usize = record.meta.iter().map(|(key, value)| key.len() + value.len()).sum();
+    record.entry_id.len() + blocks + meta
+}
+
+/// An append error naming the session, once: most engine errors already do.
+fn session_error(name: &str, err: AppendError) -> anyhow::Error {
+    if err.to_string().contains(&format!("session {name:?}")) {
+        err.into()
+    } else {
+        anyhow::Error::new(err).context(format!("session {name:?}"))
+    }
 }
 
 fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> anyhow::Result<()> {
@@ -242,4 +308,29 @@ fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> 
     table.write(out, "")?;
     out.flush()?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use annal_engine::Role;
+
+    use super::*;
+
+    #[test]
+    fn chunks_are_bounded_by_count_and_bytes() {
+        let record = |id: usize, len: usize| Record::text(id.to_string(), Role::User, "x".repeat(len));
+        let sizes = [10, 10, 10, 95, 10, 200, 1, 1, 1, 1, 1];
+        let mut pending = sizes.iter().enumerate().map(|(id, &len)| record(id, len)).peekable();
+        let mut chunks = Vec::new();
+        while pending.peek().is_some() {
+            chunks.push(
+                next_chunk(&mut pending, 4, 100).iter().map(|r| r.entry_id.clone()).collect::<Vec<_>>(),
+            );
+        }
+        // Byte-bound, a record larger than the bound alone, then count-bound.
+        assert_eq!(
+            chunks,
+            [vec!["0", "1", "2"], vec!["3"], vec!["4"], vec!["5"], vec!["6", "7", "8", "9"], vec!["10"]]
+        );
+    }
 }

@@ -6,14 +6,18 @@
 //! reader that closes the pipe early (`annal show s | head -1`) ends the run quietly with success.
 
 mod append;
+mod compact;
 mod demo;
 mod export;
 mod fork;
 mod generate;
+mod history;
 mod import;
 mod listing;
 mod location;
 mod output;
+mod project;
+mod reindex;
 mod render;
 mod show;
 mod verify;
@@ -58,6 +62,14 @@ enum Command {
     Verify(verify::VerifyArgs),
     /// Count sessions, records and blobs, and the bytes each table holds.
     Stats(listing::StatsArgs),
+    /// Search every original (`search`) and read one back verbatim by id (`get`).
+    History(history::HistoryArgs),
+    /// Rebuild the search index from the journal.
+    Reindex(reindex::ReindexArgs),
+    /// The view of a session for the next model request, under a token budget.
+    Project(project::ProjectArgs),
+    /// Commit a checkpoint of a session's view (optionally with a handoff summary) and its receipt.
+    Compact(compact::CompactArgs),
     /// A guided tour of annal on a generated coding session, in a temporary store.
     Demo,
 }
@@ -74,7 +86,14 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
-            let line = output::one_line(&format!("{err:#}"));
+            // Engine errors quote their cause; a cause the message already holds is not repeated.
+            let mut text = String::new();
+            for cause in err.chain().map(ToString::to_string) {
+                if !text.contains(&cause) {
+                    text = if text.is_empty() { cause } else { format!("{text}: {cause}") };
+                }
+            }
+            let line = output::one_line(&text);
             // If stderr is gone too there is nobody left to tell.
             let _ = writeln!(io::stderr(), "annal: {line}");
             ExitCode::FAILURE
@@ -104,6 +123,16 @@ fn run(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
         Command::Fork(args) => fork::run(&store()?, &args, out),
         Command::Verify(args) => verify::run(&store()?, &args, out),
         Command::Stats(args) => listing::stats(&store()?, &args, out),
+        Command::History(args) => history::run(&store()?, args, out),
+        Command::Reindex(args) => reindex::run(&store()?, &args, out),
+        Command::Project(args) => {
+            let plan = args.resolve()?;
+            project::run(&store()?, &plan, out)
+        }
+        Command::Compact(args) => {
+            let plan = args.resolve()?;
+            compact::run(&store()?, &plan, out)
+        }
         Command::Demo => demo::run(out),
     }
 }

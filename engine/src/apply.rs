@@ -17,7 +17,7 @@ use crate::prepare::Prepared;
 use crate::read::{Segment, SessionInfo, SessionLookup};
 use crate::tables::{
     meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_NEXT_POSITION, META_NEXT_SESSION_KEY,
-    NO_PARENT, POSITIONS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
+    NO_PARENT, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
 };
 
 /// What an append did.
@@ -41,6 +41,8 @@ pub(crate) struct Tables<'txn> {
     entries: Table<'txn, &'static str, (u64, u64)>,
     positions: Table<'txn, u64, (u64, u64)>,
     blobs: Table<'txn, [u8; 32], &'static [u8]>,
+    /// Compaction receipts by (session key, sourceOrder): indexed by every append.
+    pub(crate) receipts: Table<'txn, (u64, u64), [u8; 32]>,
 }
 
 impl SessionLookup for Tables<'_> {
@@ -71,6 +73,7 @@ impl<'txn> Tables<'txn> {
             entries: txn.open_table(ENTRIES)?,
             positions: txn.open_table(POSITIONS)?,
             blobs: txn.open_table(BLOBS)?,
+            receipts: txn.open_table(RECEIPTS)?,
         })
     }
 
@@ -208,7 +211,16 @@ impl<'txn> Tables<'txn> {
                 .map_err(|e| Failure::Corrupted(format!("cannot encode record: {e}")))?;
             let mut digest = record.digest;
             digest.position = position;
-            encoded.push((record.entry_id, order.unwrap_or(0), position, bytes, digest, record.blobs));
+            let receipt = crate::checkpoint::receipt_key_of(&stored.meta);
+            encoded.push((
+                record.entry_id,
+                order.unwrap_or(0),
+                position,
+                bytes,
+                digest,
+                record.blobs,
+                receipt,
+            ));
             position += 1;
         }
 
@@ -217,7 +229,10 @@ impl<'txn> Tables<'txn> {
             row.key = self.allocate_session_key()?;
             self.names.insert(row.key, session)?;
         }
-        for (entry_id, order, position, bytes, digest, blobs) in &encoded {
+        for (entry_id, order, position, bytes, digest, blobs, receipt) in &encoded {
+            if let Some(checkpoint) = receipt {
+                self.receipts.insert((row.key, *order), checkpoint)?;
+            }
             self.journal.insert((row.key, *order), bytes.as_slice())?;
             self.digests.insert((row.key, *order), digest.encode())?;
             self.entries.insert(entry_id.as_str(), (row.key, *order))?;

@@ -54,6 +54,20 @@ pub enum OpenError {
         #[source]
         source: io::Error,
     },
+    /// The store file can be read but not written by this process: it lacks write permission
+    /// for this user, or lies on a read-only file system. Opening a store always opens it for
+    /// writing, so nothing was read.
+    #[error(
+        "store {path} cannot be opened for writing ({source}): the file or its file system is \
+         read-only; annal needs write access even to read it"
+    )]
+    NotWritable {
+        /// The store file.
+        path: PathBuf,
+        /// What the system said.
+        #[source]
+        source: io::Error,
+    },
     /// Another process holds the store in a mode that excludes this one.
     #[error("store {path} is already open by another process that excludes sharing ({detail})")]
     AlreadyOpen {

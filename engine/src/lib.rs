@@ -23,6 +23,7 @@
 #![deny(missing_docs)]
 
 mod apply;
+mod checkpoint;
 mod codec;
 mod digest;
 mod error;
@@ -32,6 +33,7 @@ mod import;
 mod options;
 mod portable;
 mod prepare;
+mod project;
 mod read;
 mod record;
 mod redact;
@@ -47,6 +49,13 @@ mod watermark;
 mod writer;
 
 pub use crate::apply::AppendReceipt;
+#[cfg(loom)]
+#[doc(hidden)]
+pub use crate::checkpoint::loom_model;
+pub use crate::checkpoint::{
+    checkpoint_key, CompactError, CompactOptions, CompactOutcome, CompactStatus, SummarizeError, Summarizer,
+    SummaryRequest, LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT,
+};
 #[doc(hidden)]
 pub use crate::codec::check_record_bytes;
 pub use crate::digest::{flags as digest_flags, Digest};
@@ -64,6 +73,11 @@ pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{
     canonical_input, canonical_json, is_rfc3339, record_from_json, record_to_json, PortableError,
     PortableRecord,
+};
+pub use crate::project::{
+    projection_hash, write_messages_json, Algorithm, Budget, BudgetError, KeptCounts, Message, MessageBlock,
+    OmittedCounts, PartTokens, PreparedProjection, ProjectError, ProjectOptions, Projection,
+    ProjectionSnapshot, ProjectionStats, ViewSource, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX,
 };
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
 pub use crate::record::{Block, Record, Role};

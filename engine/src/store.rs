@@ -11,15 +11,17 @@ use crossbeam_channel::Sender;
 use redb::{ConcurrencyMode, Database, DatabaseError, ReadableDatabase, TableHandle};
 
 use crate::apply::AppendReceipt;
+use crate::checkpoint::ClaimRegistry;
 use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
 use crate::options::{Sharing, StoreOptions};
 use crate::prepare::{check_session_name, prepare_batch};
+use crate::project::ProjectionCache;
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
 use crate::storage::{Backend, StorageFile};
 use crate::tables::{
-    decode_u64, BLOBS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META, META_FORMAT_VERSION, POSITIONS,
-    SESSIONS, SESSION_NAMES,
+    decode_u64, BLOBS, CHECKPOINTS, CLAIMS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META,
+    META_FORMAT_VERSION, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES,
 };
 use crate::verify::{verify, VerifyReport};
 use crate::watermark::Watermark;
@@ -37,6 +39,10 @@ pub struct Store {
     shared: Arc<Shared>,
     requests: Option<Sender<Request>>,
     writer: Option<JoinHandle<()>>,
+    /// This process's compaction claims: the fast path in front of the durable claims table.
+    claims: ClaimRegistry,
+    /// Outlines and entry ids projections read again and again (derived, safe to drop).
+    projections: Arc<ProjectionCache>,
 }
 
 impl std::fmt::Debug for Store {
@@ -84,6 +90,13 @@ fn create_store_file(path: &Path, options: &StoreOptions) -> Result<(), OpenErro
     built
 }
 
+/// Whether a failure to open `path` for writing means the store can be read but not written:
+/// no write permission for this user, or a read-only file system.
+fn refuses_writes(path: &Path, source: &io::Error) -> bool {
+    matches!(source.kind(), io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem)
+        && std::fs::File::open(path).is_ok()
+}
+
 fn open_error(path: &Path, err: DatabaseError) -> OpenError {
     let path = path.to_path_buf();
     match err {
@@ -98,6 +111,11 @@ fn open_error(path: &Path, err: DatabaseError) -> OpenError {
             Failure::Io(source) if source.kind() == io::ErrorKind::InvalidData => {
                 OpenError::NotAStore { path, reason: source.to_string() }
             }
+            // The file ends inside redb's header: cut short, not a failing disk.
+            Failure::Io(source) if source.kind() == io::ErrorKind::UnexpectedEof => OpenError::Corrupted {
+                path,
+                reason: format!("the file ends inside its header ({source}); was it truncated?"),
+            },
             Failure::Io(source) => OpenError::Io { path, source },
             Failure::Corrupted(reason) => OpenError::Corrupted { path, reason },
         },
@@ -113,6 +131,14 @@ impl Store {
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
         let path = path.as_ref();
         match std::fs::metadata(path) {
+            // annal creates a store whole (see `create_store_file`), so an empty file is a store
+            // that lost its bytes, not a new one: taking it over would hide the loss.
+            Ok(meta) if meta.is_file() && meta.len() == 0 => {
+                return Err(OpenError::NotAStore {
+                    path: path.to_path_buf(),
+                    reason: "the file is empty (a store is never empty; was it truncated?)".into(),
+                })
+            }
             Ok(_) => {}
             Err(err) if err.kind() == io::ErrorKind::NotFound => create_store_file(path, &options)?,
             Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
@@ -123,7 +149,12 @@ impl Store {
             Sharing::Exclusive => ConcurrencyMode::ExclusiveWriter,
         });
         builder.set_cache_size(options.cache_size_bytes);
-        let db = builder.create(path).map_err(|e| open_error(path, e))?;
+        let db = builder.create(path).map_err(|e| match open_error(path, e) {
+            OpenError::Io { path, source } if refuses_writes(&path, &source) => {
+                OpenError::NotWritable { path, source }
+            }
+            other => other,
+        })?;
         Store::start(db, Some(path.to_path_buf()), options)
     }
 
@@ -166,7 +197,33 @@ impl Store {
                 .spawn(move || writer::run(db, receiver, shared, wait))
                 .map_err(|source| OpenError::Io { path: shown.clone(), source })?
         };
-        Ok(Store { db, path, options, shared, requests: Some(sender), writer: Some(writer) })
+        Ok(Store {
+            db,
+            path,
+            options,
+            shared,
+            requests: Some(sender),
+            writer: Some(writer),
+            claims: ClaimRegistry::new(),
+            projections: Arc::new(ProjectionCache::default()),
+        })
+    }
+
+    pub(crate) fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Hands a request to the writer thread; false if the store is closing.
+    pub(crate) fn submit(&self, request: Request) -> bool {
+        self.requests.as_ref().is_some_and(|requests| requests.send(request).is_ok())
+    }
+
+    pub(crate) fn claims(&self) -> &ClaimRegistry {
+        &self.claims
+    }
+
+    pub(crate) fn projection_cache(&self) -> Arc<ProjectionCache> {
+        Arc::clone(&self.projections)
     }
 
     /// The store file, unless on custom storage.
@@ -327,6 +384,9 @@ fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), 
                 ENTRIES.name(),
                 POSITIONS.name(),
                 BLOBS.name(),
+                CHECKPOINTS.name(),
+                RECEIPTS.name(),
+                CLAIMS.name(),
             ];
             if all.iter().all(|t| names.iter().any(|n| n == t)) {
                 return Ok(());
@@ -365,6 +425,10 @@ fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), 
         open(txn.open_table(ENTRIES).map(drop))?;
         open(txn.open_table(POSITIONS).map(drop))?;
         open(txn.open_table(BLOBS).map(drop))?;
+        // Added after format version 1 shipped; a store without them gets them here.
+        open(txn.open_table(CHECKPOINTS).map(drop))?;
+        open(txn.open_table(RECEIPTS).map(drop))?;
+        open(txn.open_table(CLAIMS).map(drop))?;
     }
     txn.commit().map_err(|e| failure(e.into()))
 }

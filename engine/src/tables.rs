@@ -29,6 +29,14 @@ pub(crate) const ENTRIES: TableDefinition<'_, &str, (u64, u64)> = TableDefinitio
 pub(crate) const POSITIONS: TableDefinition<'_, u64, (u64, u64)> = TableDefinition::new("positions");
 /// blake3 of a payload → the payload, stored once.
 pub(crate) const BLOBS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("blobs");
+/// Checkpoint key → the checkpoint's plan (checkpoint/codec.rs). Derived: a missing row is
+/// re-derived from the receipt that names the key.
+pub(crate) const CHECKPOINTS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefinition::new("checkpoints");
+/// (session key, sourceOrder) of a compaction receipt → the checkpoint key it names. Written by
+/// every append of a record carrying receipt metadata, so an imported receipt is found too.
+pub(crate) const RECEIPTS: TableDefinition<'_, (u64, u64), [u8; 32]> = TableDefinition::new("receipts");
+/// Checkpoint key → the claim of a started, unresolved compaction (checkpoint/durable.rs).
+pub(crate) const CLAIMS: TableDefinition<'_, [u8; 32], [u8; 40]> = TableDefinition::new("claims");
 
 pub(crate) const META_FORMAT_VERSION: &str = "format_version";
 pub(crate) const META_NEXT_SESSION_KEY: &str = "next_session_key";

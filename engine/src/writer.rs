@@ -19,6 +19,7 @@ use crossbeam_channel::{Receiver, Sender};
 use redb::{Database, TransactionError, WriteTransaction};
 
 use crate::apply::{AppendReceipt, Tables};
+use crate::checkpoint::{CheckpointAnswer, CheckpointRequest, WriteFailure};
 use crate::error::{AppendError, Failure, ForkError};
 use crate::prepare::Prepared;
 use crate::read::SessionInfo;
@@ -40,6 +41,8 @@ pub(crate) enum Request {
         name: String,
         reply: Sender<Result<SessionInfo, ForkError>>,
     },
+    /// A compaction's claim, release, or checkpoint commit with its receipt.
+    Checkpoint(CheckpointRequest),
 }
 
 /// Why a whole group failed.
@@ -74,6 +77,13 @@ impl Request {
                     }
                 }));
             }
+            Request::Checkpoint(request) => request.fail(match failure {
+                GroupFailure::Busy(waited) => WriteFailure::Busy(*waited),
+                GroupFailure::Storage(Failure::Io(e)) => {
+                    WriteFailure::Io(std::io::Error::new(e.kind(), e.to_string()))
+                }
+                GroupFailure::Storage(Failure::Corrupted(reason)) => WriteFailure::Corrupted(reason.clone()),
+            }),
         }
     }
 
@@ -81,6 +91,7 @@ impl Request {
         match self {
             Request::Append { reply, .. } => drop(reply.send(Err(AppendError::Poisoned))),
             Request::Fork { reply, .. } => drop(reply.send(Err(ForkError::Poisoned))),
+            Request::Checkpoint(request) => request.fail(WriteFailure::Poisoned),
         }
     }
 }
@@ -140,7 +151,12 @@ pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, shared: Arc<Sh
             continue;
         }
         match commit_group(&db, &mut group, wait) {
-            Ok(position_end) => shared.committed(position_end),
+            Ok((position_end, outcomes)) => {
+                // Before anyone is answered: a caller whose append returned must find the
+                // watermark at or past its records.
+                shared.committed(position_end);
+                outcomes.into_iter().for_each(Outcome::answer);
+            }
             Err(failure) => {
                 if matches!(failure, GroupFailure::Storage(Failure::Io(_))) {
                     poisoned.store(true, Ordering::Release);
@@ -154,12 +170,28 @@ pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, shared: Arc<Sh
 enum Outcome {
     Append(Sender<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
     Fork(Sender<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
+    Checkpoint(CheckpointAnswer),
 }
 
-/// Applies and commits a group. On success every request has been answered, the group is left
-/// empty, and the store's position end is returned; on failure the requests are left for the
-/// caller to fail.
-fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Result<u64, GroupFailure> {
+impl Outcome {
+    /// Tells the caller; one that gave up waiting has dropped its receiver.
+    fn answer(self) {
+        match self {
+            Outcome::Append(reply, result) => drop(reply.send(result)),
+            Outcome::Fork(reply, result) => drop(reply.send(result)),
+            Outcome::Checkpoint(answer) => answer.send(),
+        }
+    }
+}
+
+/// Applies and commits a group. On success the group is left empty and the store's position
+/// end is returned with each request's answer, to be sent once the commit is published; on
+/// failure the requests are left for the caller to fail.
+fn commit_group(
+    db: &Database,
+    group: &mut Vec<Request>,
+    wait: Duration,
+) -> Result<(u64, Vec<Outcome>), GroupFailure> {
     let txn = begin_write(db, wait).map_err(|e| match e {
         Ok(waited) => GroupFailure::Busy(waited),
         Err(failure) => GroupFailure::Storage(failure),
@@ -178,6 +210,9 @@ fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Resu
                     let result = tables.fork(parent, *at, name)?;
                     outcomes.push(Outcome::Fork(reply.clone(), result));
                 }
+                Request::Checkpoint(request) => {
+                    outcomes.push(Outcome::Checkpoint(request.apply(&txn, &mut tables)?));
+                }
             }
         }
         position_end = tables.position_end()?;
@@ -190,11 +225,5 @@ fn commit_group(db: &Database, group: &mut Vec<Request>, wait: Duration) -> Resu
     }
     txn.commit().map_err(|e| GroupFailure::Storage(Failure::from(e)))?;
     group.clear();
-    for outcome in outcomes {
-        match outcome {
-            Outcome::Append(reply, result) => drop(reply.send(result)),
-            Outcome::Fork(reply, result) => drop(reply.send(result)),
-        }
-    }
-    Ok(position_end)
+    Ok((position_end, outcomes))
 }

@@ -16,6 +16,14 @@ use crate::record::{Block, Record};
 const ENTRY_ID_MAX: usize = 512;
 /// The longest source session id used as a session name (the store's default limit).
 const SESSION_NAME_MAX: usize = 1024;
+/// The most blocks in one record (the store's default limit). A source message with more is
+/// split into parts rather than refused with the rest of its session.
+const BLOCKS_MAX: usize = 10_000;
+/// The deepest JSON value `meta` keeps as structure. An export line nests a `meta` value two
+/// levels down, and lines deeper than serde_json's recursion limit (128) cannot be read back, so
+/// a deeper value is kept as its JSON text inside a JSON string: nothing is lost, and the record
+/// still round-trips through an export.
+const META_NESTING_MAX: usize = 120;
 
 /// Collects one session's records in source order.
 #[derive(Debug)]
@@ -74,15 +82,27 @@ impl SessionBuilder {
         fork_at: Option<u64>,
         extra_meta: &[(&str, String)],
     ) -> ParsedSession {
+        // A name the store would refuse (too long, control characters) would fail the whole
+        // session; every source's names map to one it accepts, the same way every time.
+        let name = if usable_name(&name) {
+            name
+        } else {
+            fit(&name.replace(char::is_control, "\u{fffd}"), SESSION_NAME_MAX)
+        };
         let mut seen: HashMap<String, usize> = HashMap::new();
         let mut records = Vec::with_capacity(self.records.len());
-        for (line, mut record) in self.records {
+        let mut claimed = Vec::with_capacity(self.claimed.len());
+        for ((line, mut record), claim) in self.records.into_iter().zip(self.claimed) {
             for (key, value) in extra_meta {
                 record.meta.insert((*key).to_owned(), value.clone());
             }
-            let derived = format!("{}:{}:{}", self.prefix, name, line);
+            // A long session name would make derived ids longer than the store accepts.
+            let derived = fit(&format!("{}:{}:{}", self.prefix, name, line), ENTRY_ID_MAX);
             if record.entry_id.is_empty() {
                 record.entry_id.clone_from(&derived);
+            } else if self.normalize && record.entry_id.len() > ENTRY_ID_MAX {
+                // An id built from a source id (OpenCode's `<message id>/result`) can outgrow it.
+                record.entry_id = fit(&record.entry_id, ENTRY_ID_MAX);
             }
             if let Some(&first) = seen.get(&record.entry_id) {
                 let same = records.get(first).is_some_and(|earlier: &Record| earlier == &record);
@@ -91,16 +111,59 @@ impl SessionBuilder {
                     let mut n = 1;
                     while seen.contains_key(&candidate) {
                         n += 1;
-                        candidate = format!("{derived}#{n}");
+                        candidate = fit(&format!("{derived}#{n}"), ENTRY_ID_MAX);
                     }
                     record.entry_id = candidate;
                 }
             }
+            let parts = if self.normalize && record.blocks.len() > BLOCKS_MAX {
+                split_blocks(&mut record)
+            } else {
+                Vec::new()
+            };
             seen.entry(record.entry_id.clone()).or_insert(records.len());
             records.push(record);
+            claimed.push(claim);
+            for part in parts {
+                seen.entry(part.entry_id.clone()).or_insert(records.len());
+                records.push(part);
+                claimed.push(None);
+            }
         }
-        ParsedSession { name, parent, fork_at, records, claimed_hashes: self.claimed }
+        ParsedSession { name, parent, fork_at, records, claimed_hashes: claimed }
     }
+}
+
+/// Cuts `record` to [`BLOCKS_MAX`] blocks and returns the rest as records of their own, in order:
+/// `<id>/part-2`, `<id>/part-3`, …, each naming the record it continues in `meta["partOf"]`.
+fn split_blocks(record: &mut Record) -> Vec<Record> {
+    let rest = record.blocks.split_off(BLOCKS_MAX);
+    let part_of = canonical_json(&Value::String(record.entry_id.clone()));
+    rest.chunks(BLOCKS_MAX)
+        .enumerate()
+        .map(|(index, blocks)| Record {
+            entry_id: fit(&format!("{}/part-{}", record.entry_id, index + 2), ENTRY_ID_MAX),
+            role: record.role,
+            timestamp: record.timestamp.clone(),
+            blocks: blocks.to_vec(),
+            meta: BTreeMap::from([("partOf".to_owned(), part_of.clone())]),
+        })
+        .collect()
+}
+
+/// `text` if it is at most `max` bytes, else its first bytes, `~` and 16 hex digits of its blake3
+/// hash, `max` bytes at most: distinct long ids stay distinct, and the same id always maps to the
+/// same result (so a re-import still finds what it stored).
+fn fit(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_owned();
+    }
+    let hash = blake3::hash(text.as_bytes()).to_hex();
+    let mut cut = max.saturating_sub(17);
+    while !text.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    format!("{}~{}", &text[..cut], &hash.as_str()[..16])
 }
 
 /// Whether a source id can serve as an entryId.
@@ -138,15 +201,33 @@ pub(super) fn take_timestamp(map: &mut Map<String, Value>, key: &str) -> Option<
     }
 }
 
-/// Stores a value in `meta` as canonical JSON text.
+/// Stores a value in `meta` as canonical JSON text (see [`META_NESTING_MAX`] for deep values).
 pub(super) fn put(meta: &mut BTreeMap<String, String>, key: &str, value: &Value) {
-    meta.insert(key.to_owned(), canonical_json(value));
+    meta.insert(key.to_owned(), meta_text(value));
 }
 
 /// Stores every remaining field of `map` in `meta` under its own key.
 pub(super) fn put_all(meta: &mut BTreeMap<String, String>, map: Map<String, Value>) {
     for (key, value) in map {
-        meta.insert(key, canonical_json(&value));
+        meta.insert(key, meta_text(&value));
+    }
+}
+
+fn meta_text(value: &Value) -> String {
+    if nesting(value) > META_NESTING_MAX {
+        canonical_json(&Value::String(canonical_json(value)))
+    } else {
+        canonical_json(value)
+    }
+}
+
+/// How many arrays and objects deep `value` goes. Values come from serde_json, which stops at
+/// 128 levels, so the recursion is bounded.
+fn nesting(value: &Value) -> usize {
+    match value {
+        Value::Array(items) => 1 + items.iter().map(nesting).max().unwrap_or(0),
+        Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
+        _ => 0,
     }
 }
 
@@ -248,6 +329,55 @@ mod tests {
 
     fn record(id: &str, blocks: Vec<Block>) -> Record {
         Record { entry_id: id.into(), role: Role::Tool, timestamp: None, blocks, meta: BTreeMap::new() }
+    }
+
+    #[test]
+    fn long_names_and_ids_fit_the_store_limits() {
+        let long = "n".repeat(SESSION_NAME_MAX);
+        let mut builder = SessionBuilder::new("x", true);
+        builder.push(1, record("", vec![]), None);
+        builder.push(2, record(&format!("{}/result", "m".repeat(ENTRY_ID_MAX)), vec![]), None);
+        builder.push(3, record("", vec![call("c", "Bash")]), None);
+        let session = builder.finish(long.clone(), None, None, &[]);
+        assert_eq!(session.name, long, "a name within the limit is kept");
+        let ids: Vec<&str> = session.records.iter().map(|r| r.entry_id.as_str()).collect();
+        assert!(ids.iter().all(|id| id.len() <= ENTRY_ID_MAX), "{ids:?}");
+        assert_eq!(ids.iter().collect::<std::collections::HashSet<_>>().len(), 3, "{ids:?}");
+        // The same input maps to the same ids, so a re-import finds them.
+        let mut again = SessionBuilder::new("x", true);
+        again.push(1, record("", vec![]), None);
+        assert_eq!(again.finish(long, None, None, &[]).records[0].entry_id, ids[0]);
+
+        let bad = format!("{}\n{}", "é".repeat(600), "z");
+        let session = SessionBuilder::new("x", true).finish(bad, None, None, &[]);
+        assert!(usable_name(&session.name), "{:?}", session.name);
+    }
+
+    #[test]
+    fn a_record_over_the_block_limit_is_split_in_parts() {
+        let texts = |n: usize| (0..n).map(|i| Block::Text { text: i.to_string() }).collect::<Vec<_>>();
+        let mut builder = SessionBuilder::new("x", true);
+        builder.push(1, record("big", texts(2 * BLOCKS_MAX + 1)), None);
+        builder.push(2, record("next", texts(1)), None);
+        let session = builder.finish("s".into(), None, None, &[]);
+        let shape: Vec<(&str, usize)> =
+            session.records.iter().map(|r| (r.entry_id.as_str(), r.blocks.len())).collect();
+        assert_eq!(shape, [("big", BLOCKS_MAX), ("big/part-2", BLOCKS_MAX), ("big/part-3", 1), ("next", 1)]);
+        assert_eq!(session.records[2].blocks, [Block::Text { text: (2 * BLOCKS_MAX).to_string() }]);
+        assert_eq!(session.records[1].meta["partOf"], "\"big\"");
+        assert_eq!(session.claimed_hashes.len(), 4);
+    }
+
+    #[test]
+    fn deep_meta_values_are_kept_as_text() {
+        let deep = format!("{}{}", "[".repeat(META_NESTING_MAX + 1), "]".repeat(META_NESTING_MAX + 1));
+        let value: Value = serde_json::from_str(&deep).unwrap_or(Value::Null);
+        let shallow: Value = serde_json::from_str("[[1]]").unwrap_or(Value::Null);
+        let mut meta = BTreeMap::new();
+        put(&mut meta, "deep", &value);
+        put(&mut meta, "shallow", &shallow);
+        assert_eq!(meta["deep"], Value::String(deep).to_string());
+        assert_eq!(meta["shallow"], "[[1]]");
     }
 
     #[test]

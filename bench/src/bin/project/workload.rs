@@ -1,0 +1,155 @@
+//! The projection benchmark's workload: one tool-heavy agent session, generated record by record
+//! from a seed (splitmix64 inline, so the bytes never change with a dependency), about 8 KB per
+//! record on average: user requests of 150–700 bytes; assistant text with a tool call; tool output of 3–26 KB,
+//! 5% of it 20–60 KB (past 16 KB, outputs go to the blob table), 5% errors; a final answer per
+//! turn.
+
+use annal_engine::{Block, Record, Role};
+
+/// splitmix64.
+#[derive(Clone, Debug)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn between(&mut self, low: usize, high: usize) -> usize {
+        low + (self.next() % (high - low + 1) as u64) as usize
+    }
+
+    fn chance(&mut self, per_mille: u64) -> bool {
+        self.next() % 1000 < per_mille
+    }
+}
+
+const WORDS: &[&str] = &[
+    "ledger", "parser", "config", "schema", "window", "budget", "journal", "monthly", "report", "error",
+    "value", "handler", "request", "response", "module", "cargo", "test", "failed", "passed", "commit",
+    "branch", "index", "token", "record", "session", "export", "import", "field", "line", "column",
+];
+
+/// Generates the session's records in order.
+#[derive(Debug)]
+pub(crate) struct Session {
+    rng: Rng,
+    /// Random words and numbers that texts are sliced from, so generating 800 MB stays cheap.
+    text: String,
+    produced: usize,
+    calls: u64,
+    pending: Vec<Record>,
+    steps_left: usize,
+}
+
+impl Session {
+    pub(crate) fn new(seed: u64) -> Session {
+        let mut rng = Rng(seed);
+        let mut text = String::with_capacity(1 << 21);
+        while text.len() < 1 << 21 {
+            text.push_str(WORDS[(rng.next() % WORDS.len() as u64) as usize]);
+            text.push_str(&(rng.next() % 100_000).to_string());
+            text.push(if rng.chance(80) { '\n' } else { ' ' });
+        }
+        Session { rng, text, produced: 0, calls: 0, pending: Vec::new(), steps_left: 0 }
+    }
+
+    fn slice(&mut self, len: usize) -> String {
+        let len = len.min(self.text.len() - 1);
+        let mut start = (self.rng.next() % (self.text.len() - len) as u64) as usize;
+        while !self.text.is_char_boundary(start) {
+            start -= 1;
+        }
+        self.text[start..start + len].to_owned()
+    }
+
+    fn id(&self) -> String {
+        format!("b-{:07}", self.produced + self.pending.len())
+    }
+
+    fn queue(&mut self, role: Role, blocks: Vec<Block>) {
+        let entry_id = self.id();
+        self.pending.push(Record { entry_id, role, timestamp: None, blocks, meta: Default::default() });
+    }
+
+    fn refill(&mut self) {
+        if self.steps_left == 0 {
+            let ask = self.rng.between(150, 700);
+            let text = self.slice(ask);
+            self.queue(Role::User, vec![Block::Text { text }]);
+            self.steps_left = self.rng.between(5, 30);
+            return;
+        }
+        self.steps_left -= 1;
+        if self.steps_left == 0 {
+            let answer = self.rng.between(500, 3_000);
+            let text = self.slice(answer);
+            self.queue(Role::Assistant, vec![Block::Text { text }]);
+            return;
+        }
+        self.calls += 1;
+        let call_id = format!("call-{}", self.calls);
+        let (tool, input) = match self.rng.next() % 4 {
+            0 => ("Read", format!("{{\"file_path\":\"src/{}.rs\"}}", WORDS[(self.calls % 30) as usize])),
+            1 => (
+                "Bash",
+                format!("{{\"command\":\"cargo test -p {} --quiet\"}}", WORDS[(self.calls % 7) as usize]),
+            ),
+            2 => (
+                "Grep",
+                format!("{{\"path\":\"src\",\"pattern\":\"fn {}\"}}", WORDS[(self.calls % 11) as usize]),
+            ),
+            _ => (
+                "Edit",
+                format!(
+                    "{{\"file_path\":\"config/{}.toml\",\"new\":\"a\",\"old\":\"b\"}}",
+                    WORDS[(self.calls % 5) as usize]
+                ),
+            ),
+        };
+        let say = self.rng.between(200, 3_000);
+        let text = self.slice(say);
+        let call =
+            Block::ToolCall { call_id: call_id.clone(), tool: tool.into(), input, target: String::new() };
+        self.queue(Role::Assistant, vec![Block::Text { text }, call]);
+        let size = if self.rng.chance(50) {
+            self.rng.between(20_000, 60_000)
+        } else {
+            self.rng.between(3_000, 26_000)
+        };
+        let output = self.slice(size);
+        let is_error = self.rng.chance(50);
+        self.queue(Role::Tool, vec![Block::ToolResult { call_id, tool: tool.into(), is_error, output }]);
+    }
+}
+
+impl Iterator for Session {
+    type Item = Record;
+
+    fn next(&mut self) -> Option<Record> {
+        if self.pending.is_empty() {
+            self.refill();
+        }
+        let record = self.pending.remove(0);
+        self.produced += 1;
+        Some(record)
+    }
+}
+
+/// The payload bytes of a record (text, inputs, outputs).
+pub(crate) fn payload_bytes(record: &Record) -> usize {
+    record
+        .blocks
+        .iter()
+        .map(|b| match b {
+            Block::Text { text } | Block::Thinking { text } => text.len(),
+            Block::ToolCall { input, .. } => input.len(),
+            Block::ToolResult { output, .. } => output.len(),
+            Block::Blob { data, .. } => data.len(),
+        })
+        .sum()
+}

@@ -1,0 +1,217 @@
+//! `annal history get`: an original read back verbatim from the journal, with its metadata.
+
+use std::io::Write;
+use std::ops::RangeInclusive;
+
+use annal_query::{get_original, GetError, Original, OriginalBlock};
+use anyhow::{anyhow, bail};
+use clap::Args;
+use serde_json::{json, Value};
+
+use crate::location::StoreLocation;
+use crate::output::{bytes, count, write_json_pretty, Out};
+
+pub(crate) const LONG_ABOUT: &str = "\
+Print an original verbatim from the journal, with its metadata. ID is an entryId (the whole record,
+as projection markers name it) or entryId#BLOCK (one block, as search hits and evidence rows name
+it). --lines A:B prints only lines A to B (from 1; A: and :B are open-ended) of each text, --raw
+prints only the text of one block, byte for byte.";
+
+/// Arguments of `annal history get`.
+#[derive(Debug, Args)]
+pub(crate) struct GetArgs {
+    /// ENTRY (a whole record) or ENTRY#BLOCK
+    #[arg(value_name = "ID")]
+    id: String,
+    /// Only lines A to B of each text (from 1, inclusive; A: or :B leave one end open)
+    #[arg(long, value_name = "A:B")]
+    lines: Option<String>,
+    /// Only the text of the block, exactly as stored (no metadata, no added newline)
+    #[arg(long, conflicts_with = "json")]
+    raw: bool,
+    /// A JSON object: session, entryId, sourceOrder, role, timestamp, blocks
+    #[arg(long)]
+    json: bool,
+}
+
+/// `get` with its arguments checked.
+#[derive(Debug)]
+pub(crate) struct GetPlan {
+    id: String,
+    lines: Option<RangeInclusive<usize>>,
+    raw: bool,
+    json: bool,
+}
+
+/// Parses `A:B`, `A:`, `:B` or `A` (lines from 1, inclusive).
+fn parse_lines(text: &str) -> anyhow::Result<RangeInclusive<usize>> {
+    let number = |part: &str, default: usize| -> anyhow::Result<usize> {
+        if part.is_empty() {
+            return Ok(default);
+        }
+        part.trim().parse().map_err(|_| anyhow!("--lines {text:?}: {part:?} is not a line number"))
+    };
+    let (first, last) = match text.split_once(':') {
+        Some((a, b)) => (number(a, 1)?, number(b, usize::MAX)?),
+        None => {
+            let line = number(text, 1)?;
+            (line, line)
+        }
+    };
+    if first == 0 {
+        bail!("--lines {text}: lines count from 1");
+    }
+    if first > last {
+        bail!("--lines {text}: the first line is after the last");
+    }
+    Ok(first..=last)
+}
+
+impl GetArgs {
+    /// Checks the arguments; no I/O.
+    pub(crate) fn resolve(self) -> anyhow::Result<GetPlan> {
+        if self.id.trim().is_empty() {
+            bail!("the id is empty: give an entryId or entryId#BLOCK");
+        }
+        let lines = self.lines.as_deref().map(parse_lines).transpose()?;
+        Ok(GetPlan { id: self.id, lines, raw: self.raw, json: self.json })
+    }
+}
+
+fn block_json(block: &OriginalBlock) -> Value {
+    let mut value = json!({ "blockIndex": block.index, "type": block.kind, "bytes": block.size_bytes });
+    let fields = [
+        ("tool", block.tool.clone().map(Value::from)),
+        ("callId", block.call_id.clone().map(Value::from)),
+        ("target", block.target.clone().map(Value::from)),
+        ("isError", (block.kind == "toolResult").then_some(Value::from(block.is_error))),
+        ("text", block.text.clone().map(Value::from)),
+        (
+            "lines",
+            block.lines.map(|(first, last, total)| json!({"first": first, "last": last, "total": total})),
+        ),
+        ("mediaType", block.media_type.clone().map(Value::from)),
+        ("blobHash", block.blob_hash.clone().map(Value::from)),
+    ];
+    for (key, field) in fields {
+        if let (Some(field), Some(object)) = (field, value.as_object_mut()) {
+            object.insert(key.to_owned(), field);
+        }
+    }
+    value
+}
+
+fn original_json(original: &Original) -> Value {
+    json!({
+        "session": original.session,
+        "entryId": original.entry_id,
+        "sourceOrder": original.source_order,
+        "role": original.role.as_str(),
+        "timestamp": original.timestamp,
+        "blockCount": original.block_count,
+        "blocks": original.blocks.iter().map(block_json).collect::<Vec<_>>(),
+    })
+}
+
+/// The header line of one block.
+fn block_header(original: &Original, block: &OriginalBlock) -> String {
+    let mut parts = vec![format!("block {} of {}", block.index, original.block_count), block.kind.to_owned()];
+    parts.extend(block.tool.clone());
+    if block.is_error {
+        parts.push("error".into());
+    }
+    if let Some(target) = &block.target {
+        parts.push(format!("target {target}"));
+    }
+    if let Some(call) = &block.call_id {
+        parts.push(format!("call {call}"));
+    }
+    match (block.lines, &block.media_type) {
+        (Some((first, last, total)), _) if first > last => {
+            parts.push(format!("no lines from {first} (it has {})", count(total as u64)));
+        }
+        (Some((first, last, total)), _) => {
+            parts.push(format!("lines {first}–{last} of {}", count(total as u64)))
+        }
+        (None, Some(media)) => parts.push(format!("{media}, {}", bytes(block.size_bytes))),
+        (None, None) => parts.push(bytes(block.size_bytes)),
+    }
+    parts.join(" · ")
+}
+
+/// Writes the original for people: its metadata, then each block's text verbatim.
+pub(crate) fn write_original(out: &mut impl Write, original: &Original) -> std::io::Result<()> {
+    writeln!(out, "entry {}", original.entry_id)?;
+    let when = original.timestamp.as_deref().unwrap_or("-");
+    writeln!(
+        out,
+        "session {}  sourceOrder {}  role {}  {when}",
+        original.session, original.source_order, original.role
+    )?;
+    for block in &original.blocks {
+        writeln!(out, "── {} ──", block_header(original, block))?;
+        match &block.text {
+            Some(text) => {
+                out.write_all(text.as_bytes())?;
+                if !text.is_empty() && !text.ends_with('\n') {
+                    writeln!(out)?;
+                }
+            }
+            None => writeln!(
+                out,
+                "(binary; {} stored under blob {})",
+                bytes(block.size_bytes),
+                block.blob_hash.as_deref().unwrap_or("?")
+            )?,
+        }
+    }
+    Ok(())
+}
+
+/// Reads the original and prints it.
+pub(crate) fn run(location: &StoreLocation, plan: &GetPlan, out: &mut Out) -> anyhow::Result<()> {
+    let store = location.open_existing()?;
+    let snapshot = location.snapshot(&store)?;
+    let original = get_original(&snapshot, &plan.id, plan.lines.clone()).map_err(|err| match err {
+        GetError::UnknownEntry(id) => {
+            anyhow!("no entry {id:?} in {location} (ids look like ENTRY or ENTRY#BLOCK)")
+        }
+        GetError::Journal(read) => location.read_error(&plan.id, read),
+        other => anyhow!(other),
+    })?;
+    if plan.json {
+        write_json_pretty(out, &original_json(&original))?;
+    } else if plan.raw {
+        let [block] = original.blocks.as_slice() else {
+            bail!(
+                "--raw prints one block, and {} has {}: name one as {}#N",
+                original.entry_id,
+                original.block_count,
+                original.entry_id
+            );
+        };
+        match &block.text {
+            Some(text) => out.write_all(text.as_bytes())?,
+            None => bail!("block {} of {} is binary; --raw prints text only", block.index, original.entry_id),
+        }
+    } else {
+        write_original(out, &original)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_lines;
+
+    #[test]
+    fn line_ranges() {
+        assert_eq!(parse_lines("2:5").ok(), Some(2..=5));
+        assert_eq!(parse_lines("3:").ok(), Some(3..=usize::MAX));
+        assert_eq!(parse_lines(":4").ok(), Some(1..=4));
+        assert_eq!(parse_lines("7").ok(), Some(7..=7));
+        assert!(parse_lines("0:2").is_err());
+        assert!(parse_lines("5:2").is_err());
+        assert!(parse_lines("x").is_err());
+    }
+}

@@ -1,0 +1,82 @@
+//! `annal reindex`: rebuild the search index from the journal, with a progress bar. The old
+//! index stays searchable until the new one is committed whole.
+
+use std::io::Write;
+use std::path::Path;
+
+use annal_query::{index_folder, IndexError, IndexOptions, SearchIndex};
+use anyhow::{anyhow, Context};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde_json::json;
+
+use crate::location::StoreLocation;
+use crate::output::{bytes, count, write_json_pretty, Out};
+
+/// Arguments of `annal reindex`.
+#[derive(Debug, Args)]
+pub(crate) struct ReindexArgs {
+    /// A JSON object: records, blocks, textBytes, indexBytes, seconds, folder
+    #[arg(long)]
+    json: bool,
+}
+
+/// The bytes of the files under `folder`.
+fn folder_bytes(folder: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(folder)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() { folder_bytes(&entry.path())? } else { meta.len() };
+    }
+    Ok(total)
+}
+
+/// Rebuilds the index of the store at `location`.
+pub(crate) fn run(location: &StoreLocation, args: &ReindexArgs, out: &mut Out) -> anyhow::Result<()> {
+    let store = location.open_existing()?;
+    let folder = index_folder(location.path());
+    let progress = ProgressBar::new(0);
+    progress.set_style(
+        ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let summary = SearchIndex::rebuild(&store, &IndexOptions::default(), &mut |done, total| {
+        progress.set_length(total);
+        progress.set_position(done);
+    });
+    progress.finish_and_clear();
+    let summary = summary.map_err(|err| match err {
+        IndexError::Busy { path } => anyhow!(
+            "another process holds the search index writer of {location} ({}); close it and try again",
+            path.display()
+        ),
+        other => anyhow!(other),
+    })?;
+    let index_bytes = folder_bytes(&folder).with_context(|| format!("cannot read {}", folder.display()))?;
+    if args.json {
+        write_json_pretty(
+            out,
+            &json!({
+                "records": summary.positions,
+                "blocks": summary.documents,
+                "textBytes": summary.text_bytes,
+                "indexBytes": index_bytes,
+                "seconds": summary.elapsed.as_secs_f64(),
+                "folder": folder.display().to_string(),
+            }),
+        )?;
+    } else {
+        writeln!(
+            out,
+            "indexed {} records ({} blocks, {} of text) in {:.1} s",
+            count(summary.positions),
+            count(summary.documents),
+            bytes(summary.text_bytes),
+            summary.elapsed.as_secs_f64()
+        )?;
+        writeln!(out, "index {} ({})", folder.display(), bytes(index_bytes))?;
+    }
+    store.close().context("cannot close the store")?;
+    Ok(())
+}

@@ -1,0 +1,522 @@
+//! The bad-input catalogue (docs/errors.md) through the real binary: each hostile input gives one
+//! clear error or a clean recovery, and no stored record is lost. Large inputs are generated
+//! here, in a temporary folder.
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use annal_engine::{Block, Record, Role, Sharing, Store, StoreOptions};
+use serde_json::{json, Value};
+use support::{Run, Sandbox};
+
+/// One Claude Code line: a user message (or, with `uuid` empty, a line without an id).
+fn claude_user(session: &str, uuid: &str, text: &str) -> String {
+    json!({"type": "user", "uuid": uuid, "sessionId": session,
+           "message": {"role": "user", "content": text}})
+    .to_string()
+}
+
+/// Asserts a user error: exit code 1 and a last stderr line starting `annal: `; returns it.
+fn error_line(run: &Run) -> String {
+    assert_eq!(run.code, Some(1), "stdout: {} stderr: {}", run.stdout, run.stderr);
+    let last = run.stderr.lines().last().unwrap_or_default().to_owned();
+    assert!(last.starts_with("annal: "), "{:?}", run.stderr);
+    last
+}
+
+fn import_json(sandbox: &Sandbox, path: &Path) -> (Value, String) {
+    let run = sandbox.annal(&["import", path.to_str().unwrap(), "--json"], "").ok();
+    (serde_json::from_str(&run.stdout).unwrap(), run.stderr)
+}
+
+/// Runs a command with raw bytes on stdin (`support::run` takes text only).
+fn run_bytes(mut command: Command, stdin: &[u8]) -> Run {
+    let mut child =
+        command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let bytes = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&bytes);
+    });
+    let output = child.wait_with_output().unwrap();
+    writer.join().unwrap();
+    Run {
+        code: output.status.code(),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// The entryIds of a session, in order, read through the library.
+fn entry_ids(db: &Path, session: &str) -> Vec<String> {
+    let store = Store::open(db, StoreOptions::default()).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    let records = snapshot.records(session, 0..u64::MAX).unwrap();
+    records.map(|guard| guard.unwrap().view().unwrap().entry_id().to_owned()).collect()
+}
+
+fn verified(sandbox: &Sandbox) {
+    sandbox.annal(&["verify"], "").ok();
+}
+
+#[test]
+fn truncated_last_line_is_skipped_then_imported_once_complete() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.dir().join("live.jsonl");
+    let last = claude_user("s-live", "u3", "the third message");
+    let cut = &last[..last.len() / 2];
+    let head = format!("{}\n{}\n", claude_user("s-live", "u1", "one"), claude_user("s-live", "u2", "two"));
+    std::fs::write(&file, format!("{head}{cut}")).unwrap();
+
+    let (summary, stderr) = import_json(&sandbox, &file);
+    let expected = format!("{}:3: truncated (the file ends inside this line)", file.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert_eq!(summary["recordsNew"], 2);
+    assert_eq!(summary["skippedLines"]["truncated"], 1);
+
+    // The writer finishes the line: the next import adds it, and only it.
+    std::fs::write(&file, format!("{head}{last}\n")).unwrap();
+    let (summary, stderr) = import_json(&sandbox, &file);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(
+        (summary["recordsNew"].as_u64(), summary["recordsAlreadyPresent"].as_u64()),
+        (Some(1), Some(2))
+    );
+    assert_eq!(entry_ids(&sandbox.db, "s-live"), ["u1", "u2", "u3"]);
+    verified(&sandbox);
+}
+
+#[test]
+fn a_100_mb_line_is_skipped_and_the_rest_imported() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.dir().join("huge.jsonl");
+    let huge = claude_user("s-huge", "big", &"x".repeat(100_000_000));
+    let text = format!(
+        "{}\n{huge}\n{}\n",
+        claude_user("s-huge", "u1", "before"),
+        claude_user("s-huge", "u2", "after")
+    );
+    std::fs::write(&file, text).unwrap();
+    let huge_len = huge.len();
+    drop(huge);
+
+    let (summary, stderr) = import_json(&sandbox, &file);
+    let expected = format!("{}:2: too large ({huge_len} bytes, over the limit of 67108864)", file.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert_eq!(summary["recordsNew"], 2);
+    assert_eq!(entry_ids(&sandbox.db, "s-huge"), ["u1", "u2"]);
+    verified(&sandbox);
+}
+
+#[test]
+fn invalid_utf8_is_reported_with_its_line() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.dir().join("latin1.jsonl");
+    let mut bytes = format!("{}\n", claude_user("s-utf", "u1", "fine")).into_bytes();
+    bytes.extend_from_slice(b"{\"type\":\"user\",\"uuid\":\"u2\",\"message\":{\"content\":\"caf\xE9\"}}\n");
+    bytes.extend_from_slice(format!("{}\n", claude_user("s-utf", "u3", "fine too")).as_bytes());
+    std::fs::write(&file, bytes).unwrap();
+
+    let (summary, stderr) = import_json(&sandbox, &file);
+    let expected = format!("{}:2: not UTF-8 (invalid byte at offset 52)", file.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert_eq!(summary["recordsNew"], 2);
+    assert_eq!(entry_ids(&sandbox.db, "s-utf"), ["u1", "u3"]);
+
+    // On stdin the whole batch is refused, naming the line.
+    let input = b"{\"entryId\":\"a\",\"role\":\"user\"}\n{\"role\":\"user\",\"blocks\":[{\"type\":\"text\",\"text\":\"\xFF\"}]}\n";
+    let run = run_bytes(sandbox.command(&["append", "s-utf"]), input);
+    let line = error_line(&run);
+    assert!(line.starts_with("annal: stdin:2: not UTF-8"), "{line}");
+    assert_eq!(entry_ids(&sandbox.db, "s-utf"), ["u1", "u3"], "nothing was appended");
+}
+
+#[test]
+fn json_nested_100000_deep_is_refused_without_crashing() {
+    let sandbox = Sandbox::new();
+    let deep = format!("{}{}", "[".repeat(100_000), "]".repeat(100_000));
+    let file = sandbox.dir().join("deep.jsonl");
+    let text = format!(
+        "{}\n{{\"type\":\"user\",\"uuid\":\"u2\",\"message\":{deep}}}\n{}\n",
+        claude_user("s-deep", "u1", "a"),
+        claude_user("s-deep", "u3", "b")
+    );
+    std::fs::write(&file, text).unwrap();
+    let (summary, stderr) = import_json(&sandbox, &file);
+    let expected = format!("{}:2: JSON nested too deeply (over 128 levels)", file.display());
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert_eq!(summary["recordsNew"], 2);
+
+    // A whole OpenCode document that deep.
+    let document = sandbox.dir().join("deep.json");
+    std::fs::write(&document, format!("{{\"info\":{{}},\"messages\":[{deep}]}}")).unwrap();
+    let run = sandbox.annal(&["import", "--format", "opencode", document.to_str().unwrap()], "").ok();
+    let expected = format!("{}:1: JSON nested too deeply (over 128 levels)", document.display());
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+    // Detection reads it as OpenCode by its opening, without parsing the depth.
+    let run = sandbox.annal(&["import", document.to_str().unwrap()], "").ok();
+    assert!(run.stderr.contains(&expected), "{}", run.stderr);
+
+    let run =
+        sandbox.annal(&["append", "s-deep"], &format!("{{\"role\":\"user\",\"meta\":{{\"x\":{deep}}}}}\n"));
+    let line = error_line(&run);
+    assert!(line.starts_with("annal: stdin:1: not JSON: recursion limit exceeded"), "{line}");
+    assert_eq!(entry_ids(&sandbox.db, "s-deep"), ["u1", "u3"]);
+    verified(&sandbox);
+}
+
+#[test]
+fn a_50_mb_image_in_a_tool_result_is_stored_once_as_a_blob() {
+    // 50,000,001 bytes (three-byte groups, so its base64 is the group's four characters repeated).
+    let groups = 16_666_667;
+    let image: Vec<u8> = b"\x89PN".repeat(groups);
+    let base64 = "iVBO".repeat(groups);
+    let sandbox = Sandbox::new();
+    let file = sandbox.dir().join("screenshot.jsonl");
+    let call = json!({"type": "assistant", "uuid": "a1", "sessionId": "s-img",
+        "message": {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "t1", "name": "Screenshot", "input": {}}]}});
+    let result = json!({"type": "user", "uuid": "r1", "sessionId": "s-img",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "text", "text": "the login page"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": base64}}]}]}});
+    std::fs::write(&file, format!("{call}\n{result}\n")).unwrap();
+    drop(result);
+
+    let (summary, stderr) = import_json(&sandbox, &file);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(summary["recordsNew"], 2);
+    // Every pass over 50 MB is slow in a debug build: each property is checked once, through the
+    // library where the binary's output would be 50 MB of base64.
+    let hashes = {
+        let store = Store::open(&sandbox.db, StoreOptions::default()).unwrap();
+        let snapshot = store.snapshot().unwrap();
+        let sizes = snapshot.table_sizes().unwrap();
+        let of = |name: &str| sizes.iter().find(|t| t.table == name).map(|t| (t.entries, t.stored_bytes));
+        let (blobs, blob_bytes) = of("blobs").unwrap();
+        assert_eq!(blobs, 1, "the image is one blob");
+        assert!(blob_bytes >= image.len() as u64, "{blob_bytes}");
+        let journal_bytes = of("journal").unwrap().1;
+        assert!(
+            journal_bytes < 64 << 10,
+            "the journal holds a reference, not the image: {journal_bytes} bytes"
+        );
+        let guard = snapshot.record("s-img", 1).unwrap().unwrap();
+        let record = snapshot.to_record(&guard.view().unwrap()).unwrap();
+        assert!(matches!(&record.blocks[0], Block::ToolResult { output, .. } if output == "the login page"));
+        match &record.blocks[1] {
+            Block::Blob { media_type, data } => {
+                assert_eq!(media_type, "image/png");
+                assert!(data == &image, "the image reads back byte for byte");
+            }
+            other => panic!("expected the image blob, got {}", other.kind()),
+        }
+        let hashes = session_hashes(&snapshot, "s-img");
+        // The same image in another record (of another session) is the same blob.
+        let copy = Record {
+            entry_id: "copy".into(),
+            role: Role::User,
+            timestamp: None,
+            blocks: vec![Block::Blob { media_type: "image/png".into(), data: image.clone() }],
+            meta: Default::default(),
+        };
+        store.append("s-copy", None, vec![copy]).unwrap();
+        let sizes = store.snapshot().unwrap().table_sizes().unwrap();
+        let blobs = sizes.iter().find(|t| t.table == "blobs").unwrap();
+        assert_eq!((blobs.entries, blobs.stored_bytes), (1, blob_bytes), "the image was stored again");
+        hashes
+    };
+
+    // People's export names the image without inlining it.
+    let markdown = sandbox.annal(&["export", "s-img", "--format", "markdown"], "").ok().stdout;
+    assert!(markdown.contains("*[image/png, 50000001 bytes, blob "), "{markdown}");
+    assert!(markdown.len() < 4096, "the Markdown export inlines the image ({} bytes)", markdown.len());
+    // The JSONL export carries it, and imports into another store: an import of an annal export
+    // checks every record against the hash the export claims, so success means identical hashes.
+    let export = sandbox.dir().join("export.jsonl");
+    sandbox.annal(&["export", "s-img", "-o", export.to_str().unwrap()], "").ok();
+    let exported = std::fs::read_to_string(&export).unwrap();
+    let claimed: Vec<String> = exported
+        .lines()
+        .skip(1)
+        .map(|line| serde_json::from_str::<Value>(line).unwrap()["hash"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(claimed, hashes.iter().map(annal_engine::hash_to_hex).collect::<Vec<_>>());
+    let other = Sandbox::new();
+    let (summary, stderr) = import_json(&other, &export);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(summary["recordsNew"], 2);
+}
+
+/// Each record's chain hash, read without loading blobs.
+fn session_hashes(snapshot: &annal_engine::Snapshot, session: &str) -> Vec<annal_engine::Hash> {
+    let records = snapshot.records(session, 0..u64::MAX).unwrap();
+    records.map(|guard| guard.unwrap().view().unwrap().hash()).collect()
+}
+
+#[test]
+fn duplicate_entry_ids_with_different_content() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.dir().join("dup.jsonl");
+    // Within one file the later line keeps its content under an id derived from its place.
+    let lines = [claude_user("s-dup", "u1", "first"), claude_user("s-dup", "u1", "edited copy")];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let (summary, stderr) = import_json(&sandbox, &file);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!(summary["recordsNew"], 2);
+    assert_eq!(entry_ids(&sandbox.db, "s-dup"), ["u1", "claude:s-dup:2"]);
+
+    // The file changes under an id already stored: that session's import fails, clearly, and
+    // what is stored stays as it was.
+    let changed = [claude_user("s-dup", "u1", "rewritten"), claude_user("s-dup", "u9", "new")];
+    std::fs::write(&file, changed.join("\n") + "\n").unwrap();
+    let run = sandbox.annal(&["import", file.to_str().unwrap()], "");
+    let line = error_line(&run);
+    assert_eq!(line, "annal: 1 of 1 sessions could not be imported (see above)");
+    let reason = format!(
+        "{}: session \"s-dup\": entry \"u1\" already exists with different content (sourceOrder 0)",
+        file.display()
+    );
+    assert!(run.stderr.contains(&reason), "{}", run.stderr);
+    let shown = sandbox.annal(&["show", "s-dup", "--json"], "").ok().stdout;
+    let records = support::json_lines(&shown);
+    assert_eq!(records.len(), 2);
+    assert_eq!(records[0]["blocks"][0]["text"], "first");
+
+    // On stdin: against the store, and within one batch.
+    let append = |input: &str| sandbox.annal(&["append", "s-dup"], input);
+    let stored =
+        "{\"entryId\":\"u1\",\"role\":\"user\",\"blocks\":[{\"type\":\"text\",\"text\":\"other\"}]}\n";
+    assert_eq!(
+        error_line(&append(stored)),
+        "annal: stdin:1: entry \"u1\" is already stored at sourceOrder 0 of session \"s-dup\" with \
+         different content; nothing was appended"
+    );
+    let twice = "{\"entryId\":\"n\",\"role\":\"user\"}\n{\"entryId\":\"n\",\"role\":\"system\"}\n";
+    assert_eq!(
+        error_line(&append(twice)),
+        "annal: stdin:2: entry \"n\" appears again with different content (first on line 1); nothing \
+         was appended"
+    );
+    assert_eq!(entry_ids(&sandbox.db, "s-dup"), ["u1", "claude:s-dup:2"]);
+    verified(&sandbox);
+}
+
+#[test]
+fn a_file_in_an_unknown_format() {
+    let sandbox = Sandbox::new();
+    let notes = sandbox.dir().join("notes.jsonl");
+    std::fs::write(&notes, "{\"a\": 1}\n{\"b\": 2}\n").unwrap();
+    let run = sandbox.annal(&["import", notes.to_str().unwrap()], "");
+    assert_eq!(
+        error_line(&run),
+        "annal: 1 file given is not a transcript annal can read (see above); --format \
+         claude|codex|opencode|annal reads a file as that format"
+    );
+    assert!(
+        run.stderr.starts_with(&format!("{}: not a transcript annal can read; skipped\n", notes.display())),
+        "{}",
+        run.stderr
+    );
+
+    // Found in a folder beside a transcript, it is skipped and the rest imported.
+    let folder = sandbox.dir().join("mixed");
+    std::fs::create_dir(&folder).unwrap();
+    std::fs::copy(&notes, folder.join("package.json")).unwrap();
+    std::fs::write(folder.join("chat.jsonl"), claude_user("s-mixed", "u1", "hi") + "\n").unwrap();
+    let (summary, stderr) = import_json(&sandbox, &folder);
+    assert_eq!(summary["filesUnrecognised"], 1);
+    assert_eq!(summary["recordsNew"], 1);
+    assert!(stderr.contains("package.json: not a transcript annal can read; skipped"), "{stderr}");
+
+    // A format annal does not know by name is a usage error.
+    let run = sandbox.annal(&["import", "--format", "aider", notes.to_str().unwrap()], "");
+    assert_eq!(run.code, Some(2), "{}", run.stderr);
+    assert!(run.stderr.contains("invalid value 'aider' for '--format <FORMAT>'"), "{}", run.stderr);
+    assert_eq!(entry_ids(&sandbox.db, "s-mixed"), ["u1"]);
+}
+
+#[test]
+fn a_missing_file() {
+    let sandbox = Sandbox::new();
+    let missing = sandbox.dir().join("gone.jsonl");
+    let run = sandbox.annal(&["import", missing.to_str().unwrap()], "");
+    assert_eq!(
+        error_line(&run),
+        format!("annal: cannot read {}: No such file or directory (os error 2)", missing.display())
+    );
+    assert!(!sandbox.db.exists(), "a failed import creates no store");
+    // A reading command never creates a store either.
+    let run = sandbox.annal(&["sessions"], "");
+    assert_eq!(
+        error_line(&run),
+        format!("annal: no store at {} (the first `annal append` creates it)", sandbox.db.display())
+    );
+    assert!(!sandbox.db.exists());
+}
+
+#[test]
+fn a_folder_with_no_transcripts() {
+    let sandbox = Sandbox::new();
+    let folder = sandbox.dir().join("docs");
+    std::fs::create_dir_all(folder.join("nested")).unwrap();
+    std::fs::write(folder.join("README.md"), "# notes\n").unwrap();
+    std::fs::write(folder.join("nested").join("log.txt"), "text\n").unwrap();
+    let run = sandbox.annal(&["import", folder.to_str().unwrap()], "");
+    assert_eq!(
+        error_line(&run),
+        format!("annal: no transcripts (.jsonl or .json files) in {}", folder.display())
+    );
+    assert!(!sandbox.db.exists());
+}
+
+#[test]
+fn the_store_opened_by_a_second_process_at_the_same_time() {
+    let sandbox = Sandbox::new();
+    sandbox.annal(&["append", "s-first"], "{\"entryId\":\"f1\",\"role\":\"user\"}\n").ok();
+    // An import and a series of appends, in separate processes, at once: both complete.
+    let file = sandbox.dir().join("long.jsonl");
+    let lines: Vec<String> = (0..3_000).map(|i| claude_user("s-import", &format!("i{i}"), "text")).collect();
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    let mut import = sandbox
+        .command(&["import", file.to_str().unwrap()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    for i in 0..10 {
+        let run =
+            sandbox.annal(&["append", "s-side"], &format!("{{\"entryId\":\"side{i}\",\"role\":\"user\"}}\n"));
+        assert_eq!(run.ok().lines(), [i.to_string()]);
+    }
+    assert!(import.wait().unwrap().success());
+    assert_eq!(entry_ids(&sandbox.db, "s-import").len(), 3_000);
+    assert_eq!(entry_ids(&sandbox.db, "s-side").len(), 10);
+
+    // An embedder that opened the store for itself alone excludes everyone else, clearly.
+    let exclusive =
+        Store::open(&sandbox.db, StoreOptions { sharing: Sharing::Exclusive, ..StoreOptions::default() })
+            .unwrap();
+    let run = sandbox.annal(&["sessions"], "");
+    let line = error_line(&run);
+    assert!(
+        line.starts_with(&format!(
+            "annal: store {} is already open by another process that excludes sharing",
+            sandbox.db.display()
+        )),
+        "{line}"
+    );
+    let run = sandbox.annal(&["append", "s-first"], "{\"entryId\":\"f2\",\"role\":\"user\"}\n");
+    assert!(error_line(&run).contains("already open by another process"), "{}", run.stderr);
+    exclusive.close().unwrap();
+    assert_eq!(entry_ids(&sandbox.db, "s-first"), ["f1"]);
+    verified(&sandbox);
+}
+
+/// The effective user id, from the owner of this process's own `/proc` entry.
+fn running_as_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").map(|meta| meta.uid() == 0).unwrap_or(false)
+}
+
+#[test]
+fn a_read_only_store_file() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+
+    let sandbox = Sandbox::new();
+    sandbox.annal(&["append", "s-ro"], "{\"entryId\":\"r1\",\"role\":\"user\"}\n").ok();
+    let before = std::fs::read(&sandbox.db).unwrap();
+    std::fs::set_permissions(&sandbox.db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // Root writes through file permissions, so as root the binary runs as `nobody`, for whom the
+    // file is read-only as for its owner. `nobody` may not reach the build folder (under a private
+    // home, say): it runs a copy in the sandbox.
+    let as_nobody = running_as_root().then(|| {
+        std::fs::set_permissions(sandbox.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+        let copy = sandbox.dir().join("annal");
+        std::fs::copy(env!("CARGO_BIN_EXE_annal"), &copy).unwrap();
+        std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o755)).unwrap();
+        copy
+    });
+    let command = |args: &[&str]| match &as_nobody {
+        None => sandbox.command(args),
+        Some(binary) => {
+            let mut command = Command::new(binary);
+            command
+                .arg("--db")
+                .arg(&sandbox.db)
+                .args(args)
+                .env_remove("ANNAL_DB")
+                .env("HOME", sandbox.dir())
+                .env("XDG_DATA_HOME", sandbox.dir().join("data"))
+                .uid(65534)
+                .gid(65534);
+            command
+        }
+    };
+    let expected = format!(
+        "annal: store {} cannot be opened for writing (Permission denied (os error 13)): the file or its \
+         file system is read-only; annal needs write access even to read it",
+        sandbox.db.display()
+    );
+    for args in [&["sessions"][..], &["verify"], &["append", "s-ro"]] {
+        let run = support::run(command(args), "{\"entryId\":\"r2\",\"role\":\"user\"}\n");
+        assert_eq!(error_line(&run), expected, "annal {args:?}");
+    }
+    assert!(std::fs::read(&sandbox.db).unwrap() == before, "the store file is unchanged");
+    std::fs::set_permissions(&sandbox.db, std::fs::Permissions::from_mode(0o600)).unwrap();
+    assert_eq!(entry_ids(&sandbox.db, "s-ro"), ["r1"]);
+    verified(&sandbox);
+}
+
+#[test]
+fn a_truncated_store_file() {
+    let sandbox = Sandbox::new();
+    let records: String = (0..300)
+        .map(|i| format!("{{\"entryId\":\"t{i}\",\"role\":\"tool\",\"blocks\":[{{\"type\":\"text\",\"text\":\"{}\"}}]}}\n", "w".repeat(500)))
+        .collect();
+    sandbox.annal(&["append", "s-cut"], &records).ok();
+    let full = std::fs::read(&sandbox.db).unwrap();
+    let display = sandbox.db.display().to_string();
+    let cut_to = |len: usize| std::fs::write(&sandbox.db, &full[..len]).unwrap();
+
+    cut_to(full.len() / 2);
+    let line = error_line(&sandbox.annal(&["verify"], ""));
+    let expected = format!(
+        "annal: store {display} is corrupted: File truncated below stored layout: file_len={}, layout_len={}",
+        full.len() / 2,
+        full.len()
+    );
+    assert_eq!(line, expected);
+    cut_to(100);
+    assert_eq!(
+        error_line(&sandbox.annal(&["sessions"], "")),
+        format!(
+            "annal: store {display} is corrupted: the file ends inside its header (failed to fill whole \
+             buffer); was it truncated?"
+        )
+    );
+    cut_to(4);
+    assert_eq!(
+        error_line(&sandbox.annal(&["sessions"], "")),
+        format!("annal: {display} is not an annal store: Not a redb database: magic number mismatch")
+    );
+    // Cut to nothing, it is not mistaken for a new store, not even by a writing command.
+    cut_to(0);
+    for args in [&["sessions"][..], &["append", "s-cut"]] {
+        let run = sandbox.annal(args, "{\"entryId\":\"late\",\"role\":\"user\"}\n");
+        assert_eq!(
+            error_line(&run),
+            format!("annal: {display} is not an annal store: the file is empty (a store is never empty; was it truncated?)")
+        );
+    }
+    assert_eq!(std::fs::metadata(&sandbox.db).unwrap().len(), 0);
+    // The whole file again: every record is there.
+    std::fs::write(&sandbox.db, &full).unwrap();
+    assert_eq!(entry_ids(&sandbox.db, "s-cut").len(), 300);
+    verified(&sandbox);
+}

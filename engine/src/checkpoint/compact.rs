@@ -1,0 +1,351 @@
+//! The compaction protocol (`Store::compact`): check the view against the trigger, reuse a
+//! committed key, claim it, derive the checkpoint from the originals (with a summary for
+//! summarized-v1), and commit it with its receipt in one transaction.
+//!
+//! A new compaction always derives from the originals (never from the previous projection), so
+//! errors do not compound along a chain of compactions. A summarized-v1 request that gets no
+//! usable summary commits `deterministic-v1` under the same key, with the reason in the
+//! receipt; the key stays committed, so that prefix is not summarised again.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::hash::{hash_to_hex, Hash};
+use crate::prepare::prepare_batch;
+use crate::project::{
+    Algorithm, Outline, ProjectError, ProjectOptions, Projection, ProjectionSnapshot, ProjectionStats,
+};
+use crate::store::Store;
+
+use super::claims::Owner;
+use super::codec::encode_plan;
+use super::current::{checkpoint_at, read_receipt, Current};
+use super::durable::{CheckpointRequest, CommitMode, CommitRefused};
+use super::key::{checkpoint_key, new_owner};
+use super::receipt::{receipt_record, ReceiptBody, ReceiptInfo};
+use super::summarize::{summarize_within, Summarizer, SummaryRequest};
+use super::writes::{refusal_error, Claimed, Held};
+use super::CompactError;
+
+/// How long a claim holds by default: longer than a summarizer's default timeout.
+pub const LEASE_DEFAULT: Duration = Duration::from_secs(600);
+
+/// How to compact.
+#[derive(Clone, Debug)]
+pub struct CompactOptions {
+    /// Budget and algorithm.
+    pub project: ProjectOptions,
+    /// Writes the handoff summary for summarized-v1.
+    pub summarizer: Option<Arc<dyn Summarizer>>,
+    /// How long the claim on the checkpoint key holds before another compaction may take it
+    /// over; keep it longer than the summarizer's timeout.
+    pub lease: Duration,
+    /// How long to wait for another owner's claim on the same key to resolve (0: fail at once).
+    pub claim_wait: Duration,
+    /// Compact even when the view fits under the trigger.
+    pub force: bool,
+}
+
+impl CompactOptions {
+    /// Options for `project`, no summarizer, the default lease, no waiting.
+    pub fn new(project: ProjectOptions) -> CompactOptions {
+        CompactOptions {
+            project,
+            summarizer: None,
+            lease: LEASE_DEFAULT,
+            claim_wait: Duration::ZERO,
+            force: false,
+        }
+    }
+}
+
+/// What a compaction did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompactStatus {
+    /// A new checkpoint and its receipt were committed.
+    Committed,
+    /// The key was already committed and current: nothing was written, no summarizer called.
+    Reused,
+    /// The key was committed but another checkpoint was current: a new receipt made it current
+    /// again (no summarizer call).
+    Reinstated,
+    /// The view fits under the trigger: nothing to do.
+    NotNeeded,
+}
+
+/// The outcome of a compaction.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompactOutcome {
+    /// What happened.
+    pub status: CompactStatus,
+    /// The checkpoint key (none when not needed).
+    pub key: Option<Hash>,
+    /// The checkpoint covers sourceOrders `[0, upto)`.
+    pub upto: u64,
+    /// The algorithm asked for.
+    pub requested: Algorithm,
+    /// The algorithm of the checkpoint (deterministic-v1 when a summary failed).
+    pub algorithm: Algorithm,
+    /// Why the asked-for algorithm was not used.
+    pub fallback_reason: Option<String>,
+    /// The sourceOrder of the receipt that makes the checkpoint current.
+    pub receipt: Option<u64>,
+    /// The fencing token the checkpoint was committed with.
+    pub fencing_token: u64,
+    /// The hash of the checkpoint's own projection (records `[0, upto)`), as the receipt says;
+    /// for `NotNeeded`, the hash of the current view.
+    pub projection_hash: Hash,
+    /// Its stats.
+    pub stats: ProjectionStats,
+    /// Tokens of the view before the compaction.
+    pub view_tokens: u64,
+}
+
+impl Store {
+    /// Compacts `session`: commits a checkpoint of its records `[0, upto)` atomically with a
+    /// receipt record in its journal, unless that checkpoint is committed already (then it is
+    /// reused, without calling the summarizer) or the view fits under the trigger (then nothing
+    /// is written). The checkpoint is derived from the originals. For summarized-v1, a failed,
+    /// late, empty or oversized summary commits deterministic-v1 with the reason recorded.
+    ///
+    /// A compaction holds a claim on its key while it works: another compaction of the same key
+    /// waits up to `claim_wait` and then fails with [`CompactError::Claimed`]; after the lease
+    /// it may take over, and the slow owner's commit is then refused with
+    /// [`CompactError::Fenced`]. Note that the receipt takes a sourceOrder: appends that pass
+    /// `expected_next` must read the session's length again.
+    ///
+    /// # Errors
+    /// [`CompactError`]; never because a summary failed.
+    pub fn compact(&self, session: &str, options: &CompactOptions) -> Result<CompactOutcome, CompactError> {
+        let budget = options.project.budget;
+        budget.check().map_err(ProjectError::from)?;
+        let requested = options.project.algorithm;
+        let source = self.projection_snapshot()?;
+        let view = source.prepare(session, &options.project)?.render()?.into_owned();
+        let view_tokens = view.stats.tokens.total;
+        let outline = Outline::load(&source, session)?;
+        let upto = outline.compaction_upto();
+        let key = checkpoint_key(session, upto, requested, &budget);
+        if let Some(outcome) = self.reuse(&source, session, &outline, key, requested, view_tokens)? {
+            return Ok(outcome);
+        }
+        if !options.force && !view.compaction_due {
+            return Ok(CompactOutcome {
+                status: CompactStatus::NotNeeded,
+                key: None,
+                upto,
+                requested,
+                algorithm: view.algorithm,
+                fallback_reason: None,
+                receipt: None,
+                fencing_token: 0,
+                projection_hash: view.hash,
+                stats: view.stats,
+                view_tokens,
+            });
+        }
+        let owner = new_owner();
+        let held = match self.claim(session, key, owner, options)? {
+            Claimed::Granted(held) => held,
+            Claimed::Committed => {
+                // Committed by someone else since the snapshot: read it anew and reuse it.
+                let source = self.projection_snapshot()?;
+                let outline = Outline::load(&source, session)?;
+                return self.reuse(&source, session, &outline, key, requested, view_tokens)?.ok_or_else(
+                    || CompactError::Corrupted {
+                        reason: format!(
+                            "checkpoint {} is committed but no receipt names it",
+                            hash_to_hex(&key)
+                        ),
+                    },
+                );
+            }
+        };
+        let result = self.compact_claimed(&source, session, &outline, key, owner, held, view, options);
+        if result.is_err() {
+            self.claims().release(key, owner, held.local_token);
+            let token = held.durable.token;
+            // Best effort: an unreleased claim expires with its lease anyway.
+            let _ = self.checkpoint_request(|reply| CheckpointRequest::Release { key, owner, token, reply });
+        }
+        result
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn compact_claimed(
+        &self,
+        source: &ProjectionSnapshot,
+        session: &str,
+        outline: &Outline,
+        key: Hash,
+        owner: Owner,
+        held: Held,
+        view: Projection<'static>,
+        options: &CompactOptions,
+    ) -> Result<CompactOutcome, CompactError> {
+        let budget = options.project.budget;
+        let requested = options.project.algorithm;
+        let upto = outline.compaction_upto();
+        let view_tokens = view.stats.tokens.total;
+        let (mut summary, mut reason) = (None, None);
+        if requested == Algorithm::SummarizedV1 {
+            if outline.tokens_before(upto) <= u64::from(budget.trigger_tokens()) {
+                reason =
+                    Some("the records fit under the trigger, so there is nothing to summarise".to_owned());
+            } else if let Some(summarizer) = &options.summarizer {
+                let request = SummaryRequest::new(session, upto, budget.summary_tokens, view.messages);
+                match summarize_within(summarizer, request) {
+                    Ok(text) => {
+                        let tokens = self.options().token_counter.count_tokens(&text);
+                        if tokens > budget.summary_tokens {
+                            reason = Some(format!(
+                                "the summary has {tokens} tokens, more than the {} allowed",
+                                budget.summary_tokens
+                            ));
+                        } else {
+                            summary = Some(text);
+                        }
+                    }
+                    Err(why) => reason = Some(why),
+                }
+            } else {
+                reason = Some("no summarizer was given".to_owned());
+            }
+        }
+        let prefix = outline.clone();
+        let algorithm = if summary.is_some() { Algorithm::SummarizedV1 } else { Algorithm::DeterministicV1 };
+        let derived = match source.prepare_derived(
+            session,
+            prefix.clone(),
+            budget,
+            algorithm,
+            summary.clone(),
+            None,
+        ) {
+            Err(ProjectError::DoesNotFit { tokens, capacity, .. }) if summary.is_some() => {
+                reason = Some(format!(
+                    "with the summary the projection needs {tokens} tokens, more than the capacity of {capacity}"
+                ));
+                summary = None;
+                source.prepare_derived(session, prefix, budget, Algorithm::DeterministicV1, None, None)?
+            }
+            other => other?,
+        };
+        let projection = derived.render()?;
+        let plan = derived.plan();
+        let info = ReceiptInfo {
+            key,
+            algorithm_version: plan.algorithm.as_str().to_owned(),
+            requested,
+            upto,
+            end: plan.end,
+            budget,
+            projection_hash: projection.hash,
+            summary_hash: plan.summary,
+            fencing_token: held.durable.token,
+            fallback_reason: reason.clone(),
+        };
+        let body = ReceiptBody {
+            session,
+            info: &info,
+            stats: &projection.stats,
+            summary: summary.as_deref(),
+            reinstated: false,
+        };
+        let receipt = prepare_batch(session, vec![receipt_record(&body, &owner)], self.options())
+            .map_err(CompactError::Receipt)?;
+        let mode = CommitMode::Claimed { owner, token: held.durable.token, plan: encode_plan(plan) };
+        let committed: Result<u64, CommitRefused> = self.checkpoint_request(|reply| {
+            CheckpointRequest::Commit { key, session: session.to_owned(), mode, receipt, reply }
+        })?;
+        match committed {
+            Ok(order) => {
+                let _ = self.claims().commit(key, owner, held.local_token);
+                self.claims().mark_committed(key);
+                if let Some(rows) = derived.formatted_rows() {
+                    self.projection_cache().keep_rows(key, rows);
+                }
+                Ok(CompactOutcome {
+                    status: CompactStatus::Committed,
+                    key: Some(key),
+                    upto,
+                    requested,
+                    algorithm: plan.algorithm,
+                    fallback_reason: reason,
+                    receipt: Some(order),
+                    fencing_token: held.durable.token,
+                    projection_hash: projection.hash,
+                    stats: projection.stats,
+                    view_tokens,
+                })
+            }
+            Err(refused) => Err(refusal_error(session, key, held.durable.token, refused)),
+        }
+    }
+
+    /// Reuses a committed checkpoint for `key`: nothing to write when it is current, a new
+    /// receipt when another one is. `None` when the key is not committed.
+    fn reuse(
+        &self,
+        source: &ProjectionSnapshot,
+        session: &str,
+        outline: &Outline,
+        key: Hash,
+        requested: Algorithm,
+        view_tokens: u64,
+    ) -> Result<Option<CompactOutcome>, CompactError> {
+        let Some(receipt) = outline.receipts().iter().rev().find(|r| r.key == key).copied() else {
+            return Ok(None);
+        };
+        let Ok(info) = read_receipt(source, session, receipt.order)? else { return Ok(None) };
+        let Current::Checkpoint { plan, .. } = checkpoint_at(source, session, outline, receipt.order)? else {
+            return Ok(None);
+        };
+        let prefix = outline.truncated(plan.end);
+        let prepared = source.prepare_checkpoint(prefix, key, receipt.order, *plan, info.budget)?;
+        let projection = prepared.render()?;
+        let mut outcome = CompactOutcome {
+            status: CompactStatus::Reused,
+            key: Some(key),
+            upto: info.upto,
+            requested,
+            algorithm: projection.algorithm,
+            fallback_reason: info.fallback_reason.clone(),
+            receipt: Some(receipt.order),
+            fencing_token: info.fencing_token,
+            projection_hash: info.projection_hash,
+            stats: projection.stats,
+            view_tokens,
+        };
+        if outline.latest_receipt().map(|r| r.key) == Some(key) {
+            return Ok(Some(outcome));
+        }
+        let summary = super::receipt_summary_owned(source, session, receipt.order)?;
+        let body = ReceiptBody {
+            session,
+            info: &info,
+            stats: &projection.stats,
+            summary: summary.as_deref(),
+            reinstated: true,
+        };
+        let record = prepare_batch(session, vec![receipt_record(&body, &new_owner())], self.options())
+            .map_err(CompactError::Receipt)?;
+        let committed: Result<u64, CommitRefused> =
+            self.checkpoint_request(|reply| CheckpointRequest::Commit {
+                key,
+                session: session.to_owned(),
+                mode: CommitMode::Reinstate,
+                receipt: record,
+                reply,
+            })?;
+        match committed {
+            Ok(order) => {
+                outcome.status = CompactStatus::Reinstated;
+                outcome.receipt = Some(order);
+                Ok(Some(outcome))
+            }
+            Err(CommitRefused::AlreadyCurrent) => Ok(Some(outcome)),
+            Err(refused) => Err(refusal_error(session, key, info.fencing_token, refused)),
+        }
+    }
+}

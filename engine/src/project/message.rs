@@ -1,0 +1,258 @@
+//! The output of a projection: provider-neutral messages (a role and blocks in the portable
+//! block format), their canonical JSON, and the blake3 hash over it.
+//!
+//! Canonical bytes: the messages as one JSON array, compact, keys in the order written here,
+//! strings escaped as serde_json escapes them. A tool call's input is embedded as JSON when it
+//! is a stored JSON object or array (the store keeps those in canonical text), else carried as
+//! `inputText`; a blob is referenced by hash, size and media type, never inlined.
+//! `hash = blake3("annal.projection.v1\0" ‖ canonical bytes)`.
+
+use std::borrow::Cow;
+use std::io::{self, Write};
+
+use crate::hash::{hash_to_hex, Hash};
+use crate::record::Role;
+
+const HASH_DOMAIN: &[u8] = b"annal.projection.v1\0";
+
+/// One message of a projection.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message<'a> {
+    /// Who speaks: `user`, `assistant`, `tool` or `system`.
+    pub role: Role,
+    /// The content, in order.
+    pub blocks: Vec<MessageBlock<'a>>,
+}
+
+/// One block of a message, borrowed from the stored records where it is an original.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MessageBlock<'a> {
+    /// Text: an original, or a marker, note, label or evidence row annal wrote.
+    Text {
+        /// The text.
+        text: Cow<'a, str>,
+    },
+    /// Model reasoning (only in the recent tail).
+    Thinking {
+        /// The reasoning.
+        text: Cow<'a, str>,
+    },
+    /// A tool call whose result follows in the projection.
+    ToolCall {
+        /// Pairs the call with its result.
+        call_id: Cow<'a, str>,
+        /// The tool's name.
+        tool: Cow<'a, str>,
+        /// The input as stored (JSON text for objects and arrays).
+        input: Cow<'a, str>,
+        /// What the call acts on.
+        target: Cow<'a, str>,
+    },
+    /// The result of a call that precedes it in the projection.
+    ToolResult {
+        /// The call it answers.
+        call_id: Cow<'a, str>,
+        /// The tool's name, if the source named it.
+        tool: Cow<'a, str>,
+        /// Whether the tool failed.
+        is_error: bool,
+        /// The output.
+        output: Cow<'a, str>,
+    },
+    /// A binary payload, referenced by its blob key.
+    Blob {
+        /// Its blake3 key.
+        hash: Hash,
+        /// Its MIME type.
+        media_type: Cow<'a, str>,
+        /// Its size.
+        size_bytes: u64,
+    },
+}
+
+fn owned(text: Cow<'_, str>) -> Cow<'static, str> {
+    Cow::Owned(text.into_owned())
+}
+
+impl MessageBlock<'_> {
+    /// A copy that owns its text.
+    pub fn into_owned(self) -> MessageBlock<'static> {
+        match self {
+            MessageBlock::Text { text } => MessageBlock::Text { text: owned(text) },
+            MessageBlock::Thinking { text } => MessageBlock::Thinking { text: owned(text) },
+            MessageBlock::ToolCall { call_id, tool, input, target } => MessageBlock::ToolCall {
+                call_id: owned(call_id),
+                tool: owned(tool),
+                input: owned(input),
+                target: owned(target),
+            },
+            MessageBlock::ToolResult { call_id, tool, is_error, output } => MessageBlock::ToolResult {
+                call_id: owned(call_id),
+                tool: owned(tool),
+                is_error,
+                output: owned(output),
+            },
+            MessageBlock::Blob { hash, media_type, size_bytes } => {
+                MessageBlock::Blob { hash, media_type: owned(media_type), size_bytes }
+            }
+        }
+    }
+
+    /// The portable-format name of the block's type.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            MessageBlock::Text { .. } => "text",
+            MessageBlock::Thinking { .. } => "thinking",
+            MessageBlock::ToolCall { .. } => "toolCall",
+            MessageBlock::ToolResult { .. } => "toolResult",
+            MessageBlock::Blob { .. } => "blob",
+        }
+    }
+}
+
+impl<'a> Message<'a> {
+    /// A message of one text block.
+    pub(crate) fn text(role: Role, text: impl Into<Cow<'a, str>>) -> Message<'a> {
+        Message { role, blocks: vec![MessageBlock::Text { text: text.into() }] }
+    }
+
+    /// A copy that owns its text.
+    pub fn into_owned(self) -> Message<'static> {
+        Message { role: self.role, blocks: self.blocks.into_iter().map(MessageBlock::into_owned).collect() }
+    }
+}
+
+fn write_str(out: &mut impl Write, text: &str) -> io::Result<()> {
+    serde_json::to_writer(&mut *out, text).map_err(io::Error::from)
+}
+
+/// Whether a stored tool input is JSON to embed: an object or array (the store keeps those in
+/// canonical text, so embedding the text as it is keeps the bytes canonical).
+fn is_json_input(input: &str) -> bool {
+    let trimmed = input.as_bytes();
+    matches!(trimmed.first(), Some(b'{' | b'['))
+        && serde_json::from_str::<serde::de::IgnoredAny>(input).is_ok()
+}
+
+fn write_block(out: &mut impl Write, block: &MessageBlock<'_>) -> io::Result<()> {
+    match block {
+        MessageBlock::Text { text } | MessageBlock::Thinking { text } => {
+            write!(out, "{{\"type\":\"{}\",\"text\":", block.kind())?;
+            write_str(out, text)?;
+        }
+        MessageBlock::ToolCall { call_id, tool, input, target } => {
+            out.write_all(b"{\"type\":\"toolCall\",\"callId\":")?;
+            write_str(out, call_id)?;
+            out.write_all(b",\"tool\":")?;
+            write_str(out, tool)?;
+            if is_json_input(input) {
+                out.write_all(b",\"input\":")?;
+                out.write_all(input.as_bytes())?;
+            } else {
+                out.write_all(b",\"inputText\":")?;
+                write_str(out, input)?;
+            }
+            out.write_all(b",\"target\":")?;
+            write_str(out, target)?;
+        }
+        MessageBlock::ToolResult { call_id, tool, is_error, output } => {
+            out.write_all(b"{\"type\":\"toolResult\",\"callId\":")?;
+            write_str(out, call_id)?;
+            out.write_all(b",\"tool\":")?;
+            write_str(out, tool)?;
+            write!(out, ",\"isError\":{is_error},\"output\":")?;
+            write_str(out, output)?;
+        }
+        MessageBlock::Blob { hash, media_type, size_bytes } => {
+            write!(out, "{{\"type\":\"blob\",\"hash\":\"{}\",\"mediaType\":", hash_to_hex(hash))?;
+            write_str(out, media_type)?;
+            write!(out, ",\"bytes\":{size_bytes}")?;
+        }
+    }
+    out.write_all(b"}")
+}
+
+/// Writes one message as canonical JSON.
+pub(crate) fn write_message(out: &mut impl Write, message: &Message<'_>) -> io::Result<()> {
+    write!(out, "{{\"role\":\"{}\",\"blocks\":[", message.role.as_str())?;
+    for (index, block) in message.blocks.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b",")?;
+        }
+        write_block(out, block)?;
+    }
+    out.write_all(b"]}")
+}
+
+/// Writes the messages as one canonical JSON array: the bytes the projection hash covers.
+///
+/// # Errors
+/// What `out` reports.
+pub fn write_messages_json(out: &mut impl Write, messages: &[Message<'_>]) -> io::Result<()> {
+    out.write_all(b"[")?;
+    for (index, message) in messages.iter().enumerate() {
+        if index > 0 {
+            out.write_all(b",")?;
+        }
+        write_message(out, message)?;
+    }
+    out.write_all(b"]")
+}
+
+/// The projection hash of `messages`.
+pub fn projection_hash(messages: &[Message<'_>]) -> Hash {
+    // Written out first and hashed in one call: blake3 hashes a large buffer several chunks at a
+    // time, and many small writes one block at a time.
+    let mut bytes = Vec::with_capacity(HASH_DOMAIN.len() + messages.len() * 256);
+    bytes.extend_from_slice(HASH_DOMAIN);
+    // Writing into a Vec cannot fail.
+    let _ = write_messages_json(&mut bytes, messages);
+    *blake3::hash(&bytes).as_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn canonical_json_shape() {
+        let messages = vec![
+            Message::text(Role::User, "hi \"there\"\n"),
+            Message {
+                role: Role::Assistant,
+                blocks: vec![
+                    MessageBlock::ToolCall {
+                        call_id: "c1".into(),
+                        tool: "Read".into(),
+                        input: r#"{"path":"a"}"#.into(),
+                        target: "a".into(),
+                    },
+                    MessageBlock::ToolCall {
+                        call_id: "c2".into(),
+                        tool: "apply_patch".into(),
+                        input: "*** Begin Patch".into(),
+                        target: "".into(),
+                    },
+                ],
+            },
+        ];
+        let mut out = Vec::new();
+        write_messages_json(&mut out, &messages).unwrap_or_default();
+        let text = String::from_utf8(out).unwrap_or_default();
+        assert_eq!(
+            text,
+            concat!(
+                r#"[{"role":"user","blocks":[{"type":"text","text":"hi \"there\"\n"}]},"#,
+                r#"{"role":"assistant","blocks":[{"type":"toolCall","callId":"c1","tool":"Read","input":{"path":"a"},"target":"a"},"#,
+                r#"{"type":"toolCall","callId":"c2","tool":"apply_patch","inputText":"*** Begin Patch","target":""}]}]"#
+            )
+        );
+        let parsed: serde_json::Value = serde_json::from_str(&text).unwrap_or_default();
+        assert!(parsed.is_array());
+        let mut hasher = blake3::Hasher::new();
+        hasher.update(b"annal.projection.v1\0");
+        hasher.update(text.as_bytes());
+        assert_eq!(projection_hash(&messages), *hasher.finalize().as_bytes());
+        assert_ne!(projection_hash(&messages), projection_hash(&messages[..1]));
+    }
+}

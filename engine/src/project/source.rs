@@ -1,0 +1,68 @@
+//! `ProjectionSnapshot`: one read transaction over the journal and the projection tables
+//! (receipts, checkpoints), so a view is computed from a single committed state.
+
+use std::sync::Arc;
+
+use redb::{ReadOnlyTable, ReadTransaction};
+
+use crate::error::{Failure, ReadError};
+use crate::read::Snapshot;
+use crate::tables::{CHECKPOINTS, RECEIPTS};
+use crate::tokens::TokenCounter;
+
+use super::cache::ProjectionCache;
+
+/// A consistent read view of a store for projections: the journal (as a [`Snapshot`]) and the
+/// checkpoint tables, all from one redb read transaction, with the store's token counter. Get
+/// one with [`Store::projection_snapshot`](crate::Store::projection_snapshot).
+pub struct ProjectionSnapshot {
+    receipts: ReadOnlyTable<(u64, u64), [u8; 32]>,
+    checkpoints: ReadOnlyTable<[u8; 32], &'static [u8]>,
+    counter: Arc<dyn TokenCounter>,
+    cache: Option<Arc<ProjectionCache>>,
+    snapshot: Snapshot,
+}
+
+impl std::fmt::Debug for ProjectionSnapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProjectionSnapshot").finish_non_exhaustive()
+    }
+}
+
+impl ProjectionSnapshot {
+    /// Opens the projection tables of `txn`, then hands it to a [`Snapshot`]: redb's read-only
+    /// tables keep the transaction's view alive on their own.
+    pub(crate) fn new(
+        txn: ReadTransaction,
+        counter: Arc<dyn TokenCounter>,
+        cache: Option<Arc<ProjectionCache>>,
+    ) -> Result<ProjectionSnapshot, ReadError> {
+        let receipts = txn.open_table(RECEIPTS).map_err(Failure::from)?;
+        let checkpoints = txn.open_table(CHECKPOINTS).map_err(Failure::from)?;
+        Ok(ProjectionSnapshot { receipts, checkpoints, counter, cache, snapshot: Snapshot::new(txn)? })
+    }
+
+    /// The store's cache of outlines and entry ids.
+    pub(crate) fn cache(&self) -> Option<&ProjectionCache> {
+        self.cache.as_deref()
+    }
+
+    /// The token counter generated text is measured with (the store's).
+    pub(crate) fn counter(&self) -> &dyn TokenCounter {
+        self.counter.as_ref()
+    }
+
+    /// The journal as of this snapshot.
+    pub fn snapshot(&self) -> &Snapshot {
+        &self.snapshot
+    }
+
+    pub(crate) fn receipts_table(&self) -> &ReadOnlyTable<(u64, u64), [u8; 32]> {
+        &self.receipts
+    }
+
+    /// The stored plan of a checkpoint, if its row exists.
+    pub(crate) fn checkpoint_row(&self, key: &[u8; 32]) -> Result<Option<Vec<u8>>, ReadError> {
+        Ok(self.checkpoints.get(key)?.map(|value| value.value().to_vec()))
+    }
+}

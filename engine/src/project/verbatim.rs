@@ -1,0 +1,174 @@
+//! The verbatim part of a view: the tail (and a checkpoint view's later records), every record as
+//! stored, with the pairing rule and the plan's block cuts applied.
+//!
+//! Pairing rule: a call is rendered as a call only if a result with its id follows it here, and
+//! a result as a result only if its call precedes it here; either without its partner is
+//! rendered as a text note carrying its content, so no message list annal produces has an orphan
+//! call or result. Blocks are matched first come, first served.
+
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use crate::error::ReadError;
+use crate::tokens::TokenCounter;
+use crate::view::{BlockView, RecordView};
+
+use super::loaded::Views;
+use super::message::{Message, MessageBlock};
+use super::outline::Item;
+use super::render::RenderInput;
+use super::stats::ProjectionStats;
+use super::text;
+
+fn tokens(counter: &dyn TokenCounter, text: &str) -> u64 {
+    u64::from(counter.count_tokens(text))
+}
+
+/// Which call and result blocks of `views` have their partner among them: (record, block).
+fn paired_blocks(views: &[RecordView<'_>]) -> HashSet<(usize, usize)> {
+    let mut open: HashMap<&str, VecDeque<(usize, usize)>> = HashMap::new();
+    let mut paired = HashSet::new();
+    for (r, view) in views.iter().enumerate() {
+        for (b, block) in view.blocks().enumerate() {
+            match block {
+                BlockView::ToolCall { call_id, .. } => open.entry(call_id).or_default().push_back((r, b)),
+                BlockView::ToolResult { call_id, .. } => {
+                    if let Some(call) = open.get_mut(call_id).and_then(VecDeque::pop_front) {
+                        paired.insert(call);
+                        paired.insert((r, b));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    paired
+}
+
+/// The tail's records that are unpaired results, with the call id each one lacks.
+pub(crate) fn unpaired_results<'g>(views: &[RecordView<'g>]) -> Vec<(usize, &'g str)> {
+    let paired = paired_blocks(views);
+    let mut out = Vec::new();
+    for (r, view) in views.iter().enumerate() {
+        for (b, block) in view.blocks().enumerate() {
+            if let BlockView::ToolResult { call_id, .. } = block {
+                if !paired.contains(&(r, b)) {
+                    out.push((r, call_id));
+                }
+            }
+        }
+    }
+    out
+}
+
+pub(crate) fn render_tail<'g>(
+    input: &RenderInput<'_>,
+    views: &Views<'g, '_>,
+    tail: &[Item],
+    messages: &mut Vec<Message<'g>>,
+    stats: &mut ProjectionStats,
+) -> Result<(), ReadError> {
+    let (snapshot, plan, counter) = (input.snapshot, input.plan, input.counter);
+    let tail_views = tail.iter().map(|item| views.get(item.order)).collect::<Result<Vec<_>, _>>()?;
+    let paired = paired_blocks(&tail_views);
+    for (r, (item, view)) in tail.iter().zip(&tail_views).enumerate() {
+        if input.count_only {
+            // A record shown as stored costs what its digest says; only a changed one is read.
+            let unchanged = view.blocks().enumerate().all(|(b, block)| {
+                plan.cut(item.order, b).is_none()
+                    && (!matches!(block, BlockView::ToolCall { .. } | BlockView::ToolResult { .. })
+                        || paired.contains(&(r, b)))
+            });
+            if unchanged {
+                if view.block_count() > 0 {
+                    stats.tokens.tail += u64::from(item.tokens_total);
+                    stats.kept.tail_records += 1;
+                }
+                continue;
+            }
+        }
+        let mut blocks = Vec::with_capacity(view.block_count());
+        let mut altered = false;
+        let mut block_tokens = 0u64;
+        for (b, block) in view.blocks().enumerate() {
+            let cut = plan.cut(item.order, b);
+            let cut_text = |whole: Cow<'g, str>| -> Cow<'g, str> {
+                match cut {
+                    Some(cut) => {
+                        let note = |omitted| text::cut_note(view.entry_id(), item.order, Some(b), omitted);
+                        match text::cut_text(&whole, cut.head_tokens, cut.tail_tokens, note, counter) {
+                            Some(text) => Cow::Owned(text),
+                            None => whole,
+                        }
+                    }
+                    None => whole,
+                }
+            };
+            if cut.is_some() {
+                altered = true;
+                stats.omitted.cut_blocks += 1;
+            }
+            let rendered = match block {
+                BlockView::Text { text } => {
+                    let text = cut_text(snapshot.text(text)?);
+                    block_tokens += tokens(counter, &text);
+                    MessageBlock::Text { text }
+                }
+                BlockView::Thinking { text } => {
+                    let text = cut_text(snapshot.text(text)?);
+                    block_tokens += tokens(counter, &text);
+                    MessageBlock::Thinking { text }
+                }
+                BlockView::ToolCall { call_id, tool, input, target } => {
+                    let input = cut_text(snapshot.text(input)?);
+                    if paired.contains(&(r, b)) {
+                        block_tokens += tokens(counter, &input) + tokens(counter, tool);
+                        MessageBlock::ToolCall {
+                            call_id: Cow::Borrowed(call_id),
+                            tool: Cow::Borrowed(tool),
+                            input,
+                            target: Cow::Borrowed(target),
+                        }
+                    } else {
+                        altered = true;
+                        stats.omitted.unpaired_blocks += 1;
+                        let note = text::unanswered_call_note(tool, call_id, target, &input);
+                        block_tokens += tokens(counter, &note);
+                        MessageBlock::Text { text: Cow::Owned(note) }
+                    }
+                }
+                BlockView::ToolResult { call_id, tool, is_error, output } => {
+                    let output = cut_text(snapshot.text(output)?);
+                    if paired.contains(&(r, b)) {
+                        block_tokens += tokens(counter, &output);
+                        MessageBlock::ToolResult {
+                            call_id: Cow::Borrowed(call_id),
+                            tool: Cow::Borrowed(tool),
+                            is_error,
+                            output,
+                        }
+                    } else {
+                        altered = true;
+                        stats.omitted.unpaired_blocks += 1;
+                        let note = text::unpaired_result_note(tool, call_id, is_error, &output);
+                        block_tokens += tokens(counter, &note);
+                        MessageBlock::Text { text: Cow::Owned(note) }
+                    }
+                }
+                BlockView::Blob { hash, media_type, size_bytes } => {
+                    MessageBlock::Blob { hash, media_type: Cow::Borrowed(media_type), size_bytes }
+                }
+            };
+            blocks.push(rendered);
+        }
+        if blocks.is_empty() {
+            continue;
+        }
+        // The digest's estimate is the sum of the same per-block counts; recounting is needed
+        // only where a block changed.
+        stats.tokens.tail += if altered { block_tokens } else { u64::from(item.tokens_total) };
+        stats.kept.tail_records += 1;
+        messages.push(Message { role: view.role(), blocks });
+    }
+    Ok(())
+}

@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the fuzz targets and runs each in turn for a while, starting from its seeds.
+#
+#   fuzz/run.sh [SECONDS] [TARGET...]        default: 30 seconds, every target
+#
+# Needs cargo-fuzz (`cargo install cargo-fuzz --locked`); RUSTC_BOOTSTRAP=1 lets a stable
+# toolchain build with the sanitizer flags. New inputs go to fuzz/corpus/<target>, crashes and
+# each run's log to fuzz/artifacts/ (both ignored by git). Stops at the first crash, non-zero.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+seconds="${1:-30}"
+shift || true
+all=(record_codec import_claude import_codex import_opencode import_annal append_jsonl export_roundtrip)
+if [[ $# -gt 0 ]]; then targets=("$@"); else targets=("${all[@]}"); fi
+
+export RUSTC_BOOTSTRAP=1
+export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
+host="$(rustc -vV | sed -n 's/^host: //p')"
+
+# The codec target feeds bytes straight into rkyv's unsafe validation, so it runs under
+# AddressSanitizer. The others drive a whole store per input (a writer thread, a page cache),
+# which ASan slows about sixfold; they are safe Rust over that same codec and run without it.
+sanitizer() { if [[ $1 == record_codec ]]; then echo address; else echo none; fi; }
+
+# Each sanitizer builds into its own folder, so switching does not rebuild everything.
+for target in "${targets[@]}"; do
+    s="$(sanitizer "$target")"
+    cargo fuzz build --sanitizer "$s" --target-dir "target/$s" "$target"
+done
+
+mkdir -p artifacts
+for target in "${targets[@]}"; do
+    s="$(sanitizer "$target")"
+    mkdir -p "corpus/$target" "artifacts/$target"
+    inputs=("corpus/$target")
+    if [[ -d seeds/$target ]]; then inputs+=("seeds/$target"); fi
+    options=(-max_total_time="$seconds" -timeout=10 -print_final_stats=1 -artifact_prefix="artifacts/$target/")
+    if [[ $target == import_* || $target == append_jsonl ]]; then options+=(-dict=dicts/transcripts.dict); fi
+    log="artifacts/$target.log"
+    status=0
+    # Run the built binary, not `cargo fuzz run`, so edits to the tree during a long run are not
+    # picked up half way.
+    nice -n 19 "target/$s/$host/release/$target" "${options[@]}" "${inputs[@]}" >"$log" 2>&1 || status=$?
+    runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)"
+    crashes="$(find "artifacts/$target" -type f | wc -l)"
+    echo "fuzz $target: ${runs:-?} executions in ${seconds} s, sanitizer $s, exit $status, ${crashes} crash files"
+    if [[ $status -ne 0 ]]; then
+        tail -n 60 "$log"
+        exit "$status"
+    fi
+done

@@ -1,0 +1,178 @@
+//! The index folder: where it lives, opening or creating it, recognising one written by another
+//! format or damaged (and rebuilding it from nothing), and the commit payload that records how
+//! far into the journal the index has read.
+//!
+//! **Invariant:** every document in a committed index belongs to a record at a store position
+//! below the position in that commit's payload, and every block of every such record that has
+//! text has exactly one document. The payload and the documents are written by one tantivy
+//! commit (one atomic rename of `meta.json`), so a crash leaves the last commit whole; what was
+//! added after it is not in `meta.json` and is never seen.
+
+use std::path::{Path, PathBuf};
+
+use tantivy::directory::{Directory, MmapDirectory, INDEX_WRITER_LOCK};
+use tantivy::{Index, IndexSettings, TantivyError};
+
+use crate::error::IndexError;
+use crate::schema::{schema, Fields};
+use crate::tokenize::register_for_indexing;
+
+/// What the payload starts with; the number after it is the next position to index.
+const PAYLOAD_PREFIX: &str = "annal-index v1 position ";
+
+/// How long opening waits for another process that is creating the index.
+const CREATE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The default index folder of a store file: `<store>.index` beside it.
+pub fn index_folder(store_file: &Path) -> PathBuf {
+    let mut name = store_file.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "annal".into());
+    name.push(".index");
+    store_file.with_file_name(name)
+}
+
+/// The commit payload recording that positions below `position` are indexed.
+pub(crate) fn payload(position: u64) -> String {
+    format!("{PAYLOAD_PREFIX}{position}")
+}
+
+/// The indexed position a payload records; no payload (no commit yet) is position 0.
+pub(crate) fn parse_payload(payload: Option<&str>) -> Result<u64, String> {
+    match payload {
+        None => Ok(0),
+        Some(text) => text
+            .strip_prefix(PAYLOAD_PREFIX)
+            .and_then(|n| n.parse().ok())
+            .ok_or_else(|| format!("its commit payload {text:?} is not annal's")),
+    }
+}
+
+/// An open index folder.
+#[derive(Clone)]
+pub(crate) struct Folder {
+    pub(crate) path: PathBuf,
+    pub(crate) index: Index,
+    pub(crate) fields: Fields,
+}
+
+impl std::fmt::Debug for Folder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Folder").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl Folder {
+    /// Opens the index in `path`, creating the folder and an empty index if needed. An index of
+    /// another format or one whose files are damaged is deleted and created anew (it is derived:
+    /// the indexer fills it from the journal), unless another process is writing it.
+    pub(crate) fn open(path: &Path) -> Result<Folder, IndexError> {
+        std::fs::create_dir_all(path)
+            .map_err(|source| IndexError::Io { path: path.to_path_buf(), source })?;
+        let index = match open_or_create(path) {
+            Ok(index) => index,
+            Err(err) if err.is_damage() => recreate(path, err)?,
+            Err(err) => return Err(err),
+        };
+        register_for_indexing(index.tokenizers());
+        let (_, fields) = schema();
+        Ok(Folder { path: path.to_path_buf(), index, fields })
+    }
+
+    /// The indexed position of the last commit.
+    pub(crate) fn committed_position(&self) -> Result<(u64, u64), IndexError> {
+        let metas = self.index.load_metas().map_err(|e| IndexError::tantivy(&self.path, e))?;
+        let position = parse_payload(metas.payload.as_deref())
+            .map_err(|reason| IndexError::Corrupted { path: self.path.clone(), reason })?;
+        Ok((position, metas.opstamp))
+    }
+}
+
+fn directory(path: &Path) -> Result<MmapDirectory, IndexError> {
+    MmapDirectory::open(path).map_err(|e| IndexError::tantivy(path, TantivyError::from(e)))
+}
+
+fn open_or_create(path: &Path) -> Result<Index, IndexError> {
+    let started = std::time::Instant::now();
+    loop {
+        let dir = directory(path)?;
+        let exists = Index::exists(&dir).map_err(|e| IndexError::tantivy(path, TantivyError::from(e)))?;
+        if exists {
+            return check(path, Index::open(dir).map_err(|e| IndexError::tantivy(path, e))?);
+        }
+        // Created under the writer lock, so two processes opening a new store at once cannot
+        // both write a first meta.json.
+        match dir.acquire_lock(&INDEX_WRITER_LOCK) {
+            Ok(lock) => {
+                let (schema, _) = schema();
+                let created = match Index::exists(&dir) {
+                    Ok(true) => Index::open(dir),
+                    _ => Index::create(dir, schema, IndexSettings::default()),
+                };
+                drop(lock);
+                return check(path, created.map_err(|e| IndexError::tantivy(path, e))?);
+            }
+            Err(_) if started.elapsed() < CREATE_WAIT => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            Err(_) => return Err(IndexError::Busy { path: path.to_path_buf() }),
+        }
+    }
+}
+
+/// Checks that an opened index is one this build writes.
+fn check(path: &Path, index: Index) -> Result<Index, IndexError> {
+    let (expected, _) = schema();
+    if index.schema() != expected {
+        return Err(IndexError::Corrupted {
+            path: path.to_path_buf(),
+            reason: "it was written with another index format".into(),
+        });
+    }
+    let metas = index.load_metas().map_err(|e| IndexError::tantivy(path, e))?;
+    parse_payload(metas.payload.as_deref())
+        .map_err(|reason| IndexError::Corrupted { path: path.to_path_buf(), reason })?;
+    Ok(index)
+}
+
+/// Deletes a damaged or foreign index and creates an empty one, holding the writer lock.
+fn recreate(path: &Path, damage: IndexError) -> Result<Index, IndexError> {
+    let dir = directory(path)?;
+    let Ok(lock) = dir.acquire_lock(&INDEX_WRITER_LOCK) else {
+        // Someone is writing it; they may be of the other format. Report the damage.
+        return Err(damage);
+    };
+    let io = |source| IndexError::Io { path: path.to_path_buf(), source };
+    for entry in std::fs::read_dir(path).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        if entry.file_name() == INDEX_WRITER_LOCK.filepath.as_os_str() {
+            continue;
+        }
+        let kind = entry.file_type().map_err(io)?;
+        if kind.is_dir() {
+            std::fs::remove_dir_all(entry.path()).map_err(io)?;
+        } else {
+            std::fs::remove_file(entry.path()).map_err(io)?;
+        }
+    }
+    let (schema, _) = schema();
+    let index = Index::create(directory(path)?, schema, IndexSettings::default())
+        .map_err(|e| IndexError::tantivy(path, e));
+    drop(lock);
+    index
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn payloads_round_trip() {
+        assert_eq!(parse_payload(Some(&payload(42))), Ok(42));
+        assert_eq!(parse_payload(None), Ok(0));
+        assert!(parse_payload(Some("something else")).is_err());
+    }
+
+    #[test]
+    fn folder_sits_beside_the_store() {
+        assert_eq!(index_folder(Path::new("/a/b/annal.redb")), Path::new("/a/b/annal.redb.index"));
+    }
+}

@@ -1,0 +1,158 @@
+//! The writer lock and its handover between processes.
+//!
+//! Any number of processes may have a store and its index open; tantivy lets one of them hold
+//! the index writer (a lock file in the index folder, released by the OS when its holder
+//! exits or crashes). The holder indexes for everyone. The others search what has been
+//! committed, watching `meta.json` for new commits, and try to take the writer each time they
+//! look; the first to find it free takes over from the position in the last commit's payload.
+//!
+//! **Invariant:** a process that takes the writer reads the payload after taking it, so it
+//! continues exactly where the previous holder's last commit ended: nothing is indexed twice,
+//! nothing is skipped. As a guard, taking the writer deletes any document at or past that
+//! position (there should be none) before anything is added: delete-before-add for the whole
+//! range the new holder is about to index, in one operation.
+
+use std::time::{Duration, Instant};
+
+use std::ops::Bound;
+
+use tantivy::indexer::{IndexWriterOptions, NoMergePolicy};
+use tantivy::query::RangeQuery;
+use tantivy::{IndexWriter, Term};
+
+use crate::error::IndexError;
+use crate::folder::{payload, Folder};
+use crate::schema::BlockDocument;
+
+/// The smallest memory budget tantivy accepts for an indexing thread.
+const WRITER_MEMORY_MIN_BYTES: usize = 15_000_000;
+
+/// This process holds the index writer.
+pub(crate) struct Writing {
+    writer: IndexWriter,
+    /// Every position below this has its documents added (committed or not).
+    pub(crate) indexed: u64,
+    /// Every position below this is committed.
+    pub(crate) committed: u64,
+    last_commit: Option<Instant>,
+    /// Test hook: abort the process instead of committing.
+    abort_before_commit: bool,
+}
+
+impl std::fmt::Debug for Writing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Writing").field("indexed", &self.indexed).field("committed", &self.committed).finish()
+    }
+}
+
+/// How the writer is configured.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct WriterSettings {
+    pub(crate) memory_bytes: usize,
+    pub(crate) threads: usize,
+    pub(crate) abort_before_commit: bool,
+}
+
+/// Takes the writer if it is free.
+pub(crate) fn try_take(folder: &Folder, settings: &WriterSettings) -> Result<Option<Writing>, IndexError> {
+    let threads = settings.threads.max(1);
+    let options = IndexWriterOptions::builder()
+        .num_worker_threads(threads)
+        .memory_budget_per_thread((settings.memory_bytes / threads).max(WRITER_MEMORY_MIN_BYTES))
+        .num_merge_threads(1)
+        .build();
+    let writer = match folder.index.writer_with_options(options) {
+        Ok(writer) => writer,
+        Err(err) => {
+            return match IndexError::tantivy(&folder.path, err) {
+                IndexError::Busy { .. } => Ok(None),
+                other => Err(other),
+            }
+        }
+    };
+    // Read after taking the lock: whoever held it before has committed all it ever will.
+    let (position, _) = folder.committed_position()?;
+    if position > 0 {
+        // Deletes apply to documents added before them, so this clears the range about to be
+        // indexed and nothing of what follows.
+        let range = RangeQuery::new(
+            Bound::Included(Term::from_field_u64(folder.fields.position, position)),
+            Bound::Unbounded,
+        );
+        writer.delete_query(Box::new(range)).map_err(|e| IndexError::tantivy(&folder.path, e))?;
+    }
+    Ok(Some(Writing {
+        writer,
+        indexed: position,
+        committed: position,
+        last_commit: None,
+        abort_before_commit: settings.abort_before_commit,
+    }))
+}
+
+impl Writing {
+    /// Adds the documents of the records at positions up to `next` (exclusive).
+    pub(crate) fn add(
+        &mut self,
+        folder: &Folder,
+        documents: Vec<BlockDocument>,
+        next: u64,
+    ) -> Result<(), IndexError> {
+        for document in documents {
+            self.writer.add_document(document.document).map_err(|e| IndexError::tantivy(&folder.path, e))?;
+        }
+        self.indexed = self.indexed.max(next);
+        Ok(())
+    }
+
+    /// Removes every document (a rebuild); committed with the next commit.
+    pub(crate) fn clear(&mut self, folder: &Folder) -> Result<(), IndexError> {
+        self.writer.delete_all_documents().map_err(|e| IndexError::tantivy(&folder.path, e))?;
+        self.indexed = 0;
+        self.committed = 0;
+        Ok(())
+    }
+
+    /// Whether added documents wait for a commit.
+    pub(crate) fn is_dirty(&self) -> bool {
+        self.indexed > self.committed
+    }
+
+    /// How long until a commit is allowed (commits are at most one per `interval`).
+    pub(crate) fn until_commit(&self, interval: Duration) -> Duration {
+        self.last_commit.map_or(Duration::ZERO, |at| interval.saturating_sub(at.elapsed()))
+    }
+
+    /// Stops background merges (a rebuild merges everything once, at the end: a background
+    /// merge of the same segments would make that merge fail).
+    pub(crate) fn stop_merges(&mut self) {
+        self.writer.set_merge_policy(Box::new(NoMergePolicy));
+    }
+
+    /// Merges every segment into one and waits for it, then lets go of the writer: after a
+    /// rebuild, one segment is the smallest index and the fastest to search (each indexing
+    /// thread writes segments of its own). The merge keeps the last commit's payload.
+    pub(crate) fn merge_all(mut self, folder: &Folder) -> Result<(), IndexError> {
+        let tantivy = |e| IndexError::tantivy(&folder.path, e);
+        self.stop_merges();
+        let segments = folder.index.searchable_segment_ids().map_err(tantivy)?;
+        if segments.len() > 1 {
+            self.writer.merge(&segments).wait().map_err(tantivy)?;
+        }
+        self.writer.wait_merging_threads().map_err(tantivy)
+    }
+
+    /// Commits what was added, with the indexed position as payload.
+    pub(crate) fn commit(&mut self, folder: &Folder) -> Result<u64, IndexError> {
+        if self.abort_before_commit {
+            // A crash between adding documents and committing them, for the crash tests.
+            std::process::abort();
+        }
+        let mut prepared = self.writer.prepare_commit().map_err(|e| IndexError::tantivy(&folder.path, e))?;
+        prepared.set_payload(&payload(self.indexed));
+        prepared.commit().map_err(|e| IndexError::tantivy(&folder.path, e))?;
+        self.committed = self.indexed;
+        self.last_commit = Some(Instant::now());
+        Ok(self.committed)
+    }
+}

@@ -1,0 +1,307 @@
+//! `SearchIndex`: the handle an embedder holds. Opening it starts the indexer thread; closing it
+//! commits what is pending and stops the thread. `rebuild` indexes a store from nothing.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use annal_engine::Store;
+use crossbeam_channel::Sender;
+use tantivy::{DocSet as _, ReloadPolicy, TERMINATED};
+
+use crate::error::{IndexError, WaitError};
+use crate::folder::{index_folder, Folder};
+use crate::handover::{try_take, WriterSettings};
+use crate::indexer::{self, forward_commits, index_range, Config, Control, Shared};
+
+/// How a search index is opened.
+#[derive(Clone, Debug)]
+pub struct IndexOptions {
+    /// The index folder; default `<store file>.index` beside the store.
+    pub folder: Option<PathBuf>,
+    /// Commits happen at most this often. Shorter: less lag between an append and its being
+    /// searchable; longer: fewer, larger segments.
+    pub commit_interval: Duration,
+    /// How often the journal's end (other processes' appends) and, when another process holds
+    /// the writer, its commits are checked.
+    pub poll_interval: Duration,
+    /// The writer's memory budget: what it buffers before writing a segment.
+    pub writer_memory_bytes: usize,
+    /// tantivy indexing threads (the thread reading the journal is one more).
+    pub writer_threads: usize,
+    /// Test hook: abort the process where a commit would happen, leaving added documents
+    /// uncommitted, as a crash would.
+    #[doc(hidden)]
+    pub abort_before_commit: bool,
+}
+
+impl Default for IndexOptions {
+    fn default() -> IndexOptions {
+        IndexOptions {
+            folder: None,
+            commit_interval: Duration::from_millis(500),
+            poll_interval: Duration::from_millis(200),
+            writer_memory_bytes: 64 << 20,
+            // Two indexing threads keep up with the journal reader; more gain little.
+            writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
+            abort_before_commit: false,
+        }
+    }
+}
+
+impl IndexOptions {
+    fn folder_for(&self, store: &Store) -> Result<PathBuf, IndexError> {
+        match (&self.folder, store.path()) {
+            (Some(folder), _) => Ok(folder.clone()),
+            (None, Some(file)) => Ok(index_folder(file)),
+            (None, None) => Err(IndexError::NoFolder),
+        }
+    }
+
+    fn writer(&self) -> WriterSettings {
+        WriterSettings {
+            memory_bytes: self.writer_memory_bytes,
+            threads: self.writer_threads,
+            abort_before_commit: self.abort_before_commit,
+        }
+    }
+}
+
+/// Where an index stands.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IndexStatus {
+    /// Every store position below this is searchable.
+    pub searchable: u64,
+    /// Whether this process holds the index writer (and so indexes for every process).
+    pub writing: bool,
+    /// Documents (blocks) searchable now.
+    pub documents: u64,
+}
+
+/// What a rebuild did.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct RebuildSummary {
+    /// Store positions (records) indexed.
+    pub positions: u64,
+    /// Documents (blocks) written.
+    pub documents: u64,
+    /// Bytes of text indexed.
+    pub text_bytes: u64,
+    /// How long it took.
+    pub elapsed: Duration,
+}
+
+/// One indexed block, as the index has it (for checks against the journal).
+#[doc(hidden)]
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct IndexedBlock {
+    /// The session the record was appended to.
+    pub session: String,
+    /// Its sourceOrder there.
+    pub source_order: u64,
+    /// The block's index.
+    pub block_index: u64,
+}
+
+/// The full-text index over a store's originals, kept up to date by a background thread.
+///
+/// Several processes may open the index of one store: one of them holds tantivy's writer and
+/// indexes; the others search what it commits and take the writer over when it is free.
+pub struct SearchIndex {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) store: Arc<Store>,
+    control: Sender<Control>,
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex").field("folder", &self.shared.folder.path).finish_non_exhaustive()
+    }
+}
+
+impl SearchIndex {
+    /// Opens (or creates) the index of `store` and starts its indexer thread, which catches up
+    /// from the last commit and then follows the journal. A missing, damaged or outdated index
+    /// folder is rebuilt from the journal.
+    ///
+    /// # Errors
+    /// [`IndexError`]: the folder cannot be created or read, or the thread cannot start.
+    pub fn open(store: Arc<Store>, options: IndexOptions) -> Result<SearchIndex, IndexError> {
+        let path = options.folder_for(&store)?;
+        let folder = Folder::open(&path)?;
+        let (searchable, _) = folder.committed_position()?;
+        let reader = folder
+            .index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(|e| IndexError::tantivy(&path, e))?;
+        let shared = Arc::new(Shared::new(folder, reader, searchable));
+        let (control, receiver) = crossbeam_channel::unbounded();
+        let stop = Arc::new(AtomicBool::new(false));
+        let io = |source| IndexError::Io { path: path.clone(), source };
+        forward_commits(&store, control.clone(), Arc::clone(&stop)).map_err(io)?;
+        let config = Config {
+            commit_interval: options.commit_interval,
+            poll_interval: options.poll_interval,
+            writer: options.writer(),
+        };
+        let thread = {
+            let (shared, store, stop) = (Arc::clone(&shared), Arc::clone(&store), Arc::clone(&stop));
+            std::thread::Builder::new()
+                .name("annal-indexer".into())
+                .spawn(move || indexer::run(shared, store, receiver, stop, config))
+                .map_err(io)?
+        };
+        Ok(SearchIndex { shared, store, control, stop, thread: Some(thread) })
+    }
+
+    /// The index folder.
+    pub fn folder(&self) -> &Path {
+        &self.shared.folder.path
+    }
+
+    /// The store this index covers.
+    pub fn store(&self) -> &Arc<Store> {
+        &self.store
+    }
+
+    /// Where the index stands now.
+    pub fn status(&self) -> IndexStatus {
+        let progress = self.shared.progress();
+        IndexStatus {
+            searchable: progress.searchable,
+            writing: progress.writing,
+            documents: self.shared.reader.searcher().num_docs(),
+        }
+    }
+
+    /// Waits until everything committed to the store so far (by any process) is searchable;
+    /// returns the searchable position.
+    ///
+    /// # Errors
+    /// [`WaitError::Timeout`] if `timeout` passes first; [`WaitError::Index`] if the indexer
+    /// stopped after a failure.
+    pub fn wait_searchable(&self, timeout: Duration) -> Result<u64, WaitError> {
+        let target = self.store.snapshot()?.position_end()?;
+        self.wait_for_position(target, timeout)
+    }
+
+    /// Waits until every store position below `position` is searchable.
+    ///
+    /// # Errors
+    /// As [`SearchIndex::wait_searchable`].
+    pub fn wait_for_position(&self, position: u64, timeout: Duration) -> Result<u64, WaitError> {
+        // Nudge the thread: the commit may be another handle's that the feed does not see.
+        let _ = self.control.send(Control::Committed);
+        self.shared.wait_for(position, timeout)
+    }
+
+    /// Commits what is pending, stops the indexer and releases the writer.
+    ///
+    /// # Errors
+    /// [`IndexError::Stopped`] if the indexer had failed.
+    pub fn close(mut self) -> Result<(), IndexError> {
+        self.stop_thread();
+        match self.shared.progress().failure {
+            Some(reason) => Err(IndexError::Stopped { reason }),
+            None => Ok(()),
+        }
+    }
+
+    fn stop_thread(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        let _ = self.control.send(Control::Stop);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    /// Rebuilds the index of `store` from the journal in this thread: every document is replaced
+    /// in one commit, so searches see the old index until the new one is complete; then its
+    /// segments are merged into one. `progress` is called with (positions done, positions in
+    /// all) after each batch.
+    ///
+    /// # Errors
+    /// [`IndexError::Busy`] if another process holds the index writer; I/O and journal errors.
+    pub fn rebuild(
+        store: &Store,
+        options: &IndexOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<RebuildSummary, IndexError> {
+        let started = Instant::now();
+        let path = options.folder_for(store)?;
+        let folder = Folder::open(&path)?;
+        let snapshot = store.snapshot()?;
+        let end = snapshot.position_end()?;
+        let mut writing = try_take(&folder, &options.writer())?.ok_or(IndexError::Busy { path })?;
+        writing.stop_merges();
+        writing.clear(&folder)?;
+        progress(0, end);
+        let never = AtomicBool::new(false);
+        let added = index_range(&folder, &mut writing, &snapshot, end, &never, |writing| {
+            progress(writing.indexed, end);
+            Ok(())
+        })?;
+        writing.commit(&folder)?;
+        writing.merge_all(&folder)?;
+        Ok(RebuildSummary {
+            positions: end,
+            documents: added.documents,
+            text_bytes: added.text_bytes,
+            elapsed: started.elapsed(),
+        })
+    }
+
+    /// Every live document's block, read from the index's fast fields.
+    ///
+    /// # Errors
+    /// If the index cannot be read.
+    #[doc(hidden)]
+    pub fn indexed_blocks(&self) -> Result<Vec<IndexedBlock>, IndexError> {
+        let path = &self.shared.folder.path;
+        let searcher = self.shared.reader.searcher();
+        let mut out = Vec::new();
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let tantivy = |e| IndexError::tantivy(path, e);
+            let sessions = fast.str("session").map_err(tantivy)?;
+            let orders = fast.u64("order").map_err(tantivy)?;
+            let blocks = fast.u64("block").map_err(tantivy)?;
+            let mut docs = tantivy::query::AllScorer::new(segment.max_doc());
+            let mut doc = docs.doc();
+            while doc != TERMINATED {
+                if !segment.is_deleted(doc) {
+                    let mut session = String::new();
+                    if let (Some(column), Some(ord)) =
+                        (&sessions, sessions.as_ref().and_then(|c| c.term_ords(doc).next()))
+                    {
+                        column
+                            .ord_to_str(ord, &mut session)
+                            .map_err(|e| IndexError::Io { path: path.clone(), source: e })?;
+                    }
+                    out.push(IndexedBlock {
+                        session,
+                        source_order: orders.first(doc).unwrap_or(u64::MAX),
+                        block_index: blocks.first(doc).unwrap_or(u64::MAX),
+                    });
+                }
+                doc = docs.advance();
+            }
+        }
+        out.sort();
+        Ok(out)
+    }
+}
+
+impl Drop for SearchIndex {
+    fn drop(&mut self) {
+        self.stop_thread();
+    }
+}

@@ -1,0 +1,310 @@
+//! The indexer thread: tails the store's position stream and turns each committed record into
+//! block documents.
+//!
+//! It is woken by the store's commit feed (this process's appends, forwarded over a crossbeam
+//! channel) and polls the journal's end every `poll_interval` for other processes' appends.
+//! While it holds the writer it adds documents as soon as records are committed and commits at
+//! most once per `commit_interval`, each commit carrying the indexed position as its payload.
+//! While another process holds the writer it follows that process's commits and tries to take
+//! the writer over on each poll (see `handover.rs`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use annal_engine::{PositionEntry, ReadError, Snapshot, Store};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use tantivy::IndexReader;
+
+use crate::error::{IndexError, WaitError};
+use crate::folder::Folder;
+use crate::handover::{try_take, WriterSettings, Writing};
+use crate::query::QueryReader;
+use crate::schema::{record_documents, BlockDocument};
+use crate::search::ColumnCache;
+
+/// Positions read from the journal per batch.
+const BATCH_POSITIONS: usize = 512;
+
+/// Messages to the indexer thread.
+#[derive(Debug)]
+pub(crate) enum Control {
+    /// This process committed appends.
+    Committed,
+    /// Close: commit what is pending and stop.
+    Stop,
+}
+
+/// What waiters and `status` see.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Progress {
+    /// Every position below this is searchable.
+    pub(crate) searchable: u64,
+    /// This process holds the writer.
+    pub(crate) writing: bool,
+    /// Why the indexer stopped, if it failed.
+    pub(crate) failure: Option<String>,
+}
+
+/// State shared by the index handle, searches and the indexer thread.
+pub(crate) struct Shared {
+    pub(crate) folder: Folder,
+    pub(crate) reader: IndexReader,
+    pub(crate) queries: QueryReader,
+    pub(crate) columns: ColumnCache,
+    progress: Mutex<Progress>,
+    changed: Condvar,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared").field("folder", &self.folder).finish_non_exhaustive()
+    }
+}
+
+impl Shared {
+    pub(crate) fn new(folder: Folder, reader: IndexReader, searchable: u64) -> Shared {
+        let queries = QueryReader::new(folder.index.schema(), folder.fields);
+        Shared {
+            folder,
+            reader,
+            queries,
+            columns: ColumnCache::default(),
+            progress: Mutex::new(Progress { searchable, ..Progress::default() }),
+            changed: Condvar::new(),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Progress> {
+        self.progress.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Updates the progress and wakes the waiters.
+    pub(crate) fn publish(&self, update: impl FnOnce(&mut Progress)) {
+        update(&mut self.lock());
+        self.changed.notify_all();
+    }
+
+    pub(crate) fn progress(&self) -> Progress {
+        self.lock().clone()
+    }
+
+    /// Waits until positions below `target` are searchable.
+    pub(crate) fn wait_for(&self, target: u64, timeout: Duration) -> Result<u64, WaitError> {
+        let deadline = Instant::now() + timeout;
+        let mut progress = self.lock();
+        loop {
+            if progress.searchable >= target {
+                return Ok(progress.searchable);
+            }
+            if let Some(reason) = &progress.failure {
+                return Err(WaitError::Index(IndexError::Stopped { reason: reason.clone() }));
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                return Err(WaitError::Timeout { searchable: progress.searchable, target });
+            }
+            progress = match self.changed.wait_timeout(progress, deadline - now) {
+                Ok((guard, _)) => guard,
+                Err(poisoned) => poisoned.into_inner().0,
+            };
+        }
+    }
+
+    /// Commits, makes the commit searchable here and tells the waiters.
+    fn commit(&self, writing: &mut Writing) -> Result<(), IndexError> {
+        let committed = writing.commit(&self.folder)?;
+        self.reader.reload().map_err(|e| IndexError::tantivy(&self.folder.path, e))?;
+        self.publish(|p| p.searchable = p.searchable.max(committed));
+        Ok(())
+    }
+}
+
+/// Counts of what a stretch of indexing added.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Added {
+    pub(crate) documents: u64,
+    pub(crate) text_bytes: u64,
+}
+
+/// The documents of the records at `entries` (consecutive positions), read in runs of one
+/// session's consecutive sourceOrders so each run is one range read.
+fn batch_documents(
+    folder: &Folder,
+    snapshot: &Snapshot,
+    entries: &[PositionEntry],
+    out: &mut Vec<BlockDocument>,
+) -> Result<(), ReadError> {
+    let mut start = 0;
+    while start < entries.len() {
+        let mut end = start + 1;
+        while end < entries.len()
+            && entries[end].session == entries[start].session
+            && entries[end].source_order == entries[end - 1].source_order + 1
+        {
+            end += 1;
+        }
+        let run = &entries[start..end];
+        let first = run[0].source_order;
+        let mut records = snapshot.records(&run[0].session, first..first + run.len() as u64)?;
+        for entry in run {
+            let guard = records.next().transpose()?.ok_or_else(|| ReadError::Corrupted {
+                reason: format!(
+                    "position {} names sourceOrder {} of session {:?}, which is missing",
+                    entry.position, entry.source_order, entry.session
+                ),
+            })?;
+            let view = guard.view()?;
+            record_documents(&folder.fields, snapshot, &entry.session, entry.position, &view, out)?;
+        }
+        start = end;
+    }
+    Ok(())
+}
+
+/// Adds the documents of positions `[writing.indexed, end)` from `snapshot`, batch by batch,
+/// calling `after_batch` after each; stops early when `stop` is set.
+pub(crate) fn index_range(
+    folder: &Folder,
+    writing: &mut Writing,
+    snapshot: &Snapshot,
+    end: u64,
+    stop: &AtomicBool,
+    mut after_batch: impl FnMut(&mut Writing) -> Result<(), IndexError>,
+) -> Result<Added, IndexError> {
+    let mut added = Added::default();
+    let mut documents = Vec::new();
+    while writing.indexed < end && !stop.load(Ordering::Acquire) {
+        let entries = snapshot.positions(writing.indexed, BATCH_POSITIONS)?;
+        let Some(last) = entries.last() else { break };
+        let next = last.position + 1;
+        batch_documents(folder, snapshot, &entries, &mut documents)?;
+        added.documents += documents.len() as u64;
+        added.text_bytes += documents.iter().map(|d| d.text_bytes).sum::<u64>();
+        writing.add(folder, std::mem::take(&mut documents), next)?;
+        after_batch(writing)?;
+    }
+    Ok(added)
+}
+
+/// How the thread runs.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Config {
+    pub(crate) commit_interval: Duration,
+    pub(crate) poll_interval: Duration,
+    pub(crate) writer: WriterSettings,
+}
+
+/// Forwards the store's commit feed into the control channel until `stop` is set (checked
+/// between waits, so it ends within one wait after the index closes).
+pub(crate) fn forward_commits(
+    store: &Store,
+    control: Sender<Control>,
+    stop: Arc<AtomicBool>,
+) -> std::io::Result<()> {
+    let feed = store.commit_feed();
+    std::thread::Builder::new().name("annal-index-feed".into()).spawn(move || {
+        while !stop.load(Ordering::Acquire) {
+            if feed.next(Duration::from_millis(200)).is_some() && control.send(Control::Committed).is_err() {
+                break;
+            }
+        }
+    })?;
+    Ok(())
+}
+
+/// The indexer thread's body: runs until told to stop; a failure is published for waiters.
+pub(crate) fn run(
+    shared: Arc<Shared>,
+    store: Arc<Store>,
+    control: Receiver<Control>,
+    stop: Arc<AtomicBool>,
+    config: Config,
+) {
+    if let Err(err) = drive(&shared, &store, &control, &stop, &config) {
+        shared.publish(|p| {
+            p.failure = Some(err.to_string());
+            p.writing = false;
+        });
+    }
+}
+
+fn drive(
+    shared: &Shared,
+    store: &Store,
+    control: &Receiver<Control>,
+    stop: &AtomicBool,
+    config: &Config,
+) -> Result<(), IndexError> {
+    let mut writing: Option<Writing> = None;
+    let mut seen_opstamp = None;
+    loop {
+        if writing.is_none() {
+            writing = try_take(&shared.folder, &config.writer)?;
+            if let Some(taken) = &writing {
+                // The reader may be behind the last commit of the process that held the writer.
+                shared.reader.reload().map_err(|e| IndexError::tantivy(&shared.folder.path, e))?;
+                let committed = taken.committed;
+                shared.publish(|p| {
+                    p.writing = true;
+                    p.searchable = p.searchable.max(committed);
+                });
+            }
+        }
+        match writing.as_mut() {
+            Some(taken) => lead(shared, store, taken, stop, config)?,
+            None => follow(shared, &mut seen_opstamp)?,
+        }
+        if stop.load(Ordering::Acquire) {
+            break;
+        }
+        let timeout = match &writing {
+            Some(taken) if taken.is_dirty() => taken.until_commit(config.commit_interval),
+            _ => config.poll_interval,
+        };
+        match control.recv_timeout(timeout) {
+            Ok(Control::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(Control::Committed) | Err(RecvTimeoutError::Timeout) => {}
+        }
+    }
+    if let Some(taken) = writing.as_mut() {
+        if taken.is_dirty() {
+            shared.commit(taken)?;
+        }
+    }
+    Ok(())
+}
+
+/// Holding the writer: index everything committed to the journal, committing when due.
+fn lead(
+    shared: &Shared,
+    store: &Store,
+    writing: &mut Writing,
+    stop: &AtomicBool,
+    config: &Config,
+) -> Result<(), IndexError> {
+    let snapshot = store.snapshot()?;
+    let end = snapshot.position_end()?;
+    index_range(&shared.folder, writing, &snapshot, end, stop, |writing| {
+        if writing.until_commit(config.commit_interval).is_zero() {
+            shared.commit(writing)?;
+        }
+        Ok(())
+    })?;
+    if writing.is_dirty() && writing.until_commit(config.commit_interval).is_zero() {
+        shared.commit(writing)?;
+    }
+    Ok(())
+}
+
+/// Another process holds the writer: pick up its commits.
+fn follow(shared: &Shared, seen_opstamp: &mut Option<u64>) -> Result<(), IndexError> {
+    // The payload is read before the reader reloads, so what the reader sees covers it.
+    let (position, opstamp) = shared.folder.committed_position()?;
+    if *seen_opstamp != Some(opstamp) {
+        shared.reader.reload().map_err(|e| IndexError::tantivy(&shared.folder.path, e))?;
+        *seen_opstamp = Some(opstamp);
+        shared.publish(|p| p.searchable = p.searchable.max(position));
+    }
+    Ok(())
+}

@@ -1,0 +1,334 @@
+//! Searching: filters (a fork's lineage included), BM25 ranking, and hits read back from the
+//! journal with their snippets.
+
+use std::collections::HashMap;
+use std::ops::{Bound, Range};
+use std::sync::{Arc, Mutex};
+
+use annal_engine::{BlockView, Role, Snapshot};
+use tantivy::collector::TopDocs;
+use tantivy::columnar::{Column, StrColumn};
+use tantivy::index::SegmentId;
+use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::schema::IndexRecordOption;
+use tantivy::{DocAddress, Searcher, Term};
+
+use crate::error::{IndexError, SearchError};
+use crate::index::SearchIndex;
+use crate::schema::Fields;
+use crate::snippet::{snippet, Snippet};
+
+/// Extra hits collected beyond `limit`, so ties at the cut are broken the same way however
+/// the index is segmented (newest record first, then block order).
+const TIE_MARGIN: usize = 16;
+
+/// What to search for and where.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct SearchRequest {
+    /// The query: words, identifiers, `"phrases"`, `AND`/`OR`/`NOT`, `-excluded`.
+    pub query: String,
+    /// Search the text as written (a phrase of its words, or one identifier), no syntax.
+    pub literal: bool,
+    /// Only this session's records; for a fork, the records it inherits as well.
+    pub session: Option<String>,
+    /// Only records of this role.
+    pub role: Option<Role>,
+    /// Only tool calls and results of this tool (case-insensitive).
+    pub tool: Option<String>,
+    /// Only failed tool results.
+    pub errors_only: bool,
+    /// Only records whose sourceOrder is in this range.
+    pub source_orders: Range<u64>,
+    /// The most hits returned.
+    pub limit: usize,
+    /// About how many characters each snippet has.
+    pub snippet_chars: usize,
+}
+
+impl SearchRequest {
+    /// A search for `query` everywhere, 10 hits, snippets of about 160 characters.
+    pub fn new(query: impl Into<String>) -> SearchRequest {
+        SearchRequest {
+            query: query.into(),
+            literal: false,
+            session: None,
+            role: None,
+            tool: None,
+            errors_only: false,
+            source_orders: 0..u64::MAX,
+            limit: 10,
+            snippet_chars: 160,
+        }
+    }
+}
+
+/// One matching block.
+#[derive(Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub struct Hit {
+    /// The session the record was appended to (for a hit inherited by a fork, its parent).
+    pub session: String,
+    /// The record's entryId.
+    pub entry_id: String,
+    /// The block's index in the record.
+    pub block_index: usize,
+    /// The record's sourceOrder in `session`.
+    pub source_order: u64,
+    /// Who produced the record.
+    pub role: Role,
+    /// The block's type: `text`, `thinking`, `toolCall` or `toolResult`.
+    pub kind: &'static str,
+    /// The tool of a call or result.
+    pub tool: Option<String>,
+    /// Whether the block is a failed tool result.
+    pub is_error: bool,
+    /// The record's timestamp.
+    pub timestamp: Option<String>,
+    /// BM25 relevance: higher is better.
+    pub score: f32,
+    /// The excerpt around the match.
+    pub snippet: Snippet,
+}
+
+impl Hit {
+    /// `entryId#blockIndex`: what `history get` takes.
+    pub fn id(&self) -> String {
+        format!("{}#{}", self.entry_id, self.block_index)
+    }
+}
+
+fn filter(query: impl Query) -> (Occur, Box<dyn Query>) {
+    (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(query), 0.0)))
+}
+
+fn orders_query(fields: &Fields, orders: &Range<u64>) -> RangeQuery {
+    RangeQuery::new(
+        Bound::Included(Term::from_field_u64(fields.order, orders.start)),
+        Bound::Excluded(Term::from_field_u64(fields.order, orders.end)),
+    )
+}
+
+/// The (session, sourceOrders) stretches `session` reads: its own records, then its parent's
+/// below its fork point, and so on up the lineage.
+fn lineage(
+    snapshot: &Snapshot,
+    session: &str,
+    orders: &Range<u64>,
+) -> Result<Vec<(String, Range<u64>)>, SearchError> {
+    let mut info =
+        snapshot.session(session)?.ok_or_else(|| SearchError::UnknownSession(session.to_owned()))?;
+    let mut end = info.len;
+    let mut out = Vec::new();
+    loop {
+        let start = info.fork_at.unwrap_or(0).min(end);
+        let range = start.max(orders.start)..end.min(orders.end);
+        if range.start < range.end {
+            out.push((info.name.clone(), range));
+        }
+        match &info.parent {
+            Some(parent) if start > 0 && out.len() < 100_000 => {
+                end = start;
+                info = snapshot.session(parent)?.ok_or_else(|| SearchError::Corrupted {
+                    reason: format!("session {:?} names a missing parent {parent:?}", info.name),
+                })?;
+            }
+            _ => break,
+        }
+    }
+    Ok(out)
+}
+
+/// Clauses of a boolean query.
+type Clauses = Vec<(Occur, Box<dyn Query>)>;
+
+fn filters(snapshot: &Snapshot, fields: &Fields, request: &SearchRequest) -> Result<Clauses, SearchError> {
+    let mut clauses = Vec::new();
+    let orders = &request.source_orders;
+    if orders.start >= orders.end {
+        return Err(SearchError::InvalidFilter(format!("the sourceOrder range {orders:?} is empty")));
+    }
+    match &request.session {
+        Some(session) => {
+            let stretches: Vec<Box<dyn Query>> = lineage(snapshot, session, orders)?
+                .into_iter()
+                .map(|(name, range)| -> Box<dyn Query> {
+                    let name = Term::from_field_text(fields.session, &name);
+                    Box::new(BooleanQuery::intersection(vec![
+                        Box::new(TermQuery::new(name, IndexRecordOption::Basic)),
+                        Box::new(orders_query(fields, &range)),
+                    ]))
+                })
+                .collect();
+            clauses.push(filter(BooleanQuery::union(stretches)));
+        }
+        None if *orders != (0..u64::MAX) => clauses.push(filter(orders_query(fields, orders))),
+        None => {}
+    }
+    if let Some(role) = request.role {
+        clauses.push(filter(TermQuery::new(
+            Term::from_field_text(fields.role, role.as_str()),
+            IndexRecordOption::Basic,
+        )));
+    }
+    if let Some(tool) = &request.tool {
+        let term = Term::from_field_text(fields.tool, &tool.to_lowercase());
+        clauses.push(filter(TermQuery::new(term, IndexRecordOption::Basic)));
+    }
+    if request.errors_only {
+        clauses.push(filter(TermQuery::new(
+            Term::from_field_bool(fields.error, true),
+            IndexRecordOption::Basic,
+        )));
+    }
+    Ok(clauses)
+}
+
+/// Where a document's record is, read from the index's fast fields.
+struct Located {
+    score: f32,
+    session: String,
+    order: u64,
+    block: u64,
+    position: u64,
+}
+
+/// The fast-field columns of one segment that locate a hit.
+struct SegmentColumns {
+    sessions: Option<StrColumn>,
+    orders: Column<u64>,
+    blocks: Column<u64>,
+    positions: Column<u64>,
+}
+
+/// Fast-field columns per segment, opened once per segment rather than once per search:
+/// opening a column reads its block index, which grows with the segment (at a million
+/// documents it cost more than the rest of a search).
+#[derive(Default)]
+pub(crate) struct ColumnCache {
+    segments: Mutex<HashMap<SegmentId, Arc<SegmentColumns>>>,
+}
+
+impl ColumnCache {
+    fn get(&self, searcher: &Searcher, ord: u32) -> tantivy::Result<Arc<SegmentColumns>> {
+        let reader = searcher.segment_reader(ord);
+        let id = reader.segment_id();
+        let mut segments = self.segments.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(columns) = segments.get(&id) {
+            return Ok(Arc::clone(columns));
+        }
+        let fast = reader.fast_fields();
+        let columns = Arc::new(SegmentColumns {
+            sessions: fast.str("session")?,
+            orders: fast.u64("order")?,
+            blocks: fast.u64("block")?,
+            positions: fast.u64("position")?,
+        });
+        // Segments merged away are forgotten once the cache outgrows the live ones.
+        if segments.len() > 2 * searcher.segment_readers().len() + 8 {
+            let live: Vec<SegmentId> = searcher.segment_readers().iter().map(|r| r.segment_id()).collect();
+            segments.retain(|id, _| live.contains(id));
+        }
+        segments.insert(id, Arc::clone(&columns));
+        Ok(columns)
+    }
+}
+
+fn locate(
+    cache: &ColumnCache,
+    searcher: &Searcher,
+    found: Vec<(f32, DocAddress)>,
+) -> tantivy::Result<Vec<Located>> {
+    let mut out = Vec::with_capacity(found.len());
+    for (score, address) in found {
+        let columns = cache.get(searcher, address.segment_ord)?;
+        let mut session = String::new();
+        if let Some(column) = &columns.sessions {
+            if let Some(ord) = column.term_ords(address.doc_id).next() {
+                column.ord_to_str(ord, &mut session)?;
+            }
+        }
+        let doc = address.doc_id;
+        out.push(Located {
+            score,
+            session,
+            order: columns.orders.first(doc).unwrap_or(u64::MAX),
+            block: columns.blocks.first(doc).unwrap_or(u64::MAX),
+            position: columns.positions.first(doc).unwrap_or(0),
+        });
+    }
+    Ok(out)
+}
+
+impl SearchIndex {
+    /// The best-matching blocks for `request`, best first, with snippets from the journal.
+    /// Searches what is searchable now; see [`SearchIndex::wait_searchable`].
+    ///
+    /// # Errors
+    /// [`SearchError`]: a syntax error, an unknown session, or a failure to read.
+    pub fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, SearchError> {
+        let fields = &self.shared.folder.fields;
+        let searcher = self.shared.reader.searcher();
+        let exists = |ident: &str| {
+            let term = Term::from_field_text(fields.ident, ident);
+            searcher.doc_freq(&term).is_ok_and(|n| n > 0)
+        };
+        let parsed = self.shared.queries.parse(&request.query, request.literal, &exists)?;
+        if request.limit == 0 {
+            return Ok(Vec::new());
+        }
+        let snapshot = self.store.snapshot()?;
+        let mut clauses = vec![(Occur::Must, parsed.query)];
+        clauses.extend(filters(&snapshot, fields, request)?);
+        let query = BooleanQuery::new(clauses);
+        let path = &self.shared.folder.path;
+        let tantivy = |e| SearchError::Index(IndexError::tantivy(path, e));
+        let collector = TopDocs::with_limit(request.limit.saturating_add(TIE_MARGIN)).order_by_score();
+        let found = searcher.search(&query, &collector).map_err(tantivy)?;
+        let mut located = locate(&self.shared.columns, &searcher, found).map_err(tantivy)?;
+        located.sort_by(|a, b| {
+            b.score.total_cmp(&a.score).then(b.position.cmp(&a.position)).then(a.block.cmp(&b.block))
+        });
+        located.truncate(request.limit);
+        located.into_iter().map(|l| hit(&snapshot, l, &parsed.terms, request.snippet_chars)).collect()
+    }
+}
+
+fn hit(
+    snapshot: &Snapshot,
+    at: Located,
+    terms: &crate::query::Terms,
+    width: usize,
+) -> Result<Hit, SearchError> {
+    let missing = || SearchError::Corrupted {
+        reason: format!(
+            "sourceOrder {} of session {:?} block {} is not in the journal",
+            at.order, at.session, at.block
+        ),
+    };
+    let guard = snapshot.record(&at.session, at.order).map_err(|_| missing())?.ok_or_else(missing)?;
+    let view = guard.view()?;
+    let block_index = usize::try_from(at.block).map_err(|_| missing())?;
+    let block = view.block(block_index).ok_or_else(missing)?;
+    let (text, tool, is_error) = match block {
+        BlockView::Text { text } | BlockView::Thinking { text } => (snapshot.text(text)?, None, false),
+        BlockView::ToolCall { tool, input, .. } => (snapshot.text(input)?, Some(tool), false),
+        BlockView::ToolResult { tool, is_error, output, .. } => {
+            (snapshot.text(output)?, Some(tool), is_error)
+        }
+        BlockView::Blob { .. } => return Err(missing()),
+    };
+    Ok(Hit {
+        session: at.session.clone(),
+        entry_id: view.entry_id().to_owned(),
+        block_index,
+        source_order: at.order,
+        role: view.role(),
+        kind: block.kind(),
+        tool: tool.filter(|t| !t.is_empty()).map(str::to_owned),
+        is_error,
+        timestamp: view.timestamp().map(str::to_owned),
+        score: at.score,
+        snippet: snippet(&text, terms, width),
+    })
+}

@@ -1,0 +1,320 @@
+//! Search through the public API: exact identifiers and words, query syntax, filters (a fork's
+//! lineage included), large texts, catching up after reopening and after the index folder is
+//! deleted, and originals read back by the ids hits carry.
+#![allow(clippy::unwrap_used)]
+
+mod search_support;
+
+use annal_engine::{Block, Role};
+use annal_query::{get_original, GetError, Hit, SearchError, SearchRequest};
+use search_support::*;
+
+fn ids(hits: &[Hit]) -> Vec<String> {
+    hits.iter().map(Hit::id).collect()
+}
+
+fn search(index: &annal_query::SearchIndex, query: &str) -> Vec<String> {
+    ids(&index.search(&SearchRequest::new(query)).unwrap())
+}
+
+#[test]
+fn exact_identifiers_are_found_by_their_exact_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(&dir.path().join("s.redb"));
+    let records = vec![
+        result(
+            "e1",
+            "c1",
+            "Bash",
+            "Error: read ECONNRESET\n    at TCP.onStreamRead (node:internal/stream_base_commons:217:20)",
+            true,
+        ),
+        call("e2", "c2", "Read", r#"{"file_path":"src/api/client.ts","limit":400}"#),
+        text("e3", Role::Assistant, "The pointer 0x7f3a9c is freed twice."),
+        result(
+            "e4",
+            "c4",
+            "Bash",
+            "FAILED tests/test_auth.py::test_user_auth - AssertionError: 401 != 200",
+            true,
+        ),
+        text("e5", Role::User, "Session 3f2b8c1e-9a4d-4e6f-b1c2-7d8e9f0a1b2c keeps timing out."),
+        text("e6", Role::Assistant, "Pin the CLI to v1.18.31, the last release before the regression."),
+        call("e7", "c7", "Bash", r#"{"command":"tool run --max-output=200 --verbose"}"#),
+        // Decoys: one character away from each value.
+        text("d1", Role::Assistant, "psql: ECONNREFUSED on port 5432"),
+        call("d2", "d2c", "Read", r#"{"file_path":"src/api/client.tsx"}"#),
+        text("d3", Role::Assistant, "and 0x7f3a9d is the other one"),
+        result("d4", "d4c", "Bash", "PASSED tests/test_login.py::test_user_authz", false),
+        text("d5", Role::User, "not 3f2b8c1e-9a4d-4e6f-b1c2-7d8e9f0a1b2d"),
+        text("d6", Role::Assistant, "released v1.18.3 and v1.8.31 and 1.18.31"),
+        text("d7", Role::Assistant, "--max-outputs, or max output"),
+    ];
+    store.append("s", Some(0), records).unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    for (query, expected) in [
+        ("ECONNRESET", "e1#0"),
+        ("econnreset", "e1#0"),
+        ("src/api/client.ts", "e2#0"),
+        ("SRC/API/Client.ts", "e2#0"),
+        ("0x7f3a9c", "e3#0"),
+        ("test_user_auth", "e4#0"),
+        ("3f2b8c1e-9a4d-4e6f-b1c2-7d8e9f0a1b2c", "e5#0"),
+        ("v1.18.31", "e6#0"),
+        ("--max-output", "e7#0"),
+        ("--max-output=200", "e7#0"),
+    ] {
+        let hits = search(&index, query);
+        assert_eq!(hits, vec![expected.to_owned()], "{query}: only the record holding it");
+    }
+    // Parts of identifiers are words too; a path's tail finds the path, not a longer name.
+    assert_eq!(search(&index, "auth"), vec!["e4#0"]);
+    assert_eq!(search(&index, "client.ts"), vec!["e2#0"]);
+    assert_eq!(search(&index, "stream_base_commons"), vec!["e1#0"]);
+    // The snippet marks what matched, as it is in the original.
+    let hits = index.search(&SearchRequest::new("src/api/client.ts")).unwrap();
+    assert_eq!(hits[0].snippet.marked("[", "]"), r#"{"file_path":"[src/api/client.ts]","limit":400}"#);
+    let hits = index.search(&SearchRequest::new("--max-output")).unwrap();
+    assert!(hits[0].snippet.marked("[", "]").contains("[--max-output]=200"), "{:?}", hits[0].snippet);
+    index.close().unwrap();
+}
+
+#[test]
+fn words_phrases_operators_and_syntax_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(&dir.path().join("s.redb"));
+    store
+        .append(
+            "s",
+            None,
+            vec![
+                text("a", Role::User, "The connection was reset by the proxy."),
+                text("b", Role::Assistant, "Reset the cache; the connection is fine."),
+                text("c", Role::Assistant, "The proxy times out."),
+            ],
+        )
+        .unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    let mut all = search(&index, "connection reset");
+    all.sort();
+    assert_eq!(all, vec!["a#0", "b#0"], "every word must match");
+    assert_eq!(search(&index, "\"connection was reset\""), vec!["a#0"]);
+    assert_eq!(search(&index, "connection -proxy"), vec!["b#0"]);
+    let mut either = search(&index, "cache OR times");
+    either.sort();
+    assert_eq!(either, vec!["b#0", "c#0"]);
+    let mut request = SearchRequest::new("connection was reset");
+    request.literal = true;
+    assert_eq!(ids(&index.search(&request).unwrap()), vec!["a#0"]);
+    for bad in ["\"unclosed", "(a OR b", "a AND", "-only"] {
+        match index.search(&SearchRequest::new(bad)) {
+            Err(SearchError::Syntax { reason, .. }) => assert!(!reason.contains('\n'), "{bad}: {reason}"),
+            other => panic!("{bad}: {other:?}"),
+        }
+    }
+    assert!(matches!(index.search(&SearchRequest::new("  ")), Err(SearchError::EmptyQuery)));
+    assert!(matches!(
+        index.search(&{
+            let mut r = SearchRequest::new("proxy");
+            r.session = Some("nope".into());
+            r
+        }),
+        Err(SearchError::UnknownSession(_))
+    ));
+    index.close().unwrap();
+}
+
+#[test]
+fn filters_by_role_tool_errors_and_source_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(&dir.path().join("s.redb"));
+    store
+        .append(
+            "s",
+            None,
+            vec![
+                text("u", Role::User, "deploy failed again"),
+                call("k", "c1", "Bash", r#"{"command":"deploy --prod"}"#),
+                result("r1", "c1", "Bash", "deploy failed: exit 1", true),
+                call("k2", "c2", "Read", r#"{"file_path":"deploy.yaml"}"#),
+                result("r2", "c2", "Read", "deploy: steps", false),
+                text("a", Role::Assistant, "The deploy failed because of a typo."),
+            ],
+        )
+        .unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    let run = |configure: &dyn Fn(&mut SearchRequest)| {
+        let mut request = SearchRequest::new("deploy");
+        configure(&mut request);
+        let mut found = ids(&index.search(&request).unwrap());
+        found.sort();
+        found
+    };
+    assert_eq!(run(&|_| {}).len(), 6);
+    assert_eq!(run(&|r| r.role = Some(Role::User)), vec!["u#0"]);
+    assert_eq!(run(&|r| r.tool = Some("bash".into())), vec!["k#0", "r1#0"]);
+    assert_eq!(run(&|r| r.errors_only = true), vec!["r1#0"]);
+    assert_eq!(run(&|r| r.source_orders = 2..4), vec!["k2#0", "r1#0"]);
+    assert_eq!(run(&|r| r.query = "deploy role:assistant".into()), vec!["a#0", "k#0", "k2#0"]);
+    index.close().unwrap();
+}
+
+#[test]
+fn a_fork_searches_what_it_inherits_up_to_its_fork_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(&dir.path().join("s.redb"));
+    let parent: Vec<_> = (0..6)
+        .map(|i| text(&format!("p{i}"), Role::Assistant, if i % 3 == 1 { "a needle here" } else { "hay" }))
+        .collect();
+    store.append("parent", None, parent).unwrap();
+    store.fork("parent", 3, "child").unwrap();
+    store.append("child", Some(3), vec![text("c3", Role::Assistant, "the needle again")]).unwrap();
+    store.fork("child", 4, "grandchild").unwrap();
+    store.append("grandchild", Some(4), vec![text("g4", Role::User, "needle, third")]).unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    assert_index_equals_journal(&index, &store);
+    let run = |session: &str, from: u64| {
+        let mut request = SearchRequest::new("needle");
+        request.session = Some(session.into());
+        request.source_orders = from..u64::MAX;
+        let hits = index.search(&request).unwrap();
+        let mut found: Vec<String> = hits.iter().map(|h| format!("{}:{}", h.session, h.id())).collect();
+        found.sort();
+        found
+    };
+    assert_eq!(run("parent", 0), vec!["parent:p1#0", "parent:p4#0"]);
+    assert_eq!(run("child", 0), vec!["child:c3#0", "parent:p1#0"]);
+    assert_eq!(run("grandchild", 0), vec!["child:c3#0", "grandchild:g4#0", "parent:p1#0"]);
+    assert_eq!(run("grandchild", 2), vec!["child:c3#0", "grandchild:g4#0"]);
+    index.close().unwrap();
+}
+
+#[test]
+fn large_texts_are_indexed_and_binary_blobs_are_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(&dir.path().join("s.redb"));
+    let big = format!("{}\nfinal line: zzlastmarker reached\n", "filler text line\n".repeat(4_000));
+    store
+        .append(
+            "s",
+            None,
+            vec![
+                result("big", "c", "Bash", &big, false),
+                record(
+                    "img",
+                    Role::User,
+                    vec![
+                        Block::Text { text: "see the screenshot".into() },
+                        Block::Blob {
+                            media_type: "image/png".into(),
+                            data: vec![0x89, b'P', b'N', b'G', 0, 1, 2],
+                        },
+                    ],
+                ),
+            ],
+        )
+        .unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    assert_index_equals_journal(&index, &store);
+    let hits = index.search(&SearchRequest::new("zzlastmarker")).unwrap();
+    assert_eq!(ids(&hits), vec!["big#0"]);
+    assert!(
+        hits[0].snippet.marked("[", "]").contains("final line: [zzlastmarker] reached"),
+        "{:?}",
+        hits[0].snippet
+    );
+    assert!(hits[0].snippet.text.starts_with('…'));
+    assert_eq!(search(&index, "screenshot"), vec!["img#0"]);
+    index.close().unwrap();
+}
+
+#[test]
+fn the_index_catches_up_after_reopening_and_rebuilds_when_deleted() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.redb");
+    let store = open_store(&path);
+    let index = open_index(&store);
+    store.append("s", None, vec![text("one", Role::User, "alpha")]).unwrap();
+    searchable(&index);
+    assert_eq!(search(&index, "alpha"), vec!["one#0"]);
+    index.close().unwrap();
+    // Appended while no index is open.
+    store.append("s", None, vec![text("two", Role::User, "beta")]).unwrap();
+    drop(store);
+    let store = open_store(&path);
+    let index = open_index(&store);
+    assert_eq!(searchable(&index), 2);
+    assert_eq!(search(&index, "beta"), vec!["two#0"]);
+    assert_index_equals_journal(&index, &store);
+    let folder = index.folder().to_path_buf();
+    index.close().unwrap();
+    std::fs::remove_dir_all(&folder).unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    assert_index_equals_journal(&index, &store);
+    assert_eq!(search(&index, "alpha"), vec!["one#0"]);
+    index.close().unwrap();
+    // A damaged index is rebuilt too.
+    std::fs::write(folder.join("meta.json"), b"{ not json").unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    assert_index_equals_journal(&index, &store);
+    index.close().unwrap();
+}
+
+#[test]
+fn originals_come_back_verbatim_by_the_ids_hits_carry() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_store(&dir.path().join("s.redb"));
+    let output = "line 1\nline 2 with ECONNRESET\r\nline 3\n";
+    store
+        .append(
+            "s",
+            None,
+            vec![
+                record(
+                    "mixed",
+                    Role::Assistant,
+                    vec![
+                        Block::Text { text: "Reading it.".into() },
+                        Block::ToolCall {
+                            call_id: "c1".into(),
+                            tool: "Read".into(),
+                            input: r#"{"file_path":"a.rs"}"#.into(),
+                            target: String::new(),
+                        },
+                    ],
+                ),
+                result("out", "c1", "Read", output, true),
+                text("has#7", Role::User, "an id with a hash"),
+            ],
+        )
+        .unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    let hits = index.search(&SearchRequest::new("ECONNRESET")).unwrap();
+    let snapshot = store.snapshot().unwrap();
+    let original = get_original(&snapshot, &hits[0].id(), None).unwrap();
+    assert_eq!(original.blocks[0].text.as_deref(), Some(output));
+    assert!(original.blocks[0].is_error);
+    assert_eq!((original.session.as_str(), original.source_order), ("s", 1));
+    let lines = get_original(&snapshot, "out#0", Some(2..=3)).unwrap();
+    assert_eq!(lines.blocks[0].text.as_deref(), Some("line 2 with ECONNRESET\r\nline 3\n"));
+    assert_eq!(lines.blocks[0].lines, Some((2, 3, 3)));
+    let whole = get_original(&snapshot, "mixed", None).unwrap();
+    assert_eq!(whole.blocks.len(), 2);
+    assert_eq!(whole.blocks[1].target.as_deref(), Some("a.rs"));
+    assert_eq!(get_original(&snapshot, "has#7", None).unwrap().blocks.len(), 1);
+    assert_eq!(get_original(&snapshot, "has#7#0", None).unwrap().entry_id, "has#7");
+    assert!(matches!(get_original(&snapshot, "nope", None), Err(GetError::UnknownEntry(_))));
+    assert!(matches!(
+        get_original(&snapshot, "mixed#2", None),
+        Err(GetError::UnknownBlock { blocks: 2, .. })
+    ));
+    index.close().unwrap();
+}
