@@ -189,7 +189,8 @@ impl Store {
         let view_tokens = view.stats.tokens.total;
         let (mut summary, mut reason) = (None, None);
         if requested == Algorithm::SummarizedV1 {
-            if outline.tokens_before(upto) <= u64::from(budget.trigger_tokens()) {
+            // The same test the derivation makes: a session under the trigger is shown whole.
+            if outline.tokens_before(outline.len) <= u64::from(budget.trigger_tokens()) {
                 reason =
                     Some("the records fit under the trigger, so there is nothing to summarise".to_owned());
             } else if let Some(summarizer) = &options.summarizer {

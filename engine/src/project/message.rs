@@ -122,8 +122,68 @@ impl<'a> Message<'a> {
     }
 }
 
+const LOW_BITS: u64 = 0x0101_0101_0101_0101;
+const HIGH_BITS: u64 = 0x8080_8080_8080_8080;
+
+/// Whether any byte of `word` is below 0x20 (a control character), `"` or `\\`: the bytes a
+/// JSON string escapes (a zero-byte test on each of the three patterns, eight bytes at a time).
+fn needs_escape(word: u64) -> bool {
+    let has_zero = |w: u64| w.wrapping_sub(LOW_BITS) & !w & HIGH_BITS != 0;
+    let control = word.wrapping_sub(LOW_BITS * 0x20) & !word & HIGH_BITS != 0;
+    control || has_zero(word ^ (LOW_BITS * u64::from(b'"'))) || has_zero(word ^ (LOW_BITS * u64::from(b'\\')))
+}
+
+/// Writes `text` as a JSON string, escaped exactly as serde_json escapes it (`\"`, `\\`, `\b`,
+/// `\f`, `\n`, `\r`, `\t`, other control characters as `\u00xx`), copying runs that need no
+/// escape eight bytes at a time: projections are mostly long texts with few escapes.
 fn write_str(out: &mut impl Write, text: &str) -> io::Result<()> {
-    serde_json::to_writer(&mut *out, text).map_err(io::Error::from)
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let bytes = text.as_bytes();
+    out.write_all(b"\"")?;
+    let mut start = 0;
+    let mut at = 0;
+    while at < bytes.len() {
+        if at + 8 <= bytes.len() {
+            let mut word = [0u8; 8];
+            word.copy_from_slice(&bytes[at..at + 8]);
+            if !needs_escape(u64::from_le_bytes(word)) {
+                at += 8;
+                continue;
+            }
+        }
+        let byte = bytes[at];
+        let short: &[u8] = match byte {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            0x08 => b"\\b",
+            0x0C => b"\\f",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x00..=0x1F => b"",
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        out.write_all(&bytes[start..at])?;
+        if short.is_empty() {
+            out.write_all(&[
+                b'\\',
+                b'u',
+                b'0',
+                b'0',
+                HEX[usize::from(byte >> 4)],
+                HEX[usize::from(byte & 0xF)],
+            ])?;
+        } else {
+            out.write_all(short)?;
+        }
+        at += 1;
+        start = at;
+    }
+    out.write_all(&bytes[start..])?;
+    out.write_all(b"\"")
 }
 
 /// Whether a stored tool input is JSON to embed: an object or array (the store keeps those in
@@ -213,6 +273,30 @@ pub fn projection_hash(messages: &[Message<'_>]) -> Hash {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #[test]
+        fn strings_are_escaped_as_serde_json_escapes_them(text in "(\\PC|[\u{0}-\u{1f}\"\\\\\u{7f}])*") {
+            let mut ours = Vec::new();
+            write_str(&mut ours, &text).unwrap_or_default();
+            let theirs = serde_json::to_vec(&text).unwrap_or_default();
+            proptest::prop_assert_eq!(ours, theirs);
+        }
+    }
+
+    #[test]
+    fn escapes_at_every_offset_of_a_word() {
+        for at in 0..20 {
+            for special in ['"', '\\', '\n', '\u{1}', '\u{1f}', 'é', '\u{7f}'] {
+                let mut text: String = "a".repeat(at);
+                text.push(special);
+                text.push_str(&"b".repeat(9));
+                let mut ours = Vec::new();
+                write_str(&mut ours, &text).unwrap_or_default();
+                assert_eq!(ours, serde_json::to_vec(&text).unwrap_or_default(), "{text:?}");
+            }
+        }
+    }
 
     #[test]
     fn canonical_json_shape() {

@@ -167,14 +167,12 @@ fn first_chars(text: &str, chars: usize) -> &str {
     }
 }
 
+/// The last `chars` characters, found from the end: outputs can be megabytes long.
 fn last_chars(text: &str, chars: usize) -> &str {
-    let count = text.chars().count();
-    if count <= chars {
-        return text;
-    }
-    match text.char_indices().nth(count - chars) {
+    match chars.checked_sub(1).and_then(|n| text.char_indices().rev().nth(n)) {
         Some((start, _)) => &text[start..],
-        None => "",
+        None if chars == 0 => "",
+        None => text,
     }
 }
 
@@ -193,7 +191,8 @@ pub(crate) struct RowFields<'a> {
 /// output no longer than both excerpts together is given whole in `head`.
 pub(crate) fn evidence_row(fields: &RowFields<'_>) -> String {
     let output = fields.output;
-    let (head, tail) = if output.chars().count() <= ROW_HEAD_CHARS + ROW_TAIL_CHARS {
+    // Only as many characters are walked as the excerpts need.
+    let (head, tail) = if first_chars(output, ROW_HEAD_CHARS + ROW_TAIL_CHARS).len() == output.len() {
         (output, "")
     } else {
         (first_chars(output, ROW_HEAD_CHARS), last_chars(output, ROW_TAIL_CHARS))
@@ -265,6 +264,10 @@ mod tests {
         assert_eq!(value["head"].as_str().map(str::len), Some(ROW_HEAD_CHARS));
         assert_eq!(value["tail"].as_str().map(str::len), Some(ROW_TAIL_CHARS));
         assert!(row.starts_with("{\"entryId\""));
+        assert_eq!(last_chars("héllo", 2), "lo");
+        assert_eq!(last_chars("héllo", 4), "éllo");
+        assert_eq!(last_chars("hé", 5), "hé");
+        assert_eq!(last_chars("hé", 0), "");
         assert!(!row.contains('\n'));
     }
 }

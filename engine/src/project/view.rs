@@ -298,6 +298,23 @@ impl Store {
     /// views share their prefix byte for byte. For zero-copy rendering use
     /// [`Store::projection_snapshot`] and [`ProjectionSnapshot::prepare`].
     ///
+    /// # Examples
+    /// A host's step: send the view; compact when it says so.
+    /// ```
+    /// use annal_engine::{Budget, CompactOptions, ProjectOptions, Record, Role, Store, StoreOptions};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// let dir = tempfile::tempdir()?;
+    /// let store = Store::open(dir.path().join("annal.redb"), StoreOptions::default())?;
+    /// store.append("s", None, vec![Record::text("e1", Role::User, "Fix the ledger.")])?;
+    /// let options = ProjectOptions::new(Budget::new(200_000, 32_000));
+    /// let view = store.project("s", &options)?;
+    /// assert_eq!(view.messages.len(), 1);
+    /// if view.compaction_due {
+    ///     store.compact("s", &CompactOptions::new(options))?;
+    /// }
+    /// # Ok(()) }
+    /// ```
+    ///
     /// # Errors
     /// [`ProjectError`].
     pub fn project(
