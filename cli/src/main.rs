@@ -15,6 +15,7 @@ mod history;
 mod import;
 mod listing;
 mod location;
+mod mcp;
 mod output;
 mod project;
 mod reindex;
@@ -72,16 +73,24 @@ enum Command {
     Compact(compact::CompactArgs),
     /// A guided tour of annal on a generated coding session, in a temporary store.
     Demo,
+    /// Serve the store's history to an agent as a Model Context Protocol server on stdio.
+    #[command(long_about = mcp::LONG_ABOUT)]
+    Mcp(mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut out = output::stdout();
-    let outcome = run(cli, &mut out);
-    // Whatever the command printed goes out before an error line, so the two read in order.
-    let flushed = out.flush();
-    let outcome = outcome.and_then(|()| flushed.map_err(anyhow::Error::from));
-    drop(out);
+    let outcome = match cli.command {
+        // The protocol owns stdout: it must not be locked and buffered for a command's output.
+        Command::Mcp(args) => StoreLocation::resolve(cli.db).and_then(|store| mcp::run(store, &args)),
+        command => {
+            let mut out = output::stdout();
+            let outcome = run(Cli { command, ..cli }, &mut out);
+            // Whatever the command printed goes out before an error line, so the two read in order.
+            let flushed = out.flush();
+            outcome.and_then(|()| flushed.map_err(anyhow::Error::from))
+        }
+    };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
@@ -134,6 +143,8 @@ fn run(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
             compact::run(&store()?, &plan, out)
         }
         Command::Demo => demo::run(out),
+        // `main` runs the server before stdout is locked; the protocol cannot share it.
+        Command::Mcp(_) => Err(anyhow::anyhow!("the MCP server cannot run with stdout locked")),
     }
 }
 

@@ -192,7 +192,7 @@ fn a_50_mb_image_in_a_tool_result_is_stored_once_as_a_blob() {
     assert_eq!(summary["recordsNew"], 2);
     // Every pass over 50 MB is slow in a debug build: each property is checked once, through the
     // library where the binary's output would be 50 MB of base64.
-    let hashes = {
+    let (hashes, image_hash) = {
         let store = Store::open(&sandbox.db, StoreOptions::default()).unwrap();
         let snapshot = store.snapshot().unwrap();
         let sizes = snapshot.table_sizes().unwrap();
@@ -206,7 +206,11 @@ fn a_50_mb_image_in_a_tool_result_is_stored_once_as_a_blob() {
             "the journal holds a reference, not the image: {journal_bytes} bytes"
         );
         let guard = snapshot.record("s-img", 1).unwrap().unwrap();
-        let record = snapshot.to_record(&guard.view().unwrap()).unwrap();
+        let view = guard.view().unwrap();
+        let Some(annal_engine::BlockView::Blob { hash: image_hash, .. }) = view.block(1) else {
+            panic!("the image is not the result's second block")
+        };
+        let record = snapshot.to_record(&view).unwrap();
         assert!(matches!(&record.blocks[0], Block::ToolResult { output, .. } if output == "the login page"));
         match &record.blocks[1] {
             Block::Blob { media_type, data } => {
@@ -228,7 +232,7 @@ fn a_50_mb_image_in_a_tool_result_is_stored_once_as_a_blob() {
         let sizes = store.snapshot().unwrap().table_sizes().unwrap();
         let blobs = sizes.iter().find(|t| t.table == "blobs").unwrap();
         assert_eq!((blobs.entries, blobs.stored_bytes), (1, blob_bytes), "the image was stored again");
-        hashes
+        (hashes, image_hash)
     };
 
     // People's export names the image without inlining it.
@@ -250,6 +254,39 @@ fn a_50_mb_image_in_a_tool_result_is_stored_once_as_a_blob() {
     let (summary, stderr) = import_json(&other, &export);
     assert!(stderr.is_empty(), "{stderr}");
     assert_eq!(summary["recordsNew"], 2);
+
+    // A projection describes the image (type, size, hash) and never inlines it.
+    let projection = sandbox
+        .annal(&["project", "s-img", "--window", "200000", "--max-output", "8000", "--json"], "")
+        .ok()
+        .stdout;
+    assert!(projection.len() < 16 << 10, "the projection inlines the image ({} bytes)", projection.len());
+    assert!(!projection.contains("iVBOiVBO"), "the projection holds the image's base64");
+    let view: Value = serde_json::from_str(&projection).unwrap();
+    let blocks: Vec<&Value> = view["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|message| message["blocks"].as_array().unwrap())
+        .collect();
+    let described = json!({"type": "blob", "hash": annal_engine::hash_to_hex(&image_hash),
+        "mediaType": "image/png", "bytes": 50_000_001});
+    assert!(blocks.contains(&&described), "no description of the image in {projection}");
+    // The search index holds the tool result's text and not the image: a rebuild indexes the
+    // call and the result (the image blocks have no document) and a few bytes of text.
+    let hits = sandbox.annal(&["history", "search", "login page", "--json"], "").ok().stdout;
+    let hits: Vec<Value> = serde_json::from_str(&hits).unwrap();
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!((hits[0]["entryId"].as_str(), hits[0]["blockIndex"].as_u64()), (Some("r1"), Some(0)));
+    for query in ["iVBOiVBOiVBOiVBO", "iVBO", "image/png"] {
+        let run = sandbox.annal(&["history", "search", query, "--literal", "--json"], "").ok();
+        assert_eq!(run.stdout.trim(), "[]", "a search for {query} finds the image");
+    }
+    let rebuilt: Value =
+        serde_json::from_str(&sandbox.annal(&["reindex", "--json"], "").ok().stdout).unwrap();
+    assert_eq!(rebuilt["blocks"], 2, "{rebuilt}");
+    assert!(rebuilt["textBytes"].as_u64().unwrap() < 1024, "{rebuilt}");
+    assert!(rebuilt["indexBytes"].as_u64().unwrap() < 256 << 10, "the index holds the image: {rebuilt}");
 }
 
 /// Each record's chain hash, read without loading blobs.
@@ -519,4 +556,149 @@ fn a_truncated_store_file() {
     std::fs::write(&sandbox.db, &full).unwrap();
     assert_eq!(entry_ids(&sandbox.db, "s-cut").len(), 300);
     verified(&sandbox);
+}
+
+/// The files of a folder (flat, as an index folder is) and their contents.
+fn folder_files(folder: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = std::fs::read_dir(folder)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .map(|path| {
+            let bytes = std::fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The first saved index file with this extension.
+fn index_file(saved: &[(std::path::PathBuf, Vec<u8>)], extension: &str) -> std::path::PathBuf {
+    let found = saved.iter().find(|(path, _)| path.extension().is_some_and(|e| e == extension));
+    found.unwrap_or_else(|| panic!("no .{extension} file in the index")).0.clone()
+}
+
+#[test]
+fn the_index_folder_deleted_or_corrupted_while_the_store_is_closed() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.dir().join("work.jsonl");
+    let call = json!({"type": "assistant", "uuid": "a1", "sessionId": "s-idx",
+        "message": {"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "Bash",
+            "input": {"command": "curl -s localhost:8080/api/login"}}]}});
+    let result = json!({"type": "user", "uuid": "r1", "sessionId": "s-idx",
+        "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1",
+            "content": "Error: read ECONNRESET at src/api/client.ts"}]}});
+    let lines = [
+        claude_user("s-idx", "u1", "the login request times out after a deploy"),
+        call.to_string(),
+        result.to_string(),
+        claude_user("s-idx", "u2", "retry the login with a longer timeout"),
+    ];
+    std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    sandbox.annal(&["import", file.to_str().unwrap()], "").ok();
+    sandbox.annal(&["append", "s-more"], "{\"entryId\":\"m1\",\"role\":\"user\",\"blocks\":[{\"type\":\"text\",\"text\":\"a timeout in src/api/client.ts\"}]}\n").ok();
+
+    let queries = ["login", "ECONNRESET", "src/api/client.ts", "timeout", "localhost:8080"];
+    let search = |query: &str| sandbox.annal(&["history", "search", query, "--json"], "").ok().stdout;
+    let before: Vec<String> = queries.iter().map(|query| search(query)).collect();
+    let hits = |text: &str| -> Vec<String> {
+        let hits: Vec<Value> = serde_json::from_str(text).unwrap();
+        hits.iter().map(|hit| format!("{}#{}", hit["entryId"].as_str().unwrap(), hit["blockIndex"])).collect()
+    };
+    assert_eq!(hits(&before[0]), ["u2#0", "a1#0", "u1#0"]);
+    assert_eq!(hits(&before[2]), ["m1#0", "r1#0"]);
+    let shown = |session: &str| sandbox.annal(&["show", session, "--json"], "").ok().stdout;
+    let stored = (shown("s-idx"), shown("s-more"));
+
+    let folder = annal_query::index_folder(&sandbox.db);
+    let saved = folder_files(&folder);
+    let restore = || {
+        if folder.is_dir() {
+            std::fs::remove_dir_all(&folder).unwrap();
+        } else if folder.exists() {
+            std::fs::remove_file(&folder).unwrap();
+        }
+        std::fs::create_dir(&folder).unwrap();
+        for (path, bytes) in &saved {
+            std::fs::write(path, bytes).unwrap();
+        }
+    };
+    let (idx, fast, term, pos) = (
+        index_file(&saved, "idx"),
+        index_file(&saved, "fast"),
+        index_file(&saved, "term"),
+        index_file(&saved, "pos"),
+    );
+    type Damage<'a> = Box<dyn Fn() + 'a>;
+    let damages: Vec<(&str, Damage<'_>)> = vec![
+        ("the folder deleted", Box::new(|| std::fs::remove_dir_all(&folder).unwrap())),
+        (
+            "the folder empty",
+            Box::new(|| {
+                std::fs::remove_dir_all(&folder).unwrap();
+                std::fs::create_dir(&folder).unwrap();
+            }),
+        ),
+        ("garbage in meta.json", Box::new(|| std::fs::write(folder.join("meta.json"), "garbage").unwrap())),
+        (
+            "a segment file truncated",
+            Box::new(|| {
+                let bytes = std::fs::read(&idx).unwrap();
+                std::fs::write(&idx, &bytes[..bytes.len() / 2]).unwrap();
+            }),
+        ),
+        (
+            "bytes inside a segment file overwritten",
+            Box::new(|| {
+                let mut bytes = std::fs::read(&fast).unwrap();
+                let middle = bytes.len() / 2;
+                bytes[middle - 8..middle].copy_from_slice(b"garbage!");
+                std::fs::write(&fast, bytes).unwrap();
+            }),
+        ),
+        (
+            "a segment file zeroed",
+            Box::new(|| {
+                let len = std::fs::metadata(&term).unwrap().len() as usize;
+                std::fs::write(&term, vec![0; len]).unwrap();
+            }),
+        ),
+        ("a segment file deleted", Box::new(|| std::fs::remove_file(&pos).unwrap())),
+    ];
+    // Each is rebuilt from the journal by the next search (and, once, by `annal reindex`), which
+    // finds what it found before; no stored record changes.
+    for (round, (what, damage)) in damages.iter().enumerate() {
+        restore();
+        damage();
+        if round == 2 {
+            sandbox.annal(&["reindex"], "").ok();
+        }
+        for (query, expected) in queries.iter().zip(&before) {
+            let run = sandbox.annal(&["history", "search", query, "--json"], "").ok();
+            assert!(run.stderr.is_empty(), "{what}: {}", run.stderr);
+            assert_eq!(&run.stdout, expected, "{what}: a search for {query}");
+        }
+        verified(&sandbox);
+        assert_eq!((shown("s-idx"), shown("s-more")), stored, "{what}: the stored records changed");
+    }
+
+    // A file where the folder goes is not the index: it is named, left alone, and nothing is
+    // searched until it is moved.
+    std::fs::remove_dir_all(&folder).unwrap();
+    std::fs::write(&folder, "notes").unwrap();
+    let reason = format!(
+        "the search index folder {} is not a folder; move or delete it, and the index is rebuilt from the \
+         journal",
+        folder.display()
+    );
+    assert_eq!(
+        error_line(&sandbox.annal(&["history", "search", "login"], "")),
+        format!("annal: cannot open the search index of {}: {reason}", sandbox.db.display())
+    );
+    assert_eq!(error_line(&sandbox.annal(&["reindex"], "")), format!("annal: {reason}"));
+    assert_eq!(std::fs::read_to_string(&folder).unwrap(), "notes");
+    verified(&sandbox);
+    std::fs::remove_file(&folder).unwrap();
+    assert_eq!(search("login"), before[0]);
+    assert_eq!((shown("s-idx"), shown("s-more")), stored);
 }

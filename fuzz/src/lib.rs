@@ -1,5 +1,6 @@
 //! Support shared by the fuzz targets: a store on an in-memory file, the checks each target
-//! makes after parsing or appending, and the `arbitrary` record model of the round-trip target.
+//! makes after parsing or appending, the `arbitrary` record model of the round-trip target, and
+//! the projection and search targets' sessions and checks.
 //!
 //! Every check panics on a broken property, which libFuzzer reports as a crash with the input.
 
@@ -13,6 +14,8 @@ use annal_engine::{
 };
 
 pub mod arb;
+pub mod project;
+pub mod search;
 
 /// A blob threshold far below the default, so small fuzz inputs reach the blob table too.
 pub const SMALL_BLOB_THRESHOLD: usize = 24;

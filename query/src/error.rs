@@ -34,6 +34,16 @@ pub enum IndexError {
         /// What is wrong.
         reason: String,
     },
+    /// Something that is not a folder (a file) is where the index folder goes. It is not the
+    /// index, so it is left alone: moving or deleting it lets the index be rebuilt there.
+    #[error(
+        "the search index folder {path} is not a folder; move or delete it, and the index is rebuilt \
+         from the journal"
+    )]
+    NotAFolder {
+        /// The index folder's path.
+        path: PathBuf,
+    },
     /// Another process holds the index writer.
     #[error("another process is writing the search index at {path}; try again when it is closed")]
     Busy {

@@ -27,6 +27,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod exclusion;
 mod folder;
 mod handover;
 mod idents;

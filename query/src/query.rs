@@ -18,6 +18,7 @@ use tantivy::schema::{IndexRecordOption, Schema};
 use tantivy::Term;
 
 use crate::error::{one_line, SearchError};
+use crate::exclusion::guard_exclusions;
 use crate::idents::ident_of_literal;
 use crate::schema::{Fields, QUERY_FIELDS};
 use crate::tokenize::{for_queries, words};
@@ -114,7 +115,7 @@ impl QueryReader {
         };
         let mut terms = Terms::default();
         terms.collect(&self.fields, query.as_ref());
-        Ok(Parsed { query, terms })
+        Ok(Parsed { query: guard_exclusions(query), terms })
     }
 }
 
@@ -171,10 +172,20 @@ pub(crate) fn protect_identifiers(query: &str, exists: IdentExists<'_>) -> Strin
         if c.is_whitespace() {
             out.push(c);
             rest = &rest[c.len_utf8()..];
+        } else if (matches!(c, '-' | '+') && rest[1..].starts_with(['(', '"', '\'']))
+            || (c == '(' && rest[1..].trim_start_matches(['(', '-', '+']).starts_with(['"', '\'']))
+        {
+            // A sign before a group or a phrase (`-(a OR b)`, `-"a b"`), a group opened before
+            // a phrase (`("a b" OR c)`): copied, and what follows read as usual.
+            depth += usize::from(c == '(');
+            out.push(c);
+            rest = &rest[1..];
         } else if c == '"' || c == '\'' {
-            // A quoted phrase (and any suffix such as ~2 or ^3) is copied as typed.
+            // A quoted phrase (and any suffix such as ~2, ^3 or the `)` closing a group) is
+            // copied as typed.
             let end = quoted_end(rest, c);
             let suffix = rest[end..].find(char::is_whitespace).map_or(rest.len(), |n| end + n);
+            depth = depth.saturating_sub(rest[end..suffix].matches(')').count());
             out.push_str(&rest[..suffix]);
             rest = &rest[suffix..];
         } else {
@@ -275,6 +286,9 @@ mod tests {
         assert_eq!(protect("tool:Bash target:src/a.rs"), r#"tool:Bash target:"src/a.rs""#);
         assert_eq!(protect_identifiers("-src/a.rs", &|_| false), r#"-text:"src/a.rs""#);
         assert_eq!(protect("error:ENOENT error:true"), r#"ident:"error:ENOENT" error:true"#);
+        assert_eq!(protect(r#"x -"a b" +'c d'"#), r#"x -"a b" +'c d'"#);
+        assert_eq!(protect(r#"x NOT ("a b" OR -("c d")) v1.2"#), r#"x NOT ("a b" OR -("c d")) ident:"v1.2""#);
+        assert_eq!(protect("x -(a OR b.c)"), r#"x -(a OR ident:"b.c")"#);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use tantivy::{DocAddress, Searcher, Term};
 
 use crate::error::{IndexError, SearchError};
 use crate::index::SearchIndex;
-use crate::schema::Fields;
+use crate::schema::{Fields, QUERY_FIELDS};
 use crate::snippet::{snippet, Snippet};
 
 /// Extra hits collected beyond `limit`, so ties at the cut are broken the same way however
@@ -282,7 +282,14 @@ impl SearchIndex {
         clauses.extend(filters(&snapshot, fields, request)?);
         let query = BooleanQuery::new(clauses);
         let path = &self.shared.folder.path;
-        let tantivy = |e| SearchError::Index(IndexError::tantivy(path, e));
+        let tantivy = |e| match e {
+            // `name:*` asks whether a field exists, and tantivy looks its name up only now.
+            tantivy::TantivyError::FieldNotFound(field) => SearchError::Syntax {
+                query: request.query.clone(),
+                reason: format!("there is no field {field:?} (fields: {})", QUERY_FIELDS.join(", ")),
+            },
+            e => SearchError::Index(IndexError::tantivy(path, e)),
+        };
         let collector = TopDocs::with_limit(request.limit.saturating_add(TIE_MARGIN)).order_by_score();
         let found = searcher.search(&query, &collector).map_err(tantivy)?;
         let mut located = locate(&self.shared.columns, &searcher, found).map_err(tantivy)?;

@@ -4,12 +4,11 @@
 //! of the properties every projection must have.
 #![allow(dead_code)]
 
-mod checks;
 pub(crate) mod compaction;
 
 use std::collections::BTreeMap;
 
-pub(crate) use checks::*;
+pub(crate) use annal_tests::projection_checks::*;
 
 use annal_engine::{Block, Record, Role, Store, StoreOptions};
 

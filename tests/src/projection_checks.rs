@@ -8,12 +8,12 @@ use annal_engine::{
     Block, Budget, CharsPerFour, Message, MessageBlock, Projection, Record, Role, TokenCounter,
 };
 
-pub(crate) fn count(text: &str) -> u64 {
+pub fn count(text: &str) -> u64 {
     u64::from(CharsPerFour.count_tokens(text))
 }
 
 /// The tokens of a message list, counted the way the store estimates records.
-pub(crate) fn message_tokens(messages: &[Message<'_>]) -> u64 {
+pub fn message_tokens(messages: &[Message<'_>]) -> u64 {
     let mut total = 0;
     for message in messages {
         for block in &message.blocks {
@@ -29,7 +29,7 @@ pub(crate) fn message_tokens(messages: &[Message<'_>]) -> u64 {
 }
 
 /// The tokens of records, as the store estimates them.
-pub(crate) fn record_tokens(records: &[Record]) -> u64 {
+pub fn record_tokens(records: &[Record]) -> u64 {
     let mut total = 0;
     for record in records {
         for block in &record.blocks {
@@ -45,7 +45,7 @@ pub(crate) fn record_tokens(records: &[Record]) -> u64 {
 }
 
 /// No call without its result after it, no result without its call before it.
-pub(crate) fn check_pairs(messages: &[Message<'_>]) -> Result<(), String> {
+pub fn check_pairs(messages: &[Message<'_>]) -> Result<(), String> {
     let mut open: HashMap<&str, usize> = HashMap::new();
     for (m, message) in messages.iter().enumerate() {
         for block in &message.blocks {
@@ -67,11 +67,11 @@ pub(crate) fn check_pairs(messages: &[Message<'_>]) -> Result<(), String> {
 
 /// A marker's sourceOrder range and its named entry ids.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct MarkerRange {
-    pub(crate) first: u64,
-    pub(crate) last: u64,
-    pub(crate) first_id: String,
-    pub(crate) last_id: String,
+pub struct MarkerRange {
+    pub first: u64,
+    pub last: u64,
+    pub first_id: String,
+    pub last_id: String,
 }
 
 fn number_after(text: &str, label: &str) -> Option<u64> {
@@ -86,7 +86,7 @@ fn word_after<'t>(text: &'t str, label: &str) -> Option<&'t str> {
 }
 
 /// Parses an omission marker.
-pub(crate) fn marker_range(text: &str) -> Option<MarkerRange> {
+pub fn marker_range(text: &str) -> Option<MarkerRange> {
     let body = text.strip_prefix("[omitted / not summarised: ")?;
     if body.starts_with("entry ") {
         let id = word_after(body, "entry ")?.to_owned();
@@ -102,7 +102,7 @@ pub(crate) fn marker_range(text: &str) -> Option<MarkerRange> {
 }
 
 /// The sourceOrder range the evidence label names.
-pub(crate) fn evidence_range(messages: &[Message<'_>]) -> Option<(u64, u64)> {
+pub fn evidence_range(messages: &[Message<'_>]) -> Option<(u64, u64)> {
     texts(messages).find_map(|text| {
         let body = text.strip_prefix("[evidence index")?;
         let first = number_after(body, "from sourceOrder ")?;
@@ -111,7 +111,7 @@ pub(crate) fn evidence_range(messages: &[Message<'_>]) -> Option<(u64, u64)> {
     })
 }
 
-pub(crate) fn texts<'m>(messages: &'m [Message<'_>]) -> impl Iterator<Item = &'m str> + 'm {
+pub fn texts<'m>(messages: &'m [Message<'_>]) -> impl Iterator<Item = &'m str> + 'm {
     messages.iter().flat_map(|m| &m.blocks).filter_map(|b| match b {
         MessageBlock::Text { text } => Some(text.as_ref()),
         _ => None,
@@ -147,7 +147,7 @@ fn shown_verbatim(messages: &[Message<'_>], record: &Record) -> bool {
 
 /// Checks the properties of a projection of `records` (the session's records in sourceOrder,
 /// receipts left out; `orders[i]` is the sourceOrder of `records[i]`) under `budget`.
-pub(crate) fn check_projection(
+pub fn check_projection(
     records: &[Record],
     orders: &[u64],
     projection: &Projection<'_>,
@@ -211,7 +211,7 @@ pub(crate) fn check_projection(
 }
 
 /// Everything verbatim: every record's blocks appear in a message of the same role, in order.
-pub(crate) fn check_verbatim(records: &[Record], projection: &Projection<'_>) -> Result<(), String> {
+pub fn check_verbatim(records: &[Record], projection: &Projection<'_>) -> Result<(), String> {
     let shown: Vec<&Message<'_>> = projection.messages.iter().collect();
     let records: Vec<&Record> = records.iter().filter(|r| !r.blocks.is_empty()).collect();
     if shown.len() != records.len() {
@@ -236,6 +236,10 @@ pub(crate) fn check_verbatim(records: &[Record], projection: &Projection<'_>) ->
                 // A call whose result has not arrived is shown as a note carrying its input.
                 (MessageBlock::Text { text }, Block::ToolCall { call_id, input, .. }) => {
                     text.contains(call_id.as_str()) && text.contains(input.as_str())
+                }
+                // A result whose call is not in the session is shown as a note carrying its output.
+                (MessageBlock::Text { text }, Block::ToolResult { call_id, output, .. }) => {
+                    text.contains(&format!("(call {call_id}")) && text.ends_with(output.as_str())
                 }
                 _ => false,
             };

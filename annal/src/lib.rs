@@ -1,0 +1,122 @@
+//! annal: an embeddable, event-sourced session store for AI agents.
+//!
+//! Every record of an agent session (user text, assistant text, thinking, tool calls, tool
+//! output) is appended once to a durable, hash-chained journal in one file and never
+//! rewritten. What the model sees next is a **projection** of that journal under a token
+//! budget; when it grows past the budget's trigger, **compaction** commits a checkpoint so later
+//! views keep a stable prefix. Everything a projection leaves out stays on disk: its omission
+//! markers name the entryIds, [`Annal::search`] finds any original by its words, and
+//! [`Annal::get`] reads it back verbatim. Sessions fork in O(1), and can be exported, imported
+//! (also from Claude Code, Codex and OpenCode transcripts) and verified.
+//!
+//! This crate is what an agent framework depends on. [`Annal`] holds a store and its search
+//! index; the engine's and the search index's types are re-exported here, so one dependency is
+//! enough. No storage or index library type appears in any signature.
+//!
+//! # An agent loop
+//!
+//! Append each turn; before each model call, ask for the projection and send its messages;
+//! compact when the projection says so; answer "what did we decide about X" by searching.
+//!
+//! ```
+//! use annal::{Annal, Block, Budget, CompactOptions, ProjectOptions, Record, Role, SearchRequest, ViewSource};
+//!
+//! fn record(id: String, role: Role, blocks: Vec<Block>) -> Record {
+//!     Record { entry_id: id, role, timestamp: None, blocks, meta: Default::default() }
+//! }
+//!
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let dir = tempfile::tempdir()?;
+//! let annal = Annal::open(dir.path().join("sessions.redb"))?;
+//! // A small window, so that this short loop needs compacting.
+//! let budget = Budget { tail_tokens: 1_024, evidence_tokens: 512, history_tokens: 1_024, ..Budget::new(8_000, 1_000) };
+//! let options = ProjectOptions::new(budget);
+//!
+//! for turn in 1..=12 {
+//!     let ask = if turn == 1 { "Make the importer faster.".to_owned() } else { format!("Go on: step {turn}.") };
+//!     annal.append("s", None, vec![Record::text(format!("u{turn}"), Role::User, ask)])?;
+//!     // Before each model call: the view to send, compacted when it has grown too large.
+//!     let mut view = annal.project("s", &options)?;
+//!     if view.compaction_due {
+//!         annal.compact("s", &CompactOptions::new(options))?;
+//!         view = annal.project("s", &options)?;
+//!     }
+//!     assert!(view.stats.tokens.total <= u64::from(budget.capacity_tokens()));
+//!     // The model's reply (here: made up) and the tool's output, appended as they happen.
+//!     let text = match turn {
+//!         3 => "We decided to batch appends by 2,000 records per transaction.".to_owned(),
+//!         _ => format!("Profiling step {turn}."),
+//!     };
+//!     let call = Block::ToolCall {
+//!         call_id: format!("c{turn}"),
+//!         tool: "Bash".into(),
+//!         input: format!(r#"{{"command":"cargo bench -- step{turn}"}}"#),
+//!         target: String::new(),
+//!     };
+//!     annal.append("s", None, vec![record(format!("a{turn}"), Role::Assistant, vec![Block::Text { text }, call])])?;
+//!     let output = format!("step{turn}: {}\n", "12.5 ms/iter ".repeat(200));
+//!     let result = Block::ToolResult { call_id: format!("c{turn}"), tool: "Bash".into(), is_error: false, output };
+//!     annal.append("s", None, vec![record(format!("t{turn}"), Role::Tool, vec![result])])?;
+//! }
+//! // The view now starts from a checkpoint; what it left out is still on disk.
+//! let view = annal.project("s", &options)?;
+//! assert!(matches!(view.source, ViewSource::Checkpoint { .. }));
+//!
+//! // "What did we decide about batching?": search, then read the original.
+//! let hits = annal.search(&SearchRequest::new("decided batch"))?;
+//! assert_eq!(hits[0].id(), "a3#0");
+//! let original = annal.get(&hits[0].id())?;
+//! assert_eq!(
+//!     original.blocks[0].text.as_deref(),
+//!     Some("We decided to batch appends by 2,000 records per transaction.")
+//! );
+//! assert!(annal.verify(None)?.is_ok());
+//! annal.close()?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Threads and processes
+//!
+//! [`Annal`] (like [`Store`] and [`SearchIndex`]) is `Send + Sync`: share one handle between
+//! threads, in an `Arc`. Appends from many threads, to one session or many, are committed
+//! together by the store's single writer thread and each is acknowledged only after its commit;
+//! snapshots, projections and searches run alongside. Several processes may open the same file
+//! at once (the default [`Sharing`] mode); one of them indexes for all.
+//!
+//! # Examples
+//!
+//! The crate's `examples/` folder has an agent loop with compaction and search
+//! (`agent_loop`), a fork-and-retry (`fork_and_retry`) and an importer of existing sessions
+//! (`import_sessions`): `cargo run -p annal --example agent_loop`.
+#![deny(missing_docs)]
+
+mod error;
+mod handle;
+mod import;
+
+pub use crate::error::Error;
+pub use crate::handle::{Annal, SEARCH_WAIT_DEFAULT};
+pub use crate::import::ImportSummary;
+
+// The journal: records, appends, forks, reads, projections, compaction, import, export.
+pub use annal_engine::{
+    canonical_input, canonical_json, checkpoint_key, derive_target, detect_format, digest_flags,
+    export_jsonl, export_markdown, hash_from_hex, hash_to_hex, is_priority_target, is_rfc3339,
+    parse_export_header, parse_transcript, parse_transcript_with, projection_hash, record_from_json,
+    record_to_json, redact, write_messages_json, Algorithm, AppendError, AppendReceipt, Block, BlockView,
+    Budget, BudgetError, CharsPerFour, CloseError, CommitFeed, CompactError, CompactOptions, CompactOutcome,
+    CompactStatus, Digest, EntryLocation, ExportError, ExportHeader, ExportSummary, ForkError, Hash,
+    KeptCounts, Limits, Message, MessageBlock, OmittedCounts, OpenError, ParseOptions, ParsedSession,
+    ParsedTranscript, PartTokens, Payload, PortableError, PortableRecord, PositionEntry, PreparedProjection,
+    Problem, ProjectError, ProjectOptions, Projection, ProjectionSnapshot, ProjectionStats, ReadError,
+    Record, RecordGuard, RecordView, Records, Role, SessionInfo, Sharing, SkipReason, Skipped, Snapshot,
+    StorageFile, Store, StoreOptions, SummarizeError, Summarizer, SummaryRequest, TableSize, TokenCounter,
+    TranscriptFormat, VerifyReport, ViewSource, Watermark, CAPACITY_TOKENS_MIN, EXPORT_FORMAT,
+    EXPORT_VERSION, FORMAT_VERSION, HISTORY_TOKENS_MAX, LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT, ZERO_HASH,
+};
+// Search over the originals, and originals read back by id.
+pub use annal_query::{
+    get_original, index_folder, select_lines, GetError, Hit, IndexError, IndexOptions, IndexStatus,
+    IndexedBlock, Original, OriginalBlock, RebuildSummary, SearchError, SearchIndex, SearchRequest, Snippet,
+    WaitError,
+};

@@ -1,0 +1,210 @@
+//! The MCP tools: their names, input schemas and descriptions (what a model reads to decide to
+//! call them), and each call checked, run against the store and answered as compact text.
+
+use annal_engine::Role;
+use annal_query::SearchRequest;
+use rmcp::handler::server::router::tool::ToolRouter;
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
+use rmcp::{tool, tool_handler, tool_router, ErrorData, ServerHandler};
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::render;
+use super::History;
+
+/// The most hits one search returns, whatever the model asks for.
+const LIMIT_MAX: usize = 50;
+/// The most sessions `sessions_list` names by default.
+const SESSIONS_DEFAULT: usize = 100;
+
+const INSTRUCTIONS: &str = "\
+annal keeps every record of past agent sessions verbatim: user and assistant text, thinking, tool \
+calls and tool output. When a conversation's history was compacted, its omission markers name the \
+entryIds of what was left out. Use history_search to find what was said or done (\"what did we \
+decide about X\", an error message, a file path), then history_get with an entryId to read the \
+original in full.";
+
+/// A record's role, as a filter.
+#[derive(Clone, Copy, Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum RoleName {
+    User,
+    Assistant,
+    Tool,
+    System,
+}
+
+impl RoleName {
+    fn role(self) -> Role {
+        match self {
+            RoleName::User => Role::User,
+            RoleName::Assistant => Role::Assistant,
+            RoleName::Tool => Role::Tool,
+            RoleName::System => Role::System,
+        }
+    }
+}
+
+/// The input of `history_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct SearchParams {
+    /// What to find. All words must match; exact values are found as typed (ECONNRESET,
+    /// src/api/client.ts, test_user_auth, v1.18.31). Also "a phrase", a OR b, -excluded.
+    query: String,
+    /// Only this session (a fork includes the records it inherits).
+    #[serde(default)]
+    session: Option<String>,
+    /// Only records of this role.
+    #[serde(default)]
+    role: Option<RoleName>,
+    /// Only calls and results of this tool (case-insensitive), e.g. Bash or Read.
+    #[serde(default)]
+    tool: Option<String>,
+    /// Only failed tool results.
+    #[serde(default)]
+    errors: Option<bool>,
+    /// The most hits to return (default 10, at most 50).
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// The input of `history_get`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct GetParams {
+    /// The entryId to read: from a search hit (entryId#block names one block) or an omission
+    /// marker of a compacted history.
+    entry_id: String,
+    /// Only this block of the record (from 0).
+    #[serde(default)]
+    block: Option<u32>,
+    /// The first line of each text to return (from 1).
+    #[serde(default)]
+    from_line: Option<u32>,
+    /// The last line of each text to return (inclusive).
+    #[serde(default)]
+    to_line: Option<u32>,
+}
+
+/// The input of `sessions_list`.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub(crate) struct SessionsParams {
+    /// The most sessions to name (default 100).
+    #[serde(default)]
+    limit: Option<u32>,
+}
+
+/// The server: the store's history and the tools over it.
+#[derive(Clone, Debug)]
+pub(crate) struct HistoryServer {
+    history: History,
+    tool_router: ToolRouter<HistoryServer>,
+}
+
+/// A tool error: one line the model reads; the server keeps running.
+fn failure(message: impl AsRef<str>) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(crate::output::one_line(message.as_ref()))])
+}
+
+/// One line from an error and its causes, each cause said once.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in err.chain().map(ToString::to_string) {
+        if !text.contains(&cause) {
+            text = if text.is_empty() { cause } else { format!("{text}: {cause}") };
+        }
+    }
+    text
+}
+
+#[tool_router]
+impl HistoryServer {
+    pub(crate) fn new(history: History) -> HistoryServer {
+        HistoryServer { history, tool_router: Self::tool_router() }
+    }
+
+    /// Full-text search over every original of the store (user and assistant text, thinking,
+    /// tool calls and output), best matches first. Each hit is one line: its id (entryId#block,
+    /// for history_get), [session, #sourceOrder, role, tool, block type, error], and a snippet
+    /// with the matches in **bold**.
+    #[tool(name = "history_search")]
+    async fn history_search(&self, params: Parameters<SearchParams>) -> Result<CallToolResult, ErrorData> {
+        let params = params.0;
+        if params.query.trim().is_empty() {
+            return Ok(failure("the query is empty: give words or identifiers to search for"));
+        }
+        let limit = params.limit.map_or(10, |n| n as usize);
+        if limit == 0 {
+            return Ok(failure("limit must be at least 1"));
+        }
+        let mut request = SearchRequest::new(params.query);
+        request.session = params.session.filter(|s| !s.is_empty());
+        request.role = params.role.map(RoleName::role);
+        request.tool = params.tool.filter(|t| !t.is_empty());
+        request.errors_only = params.errors.unwrap_or(false);
+        request.limit = limit.min(LIMIT_MAX);
+        Ok(match self.history.search(&request) {
+            Ok(found) => CallToolResult::success(vec![ContentBlock::text(render::hits(&request, &found))]),
+            Err(err) => failure(error_line(&err)),
+        })
+    }
+
+    /// An original read back verbatim from the journal by its entryId (as search hits and the
+    /// omission markers of a compacted history name it). The first content item describes the
+    /// record and its blocks; each block's text follows, byte for byte, as one more item. Use
+    /// fromLine/toLine to read part of a long text.
+    #[tool(name = "history_get")]
+    async fn history_get(&self, params: Parameters<GetParams>) -> Result<CallToolResult, ErrorData> {
+        let params = params.0;
+        let entry = params.entry_id.trim();
+        if entry.is_empty() {
+            return Ok(failure("entryId is empty: give an entryId, or entryId#BLOCK"));
+        }
+        let id = match params.block {
+            Some(block) => format!("{entry}#{block}"),
+            None => entry.to_owned(),
+        };
+        let lines = match (params.from_line, params.to_line) {
+            (None, None) => None,
+            (from, to) => {
+                let (from, to) = (from.map_or(1, |n| n as usize), to.map_or(usize::MAX, |n| n as usize));
+                if from == 0 {
+                    return Ok(failure("fromLine 0: lines count from 1"));
+                }
+                if from > to {
+                    return Ok(failure(format!("fromLine {from} is after toLine {to}")));
+                }
+                Some(from..=to)
+            }
+        };
+        Ok(match self.history.get(&id, lines) {
+            Ok(original) => CallToolResult::success(
+                render::original(&original).into_iter().map(ContentBlock::text).collect(),
+            ),
+            Err(err) => failure(error_line(&err)),
+        })
+    }
+
+    /// The sessions of the store, in name order: name, records, and for a fork its parent and
+    /// fork point. Session names are what history_search's session filter takes.
+    #[tool(name = "sessions_list")]
+    async fn sessions_list(&self, params: Parameters<SessionsParams>) -> Result<CallToolResult, ErrorData> {
+        let limit = params.0.limit.map_or(SESSIONS_DEFAULT, |n| n as usize);
+        Ok(match self.history.sessions() {
+            Ok(sessions) => {
+                CallToolResult::success(vec![ContentBlock::text(render::sessions(&sessions, limit))])
+            }
+            Err(err) => failure(error_line(&err)),
+        })
+    }
+}
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for HistoryServer {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("annal", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+}

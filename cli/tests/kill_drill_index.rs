@@ -1,0 +1,251 @@
+//! Kill drill for the search index: a process that indexes — `annal history search` catching
+//! the index up, or `annal reindex` rebuilding it — is killed with SIGKILL at a random moment
+//! while records are appended beside it. The index is then reopened and caught up, and must hold
+//! exactly the journal's blocks (none missing, none twice), find each record acknowledged in the
+//! round by its unique token exactly once, and the store must pass `annal verify`.
+//!
+//! `ANNAL_KILL_DRILL_KILLS` sets the number of kills (default 20, what CI runs) and
+//! `ANNAL_KILL_DRILL_SEED` the seed of the kill moments and record shapes, printed so a failing
+//! drill can be rerun with the same choices. The long local run:
+//!
+//! ```text
+//! ANNAL_KILL_DRILL_KILLS=500 cargo test --release -p annal-cli --test kill_drill_index -- --nocapture
+//! ```
+#![allow(clippy::unwrap_used)]
+
+mod support;
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use annal_engine::{Block, BlockView, Record, Role, Snapshot, Store, StoreOptions};
+use annal_query::{IndexOptions, IndexedBlock, SearchIndex, SearchRequest};
+use support::Sandbox;
+
+/// Records appended before each round's indexing process starts (more are appended while it
+/// runs, so it commits more than once and kills land before, between and inside commits).
+const RECORDS_BEFORE: usize = 400;
+/// Rounds that share one store before a fresh one is taken, so rebuilding and checking stay
+/// fast however long the drill runs.
+const ROUNDS_PER_STORE: usize = 5;
+/// How long the reopened index may take to catch up.
+const CATCH_UP: Duration = Duration::from_secs(120);
+
+/// SplitMix64: a seeded, dependency-free source of kill moments and record shapes.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, bound: u64) -> u64 {
+        self.next() % bound.max(1)
+    }
+}
+
+fn env_number(name: &str) -> Option<u64> {
+    std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name} must be a number")))
+}
+
+/// The unique word of a record, searched for after every kill.
+fn token(round: usize, serial: u64) -> String {
+    format!("u{round}x{serial}")
+}
+
+/// A record whose first block holds its token. Some also have a tool call (a second document),
+/// an image (a block with no document) or text long enough to be kept in the blob table.
+fn record(round: usize, serial: u64, rng: &mut Rng) -> Record {
+    let token = token(round, serial);
+    let mut text = format!("record {serial} of round {round} holds {token} among common words");
+    if rng.below(20) == 0 {
+        text.push_str(&" and filler".repeat(2_000));
+    }
+    let mut blocks = vec![Block::Text { text }];
+    if rng.below(4) == 0 {
+        blocks.push(Block::ToolCall {
+            call_id: format!("call-{token}"),
+            tool: "Bash".into(),
+            input: format!("{{\"command\":\"grep -rn common-{serial} src/\"}}"),
+            target: String::new(),
+        });
+    }
+    if rng.below(6) == 0 {
+        blocks.push(Block::Blob { media_type: "image/png".into(), data: vec![serial as u8; 1_024] });
+    }
+    Record { entry_id: token, role: Role::Assistant, timestamp: None, blocks, meta: Default::default() }
+}
+
+/// Appends `count` records of the round in batches of 1–50 over three sessions; returns their
+/// entryIds (each acknowledged: its append returned).
+fn append_records(store: &Store, round: usize, next: &mut u64, count: usize, rng: &mut Rng) -> Vec<String> {
+    let mut ids = Vec::with_capacity(count);
+    while ids.len() < count {
+        let size = (1 + rng.below(50) as usize).min(count - ids.len());
+        let batch: Vec<Record> = (0..size)
+            .map(|_| {
+                *next += 1;
+                record(round, *next, rng)
+            })
+            .collect();
+        let batch_ids: Vec<String> = batch.iter().map(|r| r.entry_id.clone()).collect();
+        store.append(&format!("s{}", rng.below(3)), None, batch).unwrap();
+        ids.extend(batch_ids);
+    }
+    ids
+}
+
+/// Every block the index must hold: every block of every record but binary blobs.
+fn journal_blocks(snapshot: &Snapshot) -> Vec<IndexedBlock> {
+    let mut out = Vec::new();
+    for info in snapshot.sessions().unwrap() {
+        for guard in snapshot.records(&info.name, 0..u64::MAX).unwrap() {
+            let guard = guard.unwrap();
+            let view = guard.view().unwrap();
+            for (index, block) in view.blocks().enumerate() {
+                if !matches!(block, BlockView::Blob { .. }) {
+                    out.push(IndexedBlock {
+                        session: info.name.clone(),
+                        source_order: view.source_order(),
+                        block_index: index as u64,
+                    });
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Reopens the index, lets it catch up, and checks it against the journal and the round's
+/// acknowledged records; returns the number of documents.
+fn check_index(store: &Arc<Store>, acknowledged: &[String], context: &str) -> u64 {
+    // Committing after every batch: the check need not wait out the commit interval.
+    let options = IndexOptions { commit_interval: Duration::ZERO, ..IndexOptions::default() };
+    let index = SearchIndex::open(Arc::clone(store), options)
+        .unwrap_or_else(|e| panic!("{context}: the index does not open: {e}"));
+    index.wait_searchable(CATCH_UP).unwrap_or_else(|e| panic!("{context}: the index does not catch up: {e}"));
+    let expected = journal_blocks(&store.snapshot().unwrap());
+    let indexed = index.indexed_blocks().unwrap();
+    if indexed != expected {
+        let missing: Vec<_> = expected.iter().filter(|b| !indexed.contains(b)).take(5).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        let twice: Vec<_> = indexed.iter().filter(|b| !seen.insert(*b)).take(5).collect();
+        panic!(
+            "{context}: the index has {} documents, the journal {} blocks; missing {missing:?}; \
+             duplicated {twice:?}",
+            indexed.len(),
+            expected.len()
+        );
+    }
+    let documents = index.status().documents;
+    assert_eq!(documents, expected.len() as u64, "{context}: the document count");
+    for id in acknowledged {
+        let hits = index.search(&SearchRequest::new(id.as_str())).unwrap();
+        let found: Vec<String> = hits.iter().map(|hit| hit.id()).collect();
+        assert_eq!(found, [format!("{id}#0")], "{context}: a search for {id}");
+    }
+    index.close().unwrap();
+    documents
+}
+
+#[test]
+fn kill_indexing_processes_at_random_moments() {
+    let kills = env_number("ANNAL_KILL_DRILL_KILLS").unwrap_or(20) as usize;
+    let seed = env_number("ANNAL_KILL_DRILL_SEED").unwrap_or_else(|| {
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+    });
+    println!("index kill drill: {kills} kills, seed {seed} (ANNAL_KILL_DRILL_SEED={seed} replays it)");
+    let mut rng = Rng(seed);
+
+    let mut sandbox = Sandbox::new();
+    let mut store = Arc::new(Store::open(&sandbox.db, StoreOptions::default()).unwrap());
+    let mut next = 0;
+    // Kills fall within a little more than one indexing run; the window follows the pace of the
+    // runs that end on their own (the store grows, the machine's load changes).
+    let mut window: Option<Duration> = None;
+    let (mut killed_running, mut searches_killed, mut reindexes_killed, mut checked, mut documents) =
+        (0, 0, 0, 0, 0);
+    for round in 0..kills {
+        if round > 0 && round % ROUNDS_PER_STORE == 0 {
+            drop(store);
+            sandbox = Sandbox::new();
+            store = Arc::new(Store::open(&sandbox.db, StoreOptions::default()).unwrap());
+        }
+        let mut acknowledged = append_records(&store, round, &mut next, RECORDS_BEFORE, &mut rng);
+        let reindex = rng.below(3) == 0;
+        let args: Vec<String> = if reindex {
+            vec!["reindex".into()]
+        } else {
+            vec!["history".into(), "search".into(), token(round, next), "--json".into()]
+        };
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (append_seed, kill_fraction) = (rng.next(), rng.below(1_000_000));
+        let stop = AtomicBool::new(false);
+        let started = Instant::now();
+        let mut child = sandbox.command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+        // The first round measures a run; later ones kill within the window.
+        let kill_after = window.map(|w| w.mul_f64(kill_fraction as f64 / 1_000_000.0));
+        let (running, status, during) = thread::scope(|scope| {
+            // Appends go on while the process indexes: it follows the journal as it grows.
+            let appender = scope.spawn(|| {
+                let (mut rng, mut next_here, mut ids) = (Rng(append_seed), u64::MAX / 2 + next, Vec::new());
+                while !stop.load(Ordering::Acquire) {
+                    let count = 1 + rng.below(3) as usize;
+                    ids.extend(append_records(&store, round, &mut next_here, count, &mut rng));
+                    thread::sleep(Duration::from_millis(rng.below(10)));
+                }
+                ids
+            });
+            let running = match kill_after {
+                Some(after) => {
+                    thread::sleep(after);
+                    let running = child.try_wait().unwrap().is_none();
+                    // SIGKILL (`Child::kill` sends SIGKILL on unix).
+                    let _ = child.kill();
+                    running
+                }
+                None => false,
+            };
+            let status = child.wait().unwrap();
+            stop.store(true, Ordering::Release);
+            (running, status, appender.join().unwrap())
+        });
+        acknowledged.extend(during);
+        let context = format!("round {round} (seed {seed}, {})", if reindex { "reindex" } else { "search" });
+        if running && status.signal() == Some(9) {
+            killed_running += 1;
+            if reindex {
+                reindexes_killed += 1;
+            } else {
+                searches_killed += 1;
+            }
+        } else {
+            let mut stderr = String::new();
+            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+            assert!(status.success(), "{context}: the indexing process failed on its own: {status} {stderr}");
+            window = Some(started.elapsed().mul_f64(1.2));
+        }
+
+        let run = sandbox.annal(&["verify"], "");
+        assert_eq!(run.code, Some(0), "{context}: verify failed: {} {}", run.stdout, run.stderr);
+        documents = check_index(&store, &acknowledged, &context);
+        checked += acknowledged.len();
+    }
+    println!(
+        "index kill drill: {kills} rounds; indexing processes killed mid-run {killed_running} \
+         ({searches_killed} searches catching up, {reindexes_killed} rebuilds); acknowledged records \
+         found exactly once {checked}; last store's index {documents} documents, equal to its journal's \
+         blocks"
+    );
+    // The drill must have hit running processes, or it tested nothing.
+    assert!(kills < 2 || killed_running > 0, "no kill landed on a running process");
+}
