@@ -4,7 +4,8 @@
 use std::path::PathBuf;
 
 use annal_engine::{
-    AppendError, CloseError, CompactError, ExportError, ForkError, OpenError, ProjectError, ReadError,
+    AppendError, CloseError, CompactError, ExportError, ForkError, LoadError, OpenError, ProjectError,
+    ReadError,
 };
 use annal_query::{GetError, IndexError, SearchError, WaitError};
 
@@ -67,12 +68,7 @@ pub enum Error {
         /// The name the bytes were given under.
         name: String,
     },
-    /// An imported annal export does not reproduce the hash chain it carries.
-    #[error("session {session:?}: record {source_order} does not match the hash its export claims")]
-    HashMismatch {
-        /// The session.
-        session: String,
-        /// The record's sourceOrder.
-        source_order: u64,
-    },
+    /// A parsed transcript session could not be loaded into the store.
+    #[error(transparent)]
+    Load(#[from] LoadError),
 }

@@ -314,9 +314,8 @@ impl Annal {
     /// Unreadable lines are skipped and reported; importing again is a no-op.
     ///
     /// # Errors
-    /// [`Error::UnknownFormat`] for bytes in no known format; [`Error::Append`] or
-    /// [`Error::Read`] if storing fails; [`Error::HashMismatch`] if an export's records do not
-    /// reproduce its hashes.
+    /// [`Error::UnknownFormat`] for bytes in no known format; [`Error::Load`] if storing fails
+    /// or an export's records do not reproduce its hashes.
     ///
     /// # Examples
     /// See [`Annal::export`].

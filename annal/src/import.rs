@@ -3,14 +3,9 @@
 
 use std::path::Path;
 
-use annal_engine::{
-    detect_format, parse_transcript, ParsedSession, Record, Skipped, Store, TranscriptFormat,
-};
+use annal_engine::{detect_format, parse_transcript, ParsedSession, Skipped, Store, TranscriptFormat};
 
 use crate::Error;
-
-/// Records per append: large batches amortise the fsync; bounded so memory stays bounded.
-const CHUNK_RECORDS: usize = 2_000;
 
 /// What one import did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -63,48 +58,11 @@ pub(crate) fn import_file(
     import_bytes(store, &bytes, &stem, format)
 }
 
-/// Appends one parsed session, leaving records another session already holds where they are,
-/// and checks an annal export's claimed hashes.
+/// Loads one parsed session (see [`Store::load_session`]) and counts what it did.
 fn import_session(store: &Store, session: ParsedSession, summary: &mut ImportSummary) -> Result<(), Error> {
-    let name = session.name;
-    let snapshot = store.snapshot()?;
-    let mut records: Vec<Record> = Vec::with_capacity(session.records.len());
-    let mut claims = Vec::with_capacity(session.records.len());
-    for (record, claim) in session.records.into_iter().zip(session.claimed_hashes) {
-        match snapshot.entry(&record.entry_id)? {
-            Some(location) if location.session != name => summary.records_elsewhere += 1,
-            _ => {
-                records.push(record);
-                claims.push(claim);
-            }
-        }
-    }
-    drop(snapshot);
-    let mut orders = Vec::with_capacity(records.len());
-    let mut pending = records.into_iter().peekable();
-    while pending.peek().is_some() {
-        let chunk: Vec<Record> = pending.by_ref().take(CHUNK_RECORDS).collect();
-        let count = chunk.len() as u64;
-        let receipt = store.append(&name, None, chunk)?;
-        summary.records_new += receipt.appended as u64;
-        summary.records_present += count - receipt.appended as u64;
-        orders.extend(receipt.source_orders);
-    }
-    if orders.is_empty() {
-        // A transcript with no records still names a session: create it so it is listed.
-        store.append(&name, None, Vec::new())?;
-    }
-    if claims.iter().any(Option::is_some) {
-        let snapshot = store.snapshot()?;
-        for (&order, claim) in orders.iter().zip(&claims) {
-            let Some((hash, prev)) = claim else { continue };
-            let mismatch = || Error::HashMismatch { session: name.clone(), source_order: order };
-            let guard = snapshot.record(&name, order)?.ok_or_else(mismatch)?;
-            let view = guard.view()?;
-            if view.hash() != *hash || view.prev_hash() != *prev {
-                return Err(mismatch());
-            }
-        }
-    }
+    let load = store.load_session(session)?;
+    summary.records_new += load.appended;
+    summary.records_present += load.present;
+    summary.records_elsewhere += load.elsewhere;
     Ok(())
 }

@@ -106,13 +106,14 @@ pub use annal_engine::{
     record_to_json, redact, write_messages_json, Algorithm, AppendError, AppendReceipt, Block, BlockView,
     Budget, BudgetError, CharsPerFour, CloseError, CommitFeed, CompactError, CompactOptions, CompactOutcome,
     CompactStatus, Digest, EntryLocation, ExportError, ExportHeader, ExportSummary, ForkError, Hash,
-    KeptCounts, Limits, Message, MessageBlock, OmittedCounts, OpenError, ParseOptions, ParsedSession,
-    ParsedTranscript, PartTokens, Payload, PortableError, PortableRecord, PositionEntry, PreparedProjection,
-    Problem, ProjectError, ProjectOptions, Projection, ProjectionSnapshot, ProjectionStats, ReadError,
-    Record, RecordGuard, RecordView, Records, Role, SessionInfo, Sharing, SkipReason, Skipped, Snapshot,
-    StorageFile, Store, StoreOptions, SummarizeError, Summarizer, SummaryRequest, TableSize, TokenCounter,
-    TranscriptFormat, VerifyReport, ViewSource, Watermark, CAPACITY_TOKENS_MIN, EXPORT_FORMAT,
-    EXPORT_VERSION, FORMAT_VERSION, HISTORY_TOKENS_MAX, LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT, ZERO_HASH,
+    KeptCounts, Limits, LoadError, Message, MessageBlock, OmittedCounts, OpenError, ParseOptions,
+    ParsedSession, ParsedTranscript, PartTokens, Payload, PortableError, PortableRecord, PositionEntry,
+    PreparedProjection, Problem, ProjectError, ProjectOptions, Projection, ProjectionSnapshot,
+    ProjectionStats, ReadError, Record, RecordGuard, RecordView, Records, Role, SessionInfo, SessionLoad,
+    Sharing, SkipReason, Skipped, Snapshot, StorageFile, Store, StoreOptions, SummarizeError, Summarizer,
+    SummaryRequest, TableSize, TokenCounter, TranscriptFormat, VerifyReport, ViewSource, Watermark,
+    CAPACITY_TOKENS_MIN, EXPORT_FORMAT, EXPORT_VERSION, FORMAT_VERSION, HISTORY_TOKENS_MAX, LEASE_DEFAULT,
+    SUMMARIZER_TIMEOUT_DEFAULT, ZERO_HASH,
 };
 // Search over the originals, and originals read back by id.
 pub use annal_query::{

@@ -9,10 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use annal_engine::{
-    detect_format, parse_transcript, AppendError, Block, ParsedSession, Record, SkipReason, Store,
-    TranscriptFormat,
-};
+use annal_engine::{detect_format, parse_transcript, ParsedSession, SkipReason, Store, TranscriptFormat};
 use anyhow::{bail, Context};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -20,12 +17,6 @@ use serde_json::json;
 
 use crate::location::StoreLocation;
 use crate::output::{self, Align, Out, Table};
-
-/// Records per append: large enough to amortise the fsync, small enough to bound memory.
-const CHUNK_RECORDS: usize = 2_000;
-/// Bytes per append, well under the store's 1 GiB batch limit: a session of many large
-/// screenshots must not fail as one oversized batch.
-const CHUNK_BYTES: usize = 256 << 20;
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
@@ -170,104 +161,14 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
     Ok(())
 }
 
-/// Appends one parsed session. Records whose entryId another session already holds (a resumed
-/// Claude Code session repeats its predecessor's lines) stay with that session and are counted.
+/// Loads one parsed session and counts what it did.
 fn import_session(store: &Store, session: ParsedSession, summary: &mut Summary) -> anyhow::Result<()> {
     summary.sessions += 1;
-    let name = session.name.clone();
-    let snapshot = store.snapshot()?;
-    let mut records: Vec<Record> = Vec::with_capacity(session.records.len());
-    let mut claims = Vec::with_capacity(session.records.len());
-    for (record, claim) in session.records.into_iter().zip(session.claimed_hashes) {
-        match snapshot.entry(&record.entry_id)? {
-            Some(location) if location.session != name => summary.records_elsewhere += 1,
-            _ => {
-                records.push(record);
-                claims.push(claim);
-            }
-        }
-    }
-    drop(snapshot);
-    let mut orders = Vec::with_capacity(records.len());
-    let mut pending = records.into_iter().peekable();
-    while pending.peek().is_some() {
-        let chunk = next_chunk(&mut pending, CHUNK_RECORDS, CHUNK_BYTES);
-        let count = chunk.len();
-        let receipt = store.append(&name, None, chunk).map_err(|e| session_error(&name, e))?;
-        summary.records_new += receipt.appended as u64;
-        summary.records_present += (count - receipt.appended) as u64;
-        orders.extend(receipt.source_orders);
-    }
-    if orders.is_empty() {
-        // A transcript with no records still names a session; create it so it is listed.
-        store.append(&name, None, Vec::new()).map_err(|e| session_error(&name, e))?;
-    }
-    // An annal export carries its hashes: the imported records must reproduce them exactly.
-    if claims.iter().any(Option::is_some) {
-        let snapshot = store.snapshot()?;
-        for (order, claim) in orders.iter().zip(&claims) {
-            let Some((hash, prev)) = claim else { continue };
-            let guard =
-                snapshot.record(&name, *order)?.with_context(|| format!("record {order} vanished"))?;
-            let view = guard.view()?;
-            if view.hash() != *hash || view.prev_hash() != *prev {
-                bail!(
-                    "session {name:?}: record {order} ({}) does not match the hash its export claims",
-                    view.entry_id()
-                );
-            }
-        }
-    }
+    let load = store.load_session(session)?;
+    summary.records_new += load.appended;
+    summary.records_present += load.present;
+    summary.records_elsewhere += load.elsewhere;
     Ok(())
-}
-
-/// The next records to append together: at most `max_records`, and no more than `max_bytes` of
-/// payload unless a single record is larger (it then goes alone; the store's record limit is
-/// far above any line an importer reads).
-fn next_chunk(
-    pending: &mut std::iter::Peekable<impl Iterator<Item = Record>>,
-    max_records: usize,
-    max_bytes: usize,
-) -> Vec<Record> {
-    let mut chunk = Vec::new();
-    let mut bytes = 0usize;
-    while chunk.len() < max_records {
-        let Some(next) = pending.peek() else { break };
-        let size = payload_bytes(next);
-        if !chunk.is_empty() && bytes.saturating_add(size) > max_bytes {
-            break;
-        }
-        bytes = bytes.saturating_add(size);
-        chunk.extend(pending.next());
-    }
-    chunk
-}
-
-/// Roughly what a record weighs in an append: its payloads, strings and metadata.
-fn payload_bytes(record: &Record) -> usize {
-    let blocks: usize = record
-        .blocks
-        .iter()
-        .map(|block| match block {
-            Block::Text { text } | Block::Thinking { text } => text.len(),
-            Block::ToolCall { call_id, tool, input, target } => {
-                call_id.len() + tool.len() + input.len() + target.len()
-            }
-            Block::ToolResult { call_id, tool, output, .. } => call_id.len() + tool.len() + output.len(),
-            Block::Blob { media_type, data } => media_type.len() + data.len(),
-        })
-        .sum();
-    let meta: usize = record.meta.iter().map(|(key, value)| key.len() + value.len()).sum();
-    record.entry_id.len() + blocks + meta
-}
-
-/// An append error naming the session, once: most engine errors already do.
-fn session_error(name: &str, err: AppendError) -> anyhow::Error {
-    if err.to_string().contains(&format!("session {name:?}")) {
-        err.into()
-    } else {
-        anyhow::Error::new(err).context(format!("session {name:?}"))
-    }
 }
 
 fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> anyhow::Result<()> {
@@ -308,29 +209,4 @@ fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> 
     table.write(out, "")?;
     out.flush()?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use annal_engine::Role;
-
-    use super::*;
-
-    #[test]
-    fn chunks_are_bounded_by_count_and_bytes() {
-        let record = |id: usize, len: usize| Record::text(id.to_string(), Role::User, "x".repeat(len));
-        let sizes = [10, 10, 10, 95, 10, 200, 1, 1, 1, 1, 1];
-        let mut pending = sizes.iter().enumerate().map(|(id, &len)| record(id, len)).peekable();
-        let mut chunks = Vec::new();
-        while pending.peek().is_some() {
-            chunks.push(
-                next_chunk(&mut pending, 4, 100).iter().map(|r| r.entry_id.clone()).collect::<Vec<_>>(),
-            );
-        }
-        // Byte-bound, a record larger than the bound alone, then count-bound.
-        assert_eq!(
-            chunks,
-            [vec!["0", "1", "2"], vec!["3"], vec!["4"], vec!["5"], vec!["6", "7", "8", "9"], vec!["10"]]
-        );
-    }
 }

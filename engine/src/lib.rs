@@ -30,6 +30,7 @@ mod error;
 mod export;
 mod hash;
 mod import;
+mod load;
 mod options;
 mod portable;
 mod prepare;
@@ -69,6 +70,7 @@ pub use crate::import::{
     detect_format, parse_transcript, parse_transcript_with, ParseOptions, ParsedSession, ParsedTranscript,
     SkipReason, Skipped, TranscriptFormat,
 };
+pub use crate::load::{LoadError, SessionLoad};
 pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{
     canonical_input, canonical_json, is_rfc3339, record_from_json, record_to_json, PortableError,
