@@ -11,6 +11,7 @@ pub mod loaders;
 pub mod mirror;
 pub mod records;
 pub mod report;
+pub mod retention;
 pub mod scenarios;
 pub mod sqlite;
 

@@ -29,7 +29,7 @@ pub(crate) struct BudgetArgs {
     #[arg(long, value_name = "TOKENS", default_value_t = 2_048)]
     evidence_tokens: u32,
     /// The compacted history: user and assistant text, markers, summary (at most 131,072)
-    #[arg(long, value_name = "TOKENS", default_value_t = 32_768)]
+    #[arg(long, value_name = "TOKENS", default_value_t = 65_536)]
     history_tokens: u32,
     /// The longest handoff summary summarized-v1 accepts
     #[arg(long, value_name = "TOKENS", default_value_t = 4_096)]

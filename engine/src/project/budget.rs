@@ -24,8 +24,10 @@ pub struct Budget {
     pub tail_tokens: u32,
     /// The evidence index (default 2,048).
     pub evidence_tokens: u32,
-    /// The compacted history: user text, assistant text, markers and a summary (default 32,768,
-    /// at most [`HISTORY_TOKENS_MAX`]). User text is kept past it, up to the capacity.
+    /// The compacted history: user text, assistant text, markers and a summary (default 65,536,
+    /// at most [`HISTORY_TOKENS_MAX`]). User text is kept past it, up to the capacity. The
+    /// published design's 32,768 was doubled on the retention sweep's numbers
+    /// (`docs/evaluation.md`): more assistant facts kept at 128K and above, as many compactions.
     pub history_tokens: u32,
     /// The longest summary `summarized-v1` accepts (default 4,096); a longer one falls back.
     pub summary_tokens: u32,
@@ -64,7 +66,7 @@ impl Budget {
             max_output_tokens,
             tail_tokens: 8_192,
             evidence_tokens: 2_048,
-            history_tokens: 32_768,
+            history_tokens: 65_536,
             summary_tokens: 4_096,
         }
     }

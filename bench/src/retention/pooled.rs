@@ -1,0 +1,104 @@
+//! Results pooled over sessions: one contender's closed and open book, compaction checks,
+//! stability and drift summed over a set of session runs, as every table reads them.
+
+use super::drive::RunResult;
+use super::facts::FactClass;
+use super::{Contender, SessionRun};
+
+fn add(a: &mut (u64, u64), b: (u64, u64)) {
+    a.0 += b.0;
+    a.1 += b.1;
+}
+
+/// Facts missing from the final request that search finds, (found, missing).
+pub fn open_book(run: &SessionRun, result: &RunResult) -> (u64, u64) {
+    let mut out = (0, 0);
+    for (kept, found) in result.kept.iter().zip(&run.open.found) {
+        if !kept {
+            out.1 += 1;
+            out.0 += u64::from(*found);
+        }
+    }
+    out
+}
+
+/// Totals of one contender over a set of session runs.
+#[derive(Debug, Default, Clone)]
+pub struct Pooled {
+    /// Closed book per class, then all.
+    pub closed: [(u64, u64); 4],
+    /// Open book (found, missing).
+    pub open: (u64, u64),
+    /// Decoy false hits, closed and open book.
+    pub decoys: u64,
+    /// Requests, compactions.
+    pub requests: u64,
+    /// Compactions.
+    pub compactions: u64,
+    /// Compactions losing the task prompt, the latest ask; orphans; marker-only.
+    pub task_lost: u64,
+    /// See above.
+    pub ask_lost: u64,
+    /// See above.
+    pub orphans: u64,
+    /// See above.
+    pub marker_only: u64,
+    /// Tokens after compaction, summed.
+    pub tokens_after: u64,
+    /// Requests over capacity.
+    pub over_capacity: u64,
+    /// Turns in full detail, turns.
+    pub full_turns: (u64, u64),
+    /// Prefix shares: all requests, between compactions.
+    pub prefix_all: (f64, u64),
+    /// See above.
+    pub prefix_between: (f64, u64),
+    /// Drift: per compaction rank (1, 2, 3, later): sum of recalls, sessions.
+    pub drift: [(f64, u64); 4],
+}
+
+/// Pools `contender` over `runs`.
+pub fn pool<'a>(runs: impl Iterator<Item = &'a SessionRun>, contender: Contender) -> Pooled {
+    let mut p = Pooled::default();
+    for run in runs {
+        let Some((_, r)) = run.runs.iter().find(|(c, _)| *c == contender) else { continue };
+        for (i, class) in FactClass::ALL.iter().enumerate() {
+            add(&mut p.closed[i], r.closed(&run.session, Some(*class)));
+        }
+        add(&mut p.closed[3], r.closed(&run.session, None));
+        add(&mut p.open, open_book(run, r));
+        p.decoys += r.decoy_hits + run.open.decoy_hits;
+        p.requests += r.requests;
+        p.compactions += r.compactions.len() as u64;
+        for c in &r.compactions {
+            p.task_lost += u64::from(c.task_lost);
+            p.ask_lost += u64::from(c.ask_lost);
+            p.orphans += c.orphans;
+            p.marker_only += u64::from(c.marker_only);
+            p.tokens_after += c.tokens;
+        }
+        p.over_capacity += r.over_capacity;
+        add(&mut p.full_turns, (r.full_turns, r.turns));
+        p.prefix_all.0 += r.prefix_all.0;
+        p.prefix_all.1 += r.prefix_all.1;
+        p.prefix_between.0 += r.prefix_between.0;
+        p.prefix_between.1 += r.prefix_between.1;
+        for &(k, recall) in &r.drift {
+            let slot = &mut p.drift[k.min(4) - 1];
+            slot.0 += recall;
+            slot.1 += 1;
+        }
+    }
+    p
+}
+
+/// `a`'s rate over `b`'s (infinite when `b` kept nothing).
+pub fn ratio(a: (u64, u64), b: (u64, u64)) -> f64 {
+    let x = a.0 as f64 / a.1.max(1) as f64;
+    let y = b.0 as f64 / b.1.max(1) as f64;
+    if y == 0.0 {
+        f64::INFINITY
+    } else {
+        x / y
+    }
+}

@@ -1,0 +1,205 @@
+//! Seeded randomness and filler text: prose, shell output, source lines, codenames.
+//!
+//! Filler never contains a digit run longer than three, so the planted values (four digits or
+//! more, or an uppercase id) cannot occur in it by accident.
+
+/// splitmix64, inline so the generated sessions never change with a dependency.
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed`.
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+
+    /// Uniform in `low..=high`.
+    pub fn between(&mut self, low: usize, high: usize) -> usize {
+        low + (self.next_u64() % (high - low + 1) as u64) as usize
+    }
+
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// True with probability `per_mille / 1000`.
+    pub fn chance(&mut self, per_mille: u64) -> bool {
+        self.next_u64() % 1000 < per_mille
+    }
+
+    /// One element of `items`.
+    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[(self.next_u64() % items.len() as u64) as usize]
+    }
+}
+
+const WORDS: &[&str] = &[
+    "the",
+    "ledger",
+    "parser",
+    "config",
+    "schema",
+    "window",
+    "budget",
+    "journal",
+    "report",
+    "value",
+    "handler",
+    "request",
+    "response",
+    "module",
+    "branch",
+    "index",
+    "record",
+    "session",
+    "export",
+    "import",
+    "field",
+    "column",
+    "migration",
+    "retry",
+    "cache",
+    "worker",
+    "queue",
+    "latency",
+    "owner",
+    "review",
+    "invoice",
+    "account",
+    "balance",
+    "release",
+    "rollback",
+    "feature",
+    "flag",
+    "service",
+    "client",
+    "timeout",
+    "payload",
+    "header",
+    "format",
+    "encoder",
+    "decoder",
+    "batch",
+    "stream",
+    "we",
+    "should",
+    "keep",
+    "check",
+    "then",
+    "after",
+    "before",
+    "because",
+    "so",
+    "and",
+    "with",
+];
+
+const VERBS: &[&str] = &[
+    "updated",
+    "checked",
+    "moved",
+    "renamed",
+    "verified",
+    "measured",
+    "split",
+    "merged",
+    "traced",
+    "reviewed",
+    "fixed",
+    "added",
+    "removed",
+    "simplified",
+    "documented",
+];
+
+/// A sentence of 8–18 filler words.
+pub fn sentence(rng: &mut Rng) -> String {
+    let count = rng.between(8, 18);
+    let mut out = String::new();
+    for i in 0..count {
+        if i > 0 {
+            out.push(' ');
+        }
+        out.push_str(if i == 2 { rng.pick(VERBS) } else { rng.pick(WORDS) });
+    }
+    let mut chars = out.chars();
+    let first = chars.next().map(|c| c.to_ascii_uppercase()).unwrap_or('T');
+    format!("{first}{}.", chars.as_str())
+}
+
+/// `sentences` filler sentences joined into one paragraph.
+pub fn paragraph(rng: &mut Rng, sentences: usize) -> String {
+    (0..sentences).map(|_| sentence(rng)).collect::<Vec<_>>().join(" ")
+}
+
+/// Prose of `paragraphs` paragraphs of 2–6 sentences.
+pub fn prose(rng: &mut Rng, paragraphs: usize) -> String {
+    (0..paragraphs)
+        .map(|_| {
+            let n = rng.between(2, 6);
+            paragraph(rng, n)
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// One line of shell output (build, test or log lines).
+pub fn shell_line(rng: &mut Rng) -> String {
+    let (a, b) = (rng.pick(WORDS), rng.pick(WORDS));
+    match rng.between(0, 4) {
+        0 => format!("test {a}::{b}_{} ... ok", rng.pick(VERBS)),
+        1 => format!("   Compiling {a}-{b} v0.{}.{}", rng.between(0, 99), rng.between(0, 99)),
+        2 => format!(
+            "[{:03}] INFO {a} {b} {} in {} ms",
+            rng.between(0, 999),
+            rng.pick(VERBS),
+            rng.between(1, 999)
+        ),
+        3 => {
+            format!("warning: unused {a} `{b}` in src/{a}.rs:{}:{}", rng.between(1, 999), rng.between(1, 99))
+        }
+        _ => format!("{a}/{b}.rs | {} +{} -{}", rng.between(1, 99), rng.between(0, 99), rng.between(0, 99)),
+    }
+}
+
+/// One line of source code.
+pub fn source_line(rng: &mut Rng) -> String {
+    let (a, b, c) = (rng.pick(WORDS), rng.pick(WORDS), rng.pick(WORDS));
+    match rng.between(0, 3) {
+        0 => format!("    let {a}_{b} = {c}({});", rng.between(0, 999)),
+        1 => format!("    if {a}.{b}() > {} {{ return Err({c}); }}", rng.between(0, 999)),
+        2 => format!("    // {}", sentence(rng)),
+        _ => format!("fn {a}_{b}(&self, {c}: u32) -> Result<(), Error> {{"),
+    }
+}
+
+/// `lines` lines of `line` joined with newlines.
+pub fn lines(rng: &mut Rng, count: usize, line: fn(&mut Rng) -> String) -> String {
+    (0..count).map(|_| line(rng)).collect::<Vec<_>>().join("\n")
+}
+
+const SYLLABLES: &[&str] = &[
+    "ka", "lo", "mi", "ves", "tor", "an", "quin", "dra", "pel", "zu", "bar", "nix", "ost", "rem", "sol",
+    "fy", "gan", "hul", "jex", "wim",
+];
+
+/// A pronounceable codename of three syllables (8,000 possible), used to name a fact's subject.
+pub fn codename(rng: &mut Rng) -> String {
+    (0..3).map(|_| rng.pick(SYLLABLES)).collect()
+}
+
+/// An uppercase alphanumeric run of `len` characters without the look-alikes 0/O and 1/I.
+pub fn id_chars(rng: &mut Rng, len: usize) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+    (0..len).map(|_| ALPHABET[(rng.next_u64() % ALPHABET.len() as u64) as usize] as char).collect()
+}
