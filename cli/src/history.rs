@@ -53,6 +53,32 @@ const STALL: Duration = Duration::from_secs(30);
 /// A progress bar appears when catching up takes longer than this.
 const QUIET: Duration = Duration::from_millis(800);
 
+/// Waits until the index has everything below `target`, telling `progress` how far it is every
+/// 200 ms, or until it makes no progress for [`STALL`] (another process holds the writer and is
+/// not keeping up). Returns the position that is searchable.
+pub(crate) fn catch_up(
+    index: &SearchIndex,
+    target: u64,
+    mut progress: impl FnMut(u64),
+) -> Result<u64, WaitError> {
+    let (mut last, mut moved) = (index.status().searchable, Instant::now());
+    loop {
+        match index.wait_for_position(target, Duration::from_millis(200)) {
+            Ok(position) => return Ok(position),
+            Err(WaitError::Timeout { searchable, .. }) => {
+                if searchable > last {
+                    (last, moved) = (searchable, Instant::now());
+                }
+                progress(searchable);
+                if moved.elapsed() >= STALL {
+                    return Ok(searchable);
+                }
+            }
+            Err(other) => return Err(other),
+        }
+    }
+}
+
 /// Opens the store and its index, and waits until everything committed so far is searchable,
 /// with a progress bar when that takes a while (the first search of a large store builds the
 /// index). If another process holds the index writer and makes no progress, searches what is
@@ -65,46 +91,29 @@ pub(crate) fn open_searchable(location: &StoreLocation) -> anyhow::Result<Search
         store.snapshot().and_then(|s| s.position_end()).with_context(|| format!("cannot read {location}"))?;
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
-    let (mut last, mut moved) = (index.status().searchable, Instant::now());
-    loop {
-        match index.wait_for_position(target, Duration::from_millis(200)) {
-            Ok(_) => break,
-            Err(WaitError::Timeout { searchable, .. }) => {
-                if searchable > last {
-                    (last, moved) = (searchable, Instant::now());
-                }
-                if bar.is_none() && started.elapsed() >= QUIET && std::io::stderr().is_terminal() {
-                    let new = ProgressBar::new(target);
-                    new.set_style(
-                        ProgressStyle::with_template(
-                            "{spinner} indexing {pos}/{len} records {wide_bar} {eta}",
-                        )
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                    );
-                    bar = Some(new);
-                }
-                if let Some(bar) = &bar {
-                    bar.set_position(searchable);
-                }
-                if moved.elapsed() >= STALL {
-                    if let Some(bar) = bar.take() {
-                        bar.finish_and_clear();
-                    }
-                    eprintln!(
-                        "annal: the search index is {} records behind and another process holding it is not \
-                         catching up; searching what is indexed",
-                        count(target.saturating_sub(searchable))
-                    );
-                    break;
-                }
-            }
-            Err(other) => {
-                return Err(other).with_context(|| format!("cannot search {location}"));
-            }
+    let searchable = catch_up(&index, target, |searchable| {
+        if bar.is_none() && started.elapsed() >= QUIET && std::io::stderr().is_terminal() {
+            let new = ProgressBar::new(target);
+            new.set_style(
+                ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
+                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
+            );
+            bar = Some(new);
         }
-    }
+        if let Some(bar) = &bar {
+            bar.set_position(searchable);
+        }
+    })
+    .with_context(|| format!("cannot search {location}"))?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
+    }
+    if searchable < target {
+        eprintln!(
+            "annal: the search index is {} records behind and another process holding it is not \
+             catching up; searching what is indexed",
+            count(target - searchable)
+        );
     }
     Ok(index)
 }

@@ -13,16 +13,16 @@ mod tools;
 
 use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
 
 use annal_engine::{SessionInfo, Store};
 use annal_query::{
-    get_original, GetError, Hit, IndexOptions, Original, SearchError, SearchIndex, SearchRequest, WaitError,
+    get_original, GetError, Hit, IndexOptions, Original, SearchError, SearchIndex, SearchRequest,
 };
 use anyhow::{anyhow, Context};
 use clap::Args;
 use rmcp::ServiceExt;
 
+use crate::history::catch_up;
 use crate::location::StoreLocation;
 
 pub(crate) const LONG_ABOUT: &str = "\
@@ -59,10 +59,6 @@ pub(crate) fn run(location: StoreLocation, _args: &McpArgs) -> anyhow::Result<()
     runtime.shutdown_background();
     history.close()
 }
-
-/// How long the index may make no progress before a search goes ahead without it (as in
-/// `annal history search`).
-const STALL: Duration = Duration::from_secs(30);
 
 /// The store and index of one server, shared by its tool calls.
 #[derive(Clone, Debug)]
@@ -123,7 +119,14 @@ impl History {
             .and_then(|s| s.position_end())
             .with_context(|| format!("cannot read {}", self.location))?;
         let searchable =
-            catch_up(index, target).with_context(|| format!("cannot search {}", self.location))?;
+            catch_up(index, target, |_| {}).with_context(|| format!("cannot search {}", self.location))?;
+        if searchable < target {
+            eprintln!(
+                "annal mcp: the search index is {} records behind and not catching up; searching what is \
+                 indexed",
+                target - searchable
+            );
+        }
         let hits = index.search(request).map_err(|err| match err {
             SearchError::UnknownSession(name) => {
                 anyhow!("no session named {name:?} in this store (sessions_list names them)")
@@ -161,31 +164,5 @@ impl History {
         }
         open.store = None;
         Ok(())
-    }
-}
-
-/// Waits until the index has everything below `target`, or until it makes no progress for
-/// [`STALL`] (another process holds the writer and is not keeping up); returns the position
-/// that is searchable.
-fn catch_up(index: &SearchIndex, target: u64) -> Result<u64, WaitError> {
-    let (mut last, mut moved) = (index.status().searchable, Instant::now());
-    loop {
-        match index.wait_for_position(target, Duration::from_millis(200)) {
-            Ok(position) => return Ok(position),
-            Err(WaitError::Timeout { searchable, .. }) => {
-                if searchable > last {
-                    (last, moved) = (searchable, Instant::now());
-                }
-                if moved.elapsed() >= STALL {
-                    eprintln!(
-                        "annal mcp: the search index is {} records behind and not catching up; \
-                         searching what is indexed",
-                        target.saturating_sub(searchable)
-                    );
-                    return Ok(searchable);
-                }
-            }
-            Err(other) => return Err(other),
-        }
     }
 }
