@@ -36,6 +36,11 @@ impl SplitMix64 {
         low + (self.next_u64() % (high - low + 1) as u64) as usize
     }
 
+    /// Uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// True with probability `per_mille / 1000`.
     pub fn chance(&mut self, per_mille: u64) -> bool {
         self.next_u64() % 1000 < per_mille

@@ -25,6 +25,7 @@ use std::time::{Duration, Instant};
 
 use annal_engine::{Block, Store, StoreOptions};
 use serde_json::{json, Value};
+use support::drill::Rng;
 use support::Sandbox;
 
 /// Each round imports a folder of this many transcripts, each its own session committed on its
@@ -37,27 +38,6 @@ const TRANSCRIPT_RECORDS: usize = 250;
 const ROUNDS_PER_STORE: usize = 5;
 /// The session the append loop writes to.
 const LOOP: &str = "loop";
-
-/// SplitMix64: a seeded, dependency-free source of kill moments and batch shapes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound.max(1)
-    }
-}
-
-fn env_number(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name} must be a number")))
-}
 
 /// The text of an appended record, derived from its id so a check needs nothing else. Some are
 /// past the blob threshold.
@@ -264,11 +244,7 @@ fn check_store(
 
 #[test]
 fn kill_import_and_appends_at_random_moments() {
-    let kills = env_number("ANNAL_KILL_DRILL_KILLS").unwrap_or(20) as usize;
-    let seed = env_number("ANNAL_KILL_DRILL_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-    });
-    println!("kill drill: {kills} kills, seed {seed} (ANNAL_KILL_DRILL_SEED={seed} replays it)");
+    let (kills, seed) = support::drill::settings("kill drill");
     let mut rng = Rng(seed);
 
     // How long one import takes here decides the window the kills fall in.

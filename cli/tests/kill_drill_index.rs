@@ -24,6 +24,7 @@ use std::time::{Duration, Instant};
 
 use annal_engine::{Block, BlockView, Record, Role, Snapshot, Store, StoreOptions};
 use annal_query::{IndexOptions, IndexedBlock, SearchIndex, SearchRequest};
+use support::drill::Rng;
 use support::Sandbox;
 
 /// Records appended before each round's indexing process starts (more are appended while it
@@ -34,27 +35,6 @@ const RECORDS_BEFORE: usize = 400;
 const ROUNDS_PER_STORE: usize = 5;
 /// How long the reopened index may take to catch up.
 const CATCH_UP: Duration = Duration::from_secs(120);
-
-/// SplitMix64: a seeded, dependency-free source of kill moments and record shapes.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound.max(1)
-    }
-}
-
-fn env_number(name: &str) -> Option<u64> {
-    std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name} must be a number")))
-}
 
 /// The unique word of a record, searched for after every kill.
 fn token(round: usize, serial: u64) -> String {
@@ -159,11 +139,7 @@ fn check_index(store: &Arc<Store>, acknowledged: &[String], context: &str) -> u6
 
 #[test]
 fn kill_indexing_processes_at_random_moments() {
-    let kills = env_number("ANNAL_KILL_DRILL_KILLS").unwrap_or(20) as usize;
-    let seed = env_number("ANNAL_KILL_DRILL_SEED").unwrap_or_else(|| {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-    });
-    println!("index kill drill: {kills} kills, seed {seed} (ANNAL_KILL_DRILL_SEED={seed} replays it)");
+    let (kills, seed) = support::drill::settings("index kill drill");
     let mut rng = Rng(seed);
 
     let mut sandbox = Sandbox::new();

@@ -11,7 +11,7 @@
 
 use crate::error::{AppendError, ReadError};
 use crate::import::ParsedSession;
-use crate::record::{Block, Record};
+use crate::record::Record;
 use crate::store::Store;
 
 /// Records per append: large enough to amortise the commit, small enough to bound memory.
@@ -168,7 +168,7 @@ fn next_batch(
     let mut bytes = 0usize;
     while batch.len() < records_max {
         let Some(next) = pending.peek() else { break };
-        let size = payload_bytes(next);
+        let size = next.size_bytes();
         if !batch.is_empty() && bytes.saturating_add(size) > bytes_max {
             break;
         }
@@ -176,24 +176,6 @@ fn next_batch(
         batch.extend(pending.next());
     }
     batch
-}
-
-/// Roughly what a record weighs in an append: its payloads, strings and metadata.
-fn payload_bytes(record: &Record) -> usize {
-    let blocks: usize = record
-        .blocks
-        .iter()
-        .map(|block| match block {
-            Block::Text { text } | Block::Thinking { text } => text.len(),
-            Block::ToolCall { call_id, tool, input, target } => {
-                call_id.len() + tool.len() + input.len() + target.len()
-            }
-            Block::ToolResult { call_id, tool, output, .. } => call_id.len() + tool.len() + output.len(),
-            Block::Blob { media_type, data } => media_type.len() + data.len(),
-        })
-        .sum();
-    let meta: usize = record.meta.iter().map(|(key, value)| key.len() + value.len()).sum();
-    record.entry_id.len() + blocks + meta
 }
 
 #[cfg(test)]

@@ -60,7 +60,7 @@ pub(crate) fn prepare_batch(
     let mut batch_bytes = 0usize;
     let mut prepared = Vec::with_capacity(records.len());
     for record in records {
-        let size = record_size_bytes(&record);
+        let size = record.size_bytes();
         batch_bytes = batch_bytes.saturating_add(size);
         if size > limits.record_size_bytes_max {
             let what = format!("size of entry {:?} in bytes", record.entry_id);
@@ -76,24 +76,6 @@ pub(crate) fn prepare_batch(
         prepared.push(prepare_record(session, record, options)?);
     }
     Ok(prepared)
-}
-
-/// The bytes a record carries: its strings, payloads and metadata.
-fn record_size_bytes(record: &Record) -> usize {
-    let blocks: usize = record
-        .blocks
-        .iter()
-        .map(|block| match block {
-            Block::Text { text } | Block::Thinking { text } => text.len(),
-            Block::ToolCall { call_id, tool, input, target } => {
-                call_id.len() + tool.len() + input.len() + target.len()
-            }
-            Block::ToolResult { call_id, tool, output, .. } => call_id.len() + tool.len() + output.len(),
-            Block::Blob { media_type, data } => media_type.len() + data.len(),
-        })
-        .sum();
-    let meta: usize = record.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
-    record.entry_id.len() + record.timestamp.as_ref().map_or(0, String::len) + blocks + meta
 }
 
 fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Result<Prepared, AppendError> {

@@ -130,6 +130,25 @@ pub struct Record {
 }
 
 impl Record {
+    /// The bytes a record carries: its strings, payloads and metadata (what the store's record
+    /// and batch size limits count).
+    pub(crate) fn size_bytes(&self) -> usize {
+        let blocks: usize = self
+            .blocks
+            .iter()
+            .map(|block| match block {
+                Block::Text { text } | Block::Thinking { text } => text.len(),
+                Block::ToolCall { call_id, tool, input, target } => {
+                    call_id.len() + tool.len() + input.len() + target.len()
+                }
+                Block::ToolResult { call_id, tool, output, .. } => call_id.len() + tool.len() + output.len(),
+                Block::Blob { media_type, data } => media_type.len() + data.len(),
+            })
+            .sum();
+        let meta: usize = self.meta.iter().map(|(k, v)| k.len() + v.len()).sum();
+        self.entry_id.len() + self.timestamp.as_ref().map_or(0, String::len) + blocks + meta
+    }
+
     /// A record with one text block and no metadata.
     pub fn text(entry_id: impl Into<String>, role: Role, text: impl Into<String>) -> Record {
         Record {

@@ -6,27 +6,37 @@
 mod projection_support;
 
 use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Duration;
 
-use annal_engine::{CompactError, CompactOptions, CompactStatus, ProjectOptions};
+use annal_engine::{CompactError, CompactOptions, CompactOutcome, CompactStatus, ProjectOptions, Store};
 
 use projection_support::compaction::{
     budget, filled_store, len, with_summarizer, Behaviour, Scripted, SESSION,
 };
 use projection_support::texts;
 
+/// A compaction in its own thread, stopped inside its summarizer until the test sends on the
+/// returned channel; returns once the summarizer has been called, so the key is claimed.
+fn gated_compaction(
+    store: &Arc<Store>,
+    options: impl FnOnce(CompactOptions) -> CompactOptions,
+) -> (JoinHandle<Result<CompactOutcome, CompactError>>, mpsc::Sender<()>) {
+    let (called_tx, called) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    let summarizer = Scripted::new(Behaviour::Gate(Mutex::new(called_tx), Mutex::new(go_rx)));
+    let options = options(with_summarizer(&summarizer));
+    let store = Arc::clone(store);
+    let owner = std::thread::spawn(move || store.compact(SESSION, &options));
+    called.recv().unwrap();
+    (owner, go)
+}
+
 #[test]
 fn a_claimed_key_is_not_taken_before_its_lease_expires() {
     let (_dir, store, _) = filled_store(7);
     let store = Arc::new(store);
-    let (called_tx, called) = mpsc::channel();
-    let (go, go_rx) = mpsc::channel();
-    let summarizer = Scripted::new(Behaviour::Gate(Mutex::new(called_tx), Mutex::new(go_rx)));
-    let first = {
-        let (store, summarizer) = (store.clone(), summarizer.clone());
-        std::thread::spawn(move || store.compact(SESSION, &with_summarizer(&summarizer)))
-    };
-    called.recv().unwrap();
+    let (first, go) = gated_compaction(&store, |options| options);
     let other = Scripted::new(Behaviour::Answer("a second summary".into()));
     match store.compact(SESSION, &with_summarizer(&other)) {
         Err(CompactError::Claimed { token: 1, .. }) => {}
@@ -46,14 +56,7 @@ fn a_claimed_key_is_not_taken_before_its_lease_expires() {
 fn a_waiting_compaction_reuses_what_the_owner_commits() {
     let (_dir, store, _) = filled_store(8);
     let store = Arc::new(store);
-    let (called_tx, called) = mpsc::channel();
-    let (go, go_rx) = mpsc::channel();
-    let summarizer = Scripted::new(Behaviour::Gate(Mutex::new(called_tx), Mutex::new(go_rx)));
-    let first = {
-        let (store, summarizer) = (store.clone(), summarizer.clone());
-        std::thread::spawn(move || store.compact(SESSION, &with_summarizer(&summarizer)))
-    };
-    called.recv().unwrap();
+    let (first, go) = gated_compaction(&store, |options| options);
     let waiter = {
         let store = store.clone();
         let other = Scripted::new(Behaviour::Answer("never asked".into()));
@@ -74,15 +77,8 @@ fn a_waiting_compaction_reuses_what_the_owner_commits() {
 fn a_taken_over_owner_never_commits() {
     let (_dir, store, records) = filled_store(9);
     let store = Arc::new(store);
-    let (called_tx, called) = mpsc::channel();
-    let (go, go_rx) = mpsc::channel();
-    let slow = Scripted::new(Behaviour::Gate(Mutex::new(called_tx), Mutex::new(go_rx)));
-    let stale = {
-        let (store, slow) = (store.clone(), slow.clone());
-        let options = CompactOptions { lease: Duration::from_millis(50), ..with_summarizer(&slow) };
-        std::thread::spawn(move || store.compact(SESSION, &options))
-    };
-    called.recv().unwrap();
+    let (stale, go) =
+        gated_compaction(&store, |options| CompactOptions { lease: Duration::from_millis(50), ..options });
     // Past the lease: another compaction takes the key over with the next fencing token.
     std::thread::sleep(Duration::from_millis(200));
     let fast = Scripted::new(Behaviour::Answer("Taken over: the ledger is fixed.".into()));

@@ -8,18 +8,7 @@ use super::pooled::{pool, ratio};
 use super::tables::{detail, drift, sweep_section};
 use super::{Contender, Exam, SessionRun, Window};
 
-/// `n` with thousands separators.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use crate::report::thousands;
 
 /// `kept / total` as a percentage with one decimal, or a dash when there is nothing to count.
 pub fn pct(kept: u64, total: u64) -> String {

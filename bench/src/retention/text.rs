@@ -3,45 +3,9 @@
 //! Filler never contains a digit run longer than three, so the planted values (four digits or
 //! more, or an uppercase id) cannot occur in it by accident.
 
-/// splitmix64, inline so the generated sessions never change with a dependency.
-#[derive(Clone, Debug)]
-pub struct Rng(u64);
-
-impl Rng {
-    /// A generator for `seed`.
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// Uniform in `low..=high`.
-    pub fn between(&mut self, low: usize, high: usize) -> usize {
-        low + (self.next_u64() % (high - low + 1) as u64) as usize
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// True with probability `per_mille / 1000`.
-    pub fn chance(&mut self, per_mille: u64) -> bool {
-        self.next_u64() % 1000 < per_mille
-    }
-
-    /// One element of `items`.
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next_u64() % items.len() as u64) as usize]
-    }
-}
+/// The bench's seeded generator (splitmix64, inline so generated sessions never change with a
+/// dependency), under the name the exam's modules use.
+pub use crate::records::SplitMix64 as Rng;
 
 const WORDS: &[&str] = &[
     "the",

@@ -3,6 +3,8 @@
 // Each test file uses its own subset of these helpers.
 #![allow(dead_code)]
 
+pub(crate) mod drill;
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

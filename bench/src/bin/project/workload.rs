@@ -4,29 +4,11 @@
 //! 5% of it 20–60 KB (past 16 KB, outputs go to the blob table), 5% errors; a final answer per
 //! turn.
 
+use annal_bench::records::SplitMix64;
 use annal_engine::{Block, Record, Role};
 
-/// splitmix64.
-#[derive(Clone, Debug)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    fn between(&mut self, low: usize, high: usize) -> usize {
-        low + (self.next() % (high - low + 1) as u64) as usize
-    }
-
-    fn chance(&mut self, per_mille: u64) -> bool {
-        self.next() % 1000 < per_mille
-    }
-}
+/// The bench's seeded generator (splitmix64).
+type Rng = SplitMix64;
 
 const WORDS: &[&str] = &[
     "ledger", "parser", "config", "schema", "window", "budget", "journal", "monthly", "report", "error",
@@ -48,11 +30,11 @@ pub(crate) struct Session {
 
 impl Session {
     pub(crate) fn new(seed: u64) -> Session {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut text = String::with_capacity(1 << 21);
         while text.len() < 1 << 21 {
-            text.push_str(WORDS[(rng.next() % WORDS.len() as u64) as usize]);
-            text.push_str(&(rng.next() % 100_000).to_string());
+            text.push_str(WORDS[(rng.next_u64() % WORDS.len() as u64) as usize]);
+            text.push_str(&(rng.next_u64() % 100_000).to_string());
             text.push(if rng.chance(80) { '\n' } else { ' ' });
         }
         Session { rng, text, produced: 0, calls: 0, pending: Vec::new(), steps_left: 0 }
@@ -60,7 +42,7 @@ impl Session {
 
     fn slice(&mut self, len: usize) -> String {
         let len = len.min(self.text.len() - 1);
-        let mut start = (self.rng.next() % (self.text.len() - len) as u64) as usize;
+        let mut start = (self.rng.next_u64() % (self.text.len() - len) as u64) as usize;
         while !self.text.is_char_boundary(start) {
             start -= 1;
         }
@@ -93,7 +75,7 @@ impl Session {
         }
         self.calls += 1;
         let call_id = format!("call-{}", self.calls);
-        let (tool, input) = match self.rng.next() % 4 {
+        let (tool, input) = match self.rng.next_u64() % 4 {
             0 => ("Read", format!("{{\"file_path\":\"src/{}.rs\"}}", WORDS[(self.calls % 30) as usize])),
             1 => (
                 "Bash",
