@@ -52,10 +52,6 @@ fn run_tool(command: &str) -> String {
     output
 }
 
-fn record(entry_id: String, role: Role, blocks: Vec<Block>) -> Record {
-    Record { entry_id, role, timestamp: None, blocks, meta: Default::default() }
-}
-
 /// The entryIds the omission markers of a view name.
 fn marker_entries(messages: &[Message<'_>]) -> Vec<String> {
     let mut ids = Vec::new();
@@ -107,24 +103,14 @@ fn main() -> Result<(), Box<dyn Error>> {
         );
 
         let (reply, command) = model(turn, &view.messages);
-        let call = Block::ToolCall {
-            call_id: format!("c{turn}"),
-            tool: "Bash".into(),
-            input: serde_like_command(&command),
-            target: String::new(),
-        };
+        let call = Block::tool_call(format!("c{turn}"), "Bash", serde_like_command(&command));
         annal.append(
             session,
             None,
-            vec![record(format!("a{turn}"), Role::Assistant, vec![Block::Text { text: reply }, call])],
+            vec![Record::new(format!("a{turn}"), Role::Assistant, vec![Block::text(reply), call])],
         )?;
-        let result = Block::ToolResult {
-            call_id: format!("c{turn}"),
-            tool: "Bash".into(),
-            is_error: false,
-            output: run_tool(&command),
-        };
-        annal.append(session, None, vec![record(format!("t{turn}"), Role::Tool, vec![result])])?;
+        let result = Block::tool_result(format!("c{turn}"), "Bash", false, run_tool(&command));
+        annal.append(session, None, vec![Record::new(format!("t{turn}"), Role::Tool, vec![result])])?;
     }
 
     // What the projection left out is named by its markers and still on disk.
@@ -132,7 +118,7 @@ fn main() -> Result<(), Box<dyn Error>> {
     let omitted = marker_entries(&view.messages);
     println!("\nthe last view names {} omitted entries: {}", omitted.len(), omitted.join(", "));
     if let Some(id) = omitted.first() {
-        let original = annal.get(id)?;
+        let original = annal.get(id, None)?;
         let text = original.blocks.first().and_then(|b| b.text.as_deref()).unwrap_or_default();
         println!("{id} read back verbatim: {text:?}");
     }
@@ -145,7 +131,7 @@ fn main() -> Result<(), Box<dyn Error>> {
         println!("  {} (sourceOrder {}): {}", hit.id(), hit.source_order, hit.snippet.marked("[", "]"));
     }
     let best = hits.first().ok_or("the decision was not found")?;
-    let original = annal.get(&best.id())?;
+    let original = annal.get(&best.id(), None)?;
     let decision = original.blocks.first().and_then(|b| b.text.as_deref()).unwrap_or_default();
     println!("the decision, verbatim: {decision}");
     assert!(decision.contains("LRU cache"), "search found the decision");

@@ -8,25 +8,12 @@ use std::error::Error;
 
 use annal::{Annal, Block, Budget, ProjectOptions, Record, Role, SearchRequest};
 
-fn record(entry_id: &str, role: Role, blocks: Vec<Block>) -> Record {
-    Record { entry_id: entry_id.to_owned(), role, timestamp: None, blocks, meta: Default::default() }
-}
-
-fn text(text: &str) -> Block {
-    Block::Text { text: text.to_owned() }
-}
-
 fn call(id: &str, command: &str) -> Block {
-    Block::ToolCall {
-        call_id: id.to_owned(),
-        tool: "Bash".into(),
-        input: format!("{{\"command\":{command:?}}}"),
-        target: String::new(),
-    }
+    Block::tool_call(id, "Bash", format!("{{\"command\":{command:?}}}"))
 }
 
 fn result(id: &str, is_error: bool, output: &str) -> Block {
-    Block::ToolResult { call_id: id.to_owned(), tool: "Bash".into(), is_error, output: output.to_owned() }
+    Block::tool_result(id, "Bash", is_error, output)
 }
 
 /// Prints what a model would be sent for `session`.
@@ -47,12 +34,12 @@ fn main() -> Result<(), Box<dyn Error>> {
         Some(0),
         vec![
             Record::text("u1", Role::User, "test_user_auth fails one run in ten. Fix it."),
-            record(
+            Record::new(
                 "a1",
                 Role::Assistant,
-                vec![text("The token expiry races the clock."), call("c1", "rg expires_at")],
+                vec![Block::text("The token expiry races the clock."), call("c1", "rg expires_at")],
             ),
-            record(
+            Record::new(
                 "t1",
                 Role::Tool,
                 vec![result("c1", false, "src/auth.rs:42: if token.expires_at <= now()")],
@@ -64,12 +51,16 @@ fn main() -> Result<(), Box<dyn Error>> {
         session,
         Some(before_attempt),
         vec![
-            record(
+            Record::new(
                 "a2",
                 Role::Assistant,
-                vec![text("Adding a 500 ms sleep before the check."), call("c2", "cargo test")],
+                vec![Block::text("Adding a 500 ms sleep before the check."), call("c2", "cargo test")],
             ),
-            record("t2", Role::Tool, vec![result("c2", true, "test_user_auth ... FAILED (token expired)")]),
+            Record::new(
+                "t2",
+                Role::Tool,
+                vec![result("c2", true, "test_user_auth ... FAILED (token expired)")],
+            ),
         ],
     )?;
     println!("attempt 1 failed; forking {session} at sourceOrder {before_attempt}, before the sleep");
@@ -80,12 +71,16 @@ fn main() -> Result<(), Box<dyn Error>> {
         &retry.name,
         Some(retry.len),
         vec![
-            record(
+            Record::new(
                 "a2-retry",
                 Role::Assistant,
-                vec![text("Injecting a fake clock instead."), call("c2r", "cargo test")],
+                vec![Block::text("Injecting a fake clock instead."), call("c2r", "cargo test")],
             ),
-            record("t2-retry", Role::Tool, vec![result("c2r", false, "test_user_auth ... ok (100 runs)")]),
+            Record::new(
+                "t2-retry",
+                Role::Tool,
+                vec![result("c2r", false, "test_user_auth ... ok (100 runs)")],
+            ),
         ],
     )?;
 

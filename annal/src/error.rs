@@ -1,19 +1,20 @@
-//! [`Error`]: what a call on an [`Annal`](crate::Annal) can fail with, one variant per layer,
-//! each wrapping the engine's or the search index's own typed error.
+//! Errors: [`Error`], what a call on an [`Annal`](crate::Annal) can fail with, one variant per
+//! operation, each wrapping that operation's own typed error (also in this module).
 
 use std::path::PathBuf;
 
-use annal_engine::{
-    AppendError, CloseError, CompactError, ExportError, ForkError, LoadError, OpenError, ProjectError,
-    ReadError,
+pub use annal_engine::{
+    AppendError, BudgetError, CloseError, CompactError, ExportError, ForkError, LoadError, OpenError,
+    PortableError, ProjectError, ReadError, SummarizeError,
 };
-use annal_query::{GetError, IndexError, SearchError, WaitError};
+pub use annal_query::{GetError, IndexError, SearchError, WaitError};
 
 /// A call on an [`Annal`](crate::Annal) failed.
 ///
-/// Each variant wraps the typed error of the layer that failed, so a caller can match on the
-/// cause (`Error::Append(AppendError::Conflict { .. })`) or just print it: the messages name
-/// the session, entry or path involved.
+/// Each variant wraps the typed error of the operation that failed, so a caller can match on
+/// the cause (`Error::Append(AppendError::Conflict { .. })`), ask what kind of failure it is
+/// ([`Error::is_poisoned`], [`Error::is_corrupted`]) or just print it: the messages name the
+/// session, entry or path involved.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -71,4 +72,49 @@ pub enum Error {
     /// A parsed transcript session could not be loaded into the store.
     #[error(transparent)]
     Load(#[from] LoadError),
+}
+
+impl Error {
+    /// Whether an earlier I/O error on the write path stopped writes: the store refuses writes
+    /// until it is closed and opened again (nothing acknowledged was lost).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let annal = annal::Annal::open(dir.path().join("s.redb"))?;
+    /// match annal.append("s", None, vec![annal::Record::text("u1", annal::Role::User, "hi")]) {
+    ///     Err(err) if err.is_poisoned() => { /* reopen the store, then retry */ }
+    ///     other => { other?; }
+    /// }
+    /// # Ok(()) }
+    /// ```
+    pub fn is_poisoned(&self) -> bool {
+        matches!(
+            self,
+            Error::Append(AppendError::Poisoned)
+                | Error::Fork(ForkError::Poisoned)
+                | Error::Compact(CompactError::Poisoned)
+                | Error::Load(LoadError::Append { error: AppendError::Poisoned, .. })
+        )
+    }
+
+    /// Whether stored bytes were found damaged (a failed hash, checksum or validation): the
+    /// journal is never read as altered text; `verify` lists what is damaged.
+    pub fn is_corrupted(&self) -> bool {
+        let read = |err: &ReadError| matches!(err, ReadError::Corrupted { .. });
+        match self {
+            Error::Open(err) => matches!(err, OpenError::Corrupted { .. }),
+            Error::Append(err) | Error::Load(LoadError::Append { error: err, .. }) => {
+                matches!(err, AppendError::Corrupted { .. })
+            }
+            Error::Fork(err) => matches!(err, ForkError::Corrupted { .. }),
+            Error::Read(err) | Error::Load(LoadError::Read { error: err, .. }) => read(err),
+            Error::Project(err) => matches!(err, ProjectError::Corrupted { .. }),
+            Error::Compact(err) => matches!(err, CompactError::Corrupted { .. }),
+            Error::Index(err) => matches!(err, IndexError::Corrupted { .. }),
+            Error::Search(err) => matches!(err, SearchError::Corrupted { .. }),
+            Error::Get(GetError::Journal(err)) | Error::Export(ExportError::Read(err)) => read(err),
+            _ => false,
+        }
+    }
 }

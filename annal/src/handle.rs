@@ -1,24 +1,19 @@
 //! [`Annal`]: one handle owning a store and its search index, with the calls an agent loop
-//! makes (append, project, compact, search, get, fork, export, import), each a thin delegation
-//! to the engine or the search index.
+//! makes on the journal (append, project, compact, fork, export, verify), each a thin
+//! delegation to the engine. Search and reads by id are in `search.rs`, imports in
+//! `import.rs`.
 
 use std::io::Write;
-use std::ops::RangeInclusive;
-use std::path::Path;
-use std::sync::Arc;
-use std::time::Duration;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use annal_engine::{
-    export_jsonl, AppendReceipt, CompactOptions, CompactOutcome, ExportSummary, ProjectOptions, Projection,
-    Record, SessionInfo, Store, StoreOptions, TranscriptFormat, VerifyReport,
+    export_jsonl, export_markdown, AppendReceipt, CompactOptions, CompactOutcome, ExportSummary,
+    PortableRecord, ProjectOptions, Projection, Record, SessionInfo, Snapshot, Store, VerifyReport,
 };
-use annal_query::{get_original, Hit, IndexOptions, Original, SearchIndex, SearchRequest};
+use annal_query::SearchIndex;
 
-use crate::import::{import_bytes, import_file, ImportSummary};
-use crate::Error;
-
-/// How long [`Annal::search`] waits by default for the index to reach the journal's end.
-pub const SEARCH_WAIT_DEFAULT: Duration = Duration::from_secs(30);
+use crate::{Error, Options};
 
 /// A store and its search index, opened together: what an agent framework holds.
 ///
@@ -31,9 +26,32 @@ pub const SEARCH_WAIT_DEFAULT: Duration = Duration::from_secs(30);
 /// reads and searches run in parallel with them.
 #[derive(Debug)]
 pub struct Annal {
-    store: Arc<Store>,
-    index: SearchIndex,
-    search_wait: Duration,
+    pub(crate) store: Arc<Store>,
+    pub(crate) path: PathBuf,
+    pub(crate) options: Options,
+    /// Opened with the store, or by the first call that needs it (`Options::index_eagerly`).
+    pub(crate) index: Mutex<Option<Arc<SearchIndex>>>,
+}
+
+/// How a session is written out by [`Annal::export`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExportFormat {
+    /// annal JSONL: lossless; [`Annal::import`] reads it back with identical hashes.
+    #[default]
+    Jsonl,
+    /// Markdown for people.
+    Markdown,
+}
+
+/// What [`Annal::export`] writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ExportOptions {
+    /// JSONL (default) or Markdown.
+    pub format: ExportFormat,
+    /// Mask API keys, tokens, private keys and passwords (a redacted JSONL export carries no
+    /// hashes, since its text is no longer the original).
+    pub redact: bool,
 }
 
 impl Annal {
@@ -50,71 +68,41 @@ impl Annal {
     /// let dir = tempfile::tempdir()?;
     /// let annal = annal::Annal::open(dir.path().join("sessions.redb"))?;
     /// assert!(annal.sessions()?.is_empty());
-    /// annal.close()?;
+    /// assert!(annal.close()?);
     /// # Ok(()) }
     /// ```
     pub fn open(path: impl AsRef<Path>) -> Result<Annal, Error> {
-        Annal::open_with(path, StoreOptions::default(), IndexOptions::default())
+        Annal::open_with(path, &Options::default())
     }
 
-    /// Opens the store at `path` with `store` options (sharing mode, limits, token counter) and
-    /// its index with `index` options (folder, commit interval).
+    /// Opens the store at `path` (created if missing) with `options`; see [`Options`].
     ///
     /// # Errors
     /// As [`Annal::open`].
-    ///
-    /// # Examples
-    /// ```
-    /// use annal::{Annal, IndexOptions, Sharing, StoreOptions};
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// let dir = tempfile::tempdir()?;
-    /// // This process owns the store: faster single commits.
-    /// let store = StoreOptions { sharing: Sharing::Exclusive, ..StoreOptions::default() };
-    /// let annal = Annal::open_with(dir.path().join("s.redb"), store, IndexOptions::default())?;
-    /// annal.close()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn open_with(
-        path: impl AsRef<Path>,
-        store: StoreOptions,
-        index: IndexOptions,
-    ) -> Result<Annal, Error> {
-        let store = Arc::new(Store::open(path, store)?);
-        let index = SearchIndex::open(Arc::clone(&store), index)?;
-        Ok(Annal { store, index, search_wait: SEARCH_WAIT_DEFAULT })
+    pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Annal, Error> {
+        let path = path.as_ref().to_owned();
+        let store = Arc::new(Store::open(&path, options.store())?);
+        let annal = Annal { store, path, options: options.clone(), index: Mutex::new(None) };
+        if options.index_eagerly {
+            annal.index()?;
+        }
+        Ok(annal)
     }
 
-    /// Sets how long [`Annal::search`] waits for the index to catch up (default
-    /// [`SEARCH_WAIT_DEFAULT`]); zero searches what is indexed without waiting.
-    ///
-    /// # Examples
-    /// ```
-    /// use std::time::Duration;
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let dir = tempfile::tempdir()?;
-    /// // A latency-bound caller: never wait; the newest appends may be missing from hits.
-    /// let annal = annal::Annal::open(dir.path().join("s.redb"))?.with_search_wait(Duration::ZERO);
-    /// assert!(annal.search(&annal::SearchRequest::new("anything"))?.is_empty());
-    /// # Ok(()) }
-    /// ```
-    pub fn with_search_wait(mut self, wait: Duration) -> Annal {
-        self.search_wait = wait;
-        self
+    /// The store file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
-    /// The store, for everything this handle does not wrap (snapshots, verify, the commit feed).
-    pub fn store(&self) -> &Arc<Store> {
-        &self.store
-    }
-
-    /// The search index.
-    pub fn index(&self) -> &SearchIndex {
-        &self.index
+    /// The options it was opened with.
+    pub fn options(&self) -> &Options {
+        &self.options
     }
 
     /// Appends `records` to `session` (created if new) as one atomic batch, durable when this
-    /// returns; see [`Store::append`]. With `expected_next`, it fails unless the session's next
-    /// sourceOrder is that value. Re-appending an entryId with the same content is a no-op.
+    /// returns. With `expected_next`, it fails unless the session's next sourceOrder is that
+    /// value (optimistic concurrency). Re-appending an entryId with the same content is a no-op
+    /// that returns its stored sourceOrder, so a retry never duplicates.
     ///
     /// # Errors
     /// [`Error::Append`]; nothing of the batch is stored.
@@ -140,8 +128,37 @@ impl Annal {
         Ok(self.store.append(session, expected_next, records)?)
     }
 
+    /// Appends records read in the portable format ([`PortableRecord::parse`]), checking
+    /// inside the write transaction what each claims (`sourceOrder`, `hash`, `prevHash`); a
+    /// record without an entryId gets one derived from its place and text.
+    ///
+    /// # Errors
+    /// As [`Annal::append`], and `AppendError::ClaimMismatch`; nothing of the batch is stored.
+    ///
+    /// # Examples
+    /// ```
+    /// use annal::{Annal, PortableRecord};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let annal = Annal::open(dir.path().join("s.redb"))?;
+    /// let line = r#"{"role": "user", "sourceOrder": 0, "blocks": [{"type": "text", "text": "hi"}]}"#;
+    /// let receipt = annal.append_portable("s", None, vec![PortableRecord::parse(line)?])?;
+    /// assert_eq!(receipt.source_orders, vec![0]);
+    /// // The same line claims sourceOrder 0 again, but would now land at 1.
+    /// assert!(annal.append_portable("s", None, vec![PortableRecord::parse(line)?]).is_err());
+    /// # Ok(()) }
+    /// ```
+    pub fn append_portable(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        records: Vec<PortableRecord>,
+    ) -> Result<AppendReceipt, Error> {
+        Ok(self.store.append_portable(session, expected_next, records)?)
+    }
+
     /// The view of `session` for the next model request under `options`' budget: a committed
-    /// checkpoint plus later records, or the records themselves; see [`Store::project`]. When
+    /// checkpoint plus later records, or the records themselves. When
     /// [`Projection::compaction_due`] is set, call [`Annal::compact`].
     ///
     /// # Errors
@@ -164,8 +181,23 @@ impl Annal {
         Ok(self.store.project(session, options)?)
     }
 
+    /// The view a compaction would commit now: derived from the originals under `options`,
+    /// ignoring checkpoints.
+    ///
+    /// # Errors
+    /// As [`Annal::project`].
+    pub fn project_originals(
+        &self,
+        session: &str,
+        options: &ProjectOptions,
+    ) -> Result<Projection<'static>, Error> {
+        let snapshot = self.store.projection_snapshot()?;
+        let prepared = snapshot.prepare_originals(session, options)?;
+        Ok(prepared.render()?.into_owned())
+    }
+
     /// Commits a checkpoint of `session` so later views keep a stable prefix; nothing is
-    /// written when the view fits. See [`Store::compact`].
+    /// written when the view fits.
     ///
     /// # Errors
     /// [`Error::Compact`]; a summarizer that fails is not an error (the checkpoint falls back
@@ -186,38 +218,11 @@ impl Annal {
         Ok(self.store.compact(session, options)?)
     }
 
-    /// Searches every original, best matches first, once everything committed before the call
-    /// is searchable (waiting up to the search wait).
+    /// A consistent read view of everything committed so far: sessions, records in order
+    /// (borrowed in place), table sizes.
     ///
     /// # Errors
-    /// [`Error::Search`] for a query that cannot be parsed or an unknown session;
-    /// [`Error::Wait`] if the index did not catch up in time; [`Error::Read`] if the journal's
-    /// end cannot be read.
-    ///
-    /// # Examples
-    /// ```
-    /// use annal::{Annal, Record, Role, SearchRequest};
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let dir = tempfile::tempdir()?;
-    /// let annal = Annal::open(dir.path().join("s.redb"))?;
-    /// annal.append("s", None, vec![Record::text("a1", Role::Assistant, "We chose SQLite.")])?;
-    /// let hits = annal.search(&SearchRequest::new("sqlite"))?;
-    /// assert_eq!(hits[0].id(), "a1#0");
-    /// # Ok(()) }
-    /// ```
-    pub fn search(&self, request: &SearchRequest) -> Result<Vec<Hit>, Error> {
-        if !self.search_wait.is_zero() {
-            let end = self.store.snapshot()?.position_end()?;
-            self.index.wait_for_position(end, self.search_wait)?;
-        }
-        Ok(self.index.search(request)?)
-    }
-
-    /// The original named by `id` (`entryId`, as projection markers name it, or
-    /// `entryId#block`, as search hits do), verbatim from the journal.
-    ///
-    /// # Errors
-    /// [`Error::Get`]: no such entry or block, or a read failure.
+    /// [`Error::Read`].
     ///
     /// # Examples
     /// ```
@@ -225,48 +230,28 @@ impl Annal {
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let dir = tempfile::tempdir()?;
     /// let annal = Annal::open(dir.path().join("s.redb"))?;
-    /// annal.append("s", None, vec![Record::text("a1", Role::Assistant, "one\ntwo\n")])?;
-    /// let original = annal.get("a1#0")?;
-    /// assert_eq!(original.blocks[0].text.as_deref(), Some("one\ntwo\n"));
-    /// assert!(annal.get("a9").is_err());
+    /// annal.append("s", None, vec![Record::text("u1", Role::User, "hi")])?;
+    /// let snapshot = annal.snapshot()?;
+    /// for guard in snapshot.records("s", 0..u64::MAX)? {
+    ///     let guard = guard?;
+    ///     assert_eq!(guard.view()?.entry_id(), "u1");
+    /// }
     /// # Ok(()) }
     /// ```
-    pub fn get(&self, id: &str) -> Result<Original, Error> {
-        Ok(get_original(&self.store.snapshot()?, id, None)?)
-    }
-
-    /// As [`Annal::get`], only lines `lines` (from 1, inclusive) of each text.
-    ///
-    /// # Errors
-    /// As [`Annal::get`]; also an empty or reversed range.
-    ///
-    /// # Examples
-    /// ```
-    /// use annal::{Annal, Record, Role};
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let dir = tempfile::tempdir()?;
-    /// let annal = Annal::open(dir.path().join("s.redb"))?;
-    /// annal.append("s", None, vec![Record::text("a1", Role::Assistant, "one\ntwo\nthree\n")])?;
-    /// assert_eq!(annal.get_lines("a1#0", 2..=2)?.blocks[0].text.as_deref(), Some("two\n"));
-    /// # Ok(()) }
-    /// ```
-    pub fn get_lines(&self, id: &str, lines: RangeInclusive<usize>) -> Result<Original, Error> {
-        Ok(get_original(&self.store.snapshot()?, id, Some(lines))?)
+    pub fn snapshot(&self) -> Result<Snapshot, Error> {
+        Ok(self.store.snapshot()?)
     }
 
     /// Every session, in name order.
     ///
     /// # Errors
     /// [`Error::Read`].
-    ///
-    /// # Examples
-    /// See [`Annal::open`].
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, Error> {
         Ok(self.store.snapshot()?.sessions()?)
     }
 
     /// Forks `session` at `at` into `new_name`, which shares records `[0, at)` without copying
-    /// them; see [`Store::fork`].
+    /// them.
     ///
     /// # Errors
     /// [`Error::Fork`]: an unknown parent, a name in use, a fork point past the end.
@@ -286,70 +271,39 @@ impl Annal {
         Ok(self.store.fork(session, at, new_name)?)
     }
 
-    /// Writes `session` to `out` as annal JSONL, which [`Annal::import`] reads back with
-    /// identical hashes; with `redact`, secrets are masked (and hashes left out).
+    /// Writes `session` to `out` as `options` say: annal JSONL (which [`Annal::import`] reads
+    /// back with identical hashes) or Markdown, optionally with secrets masked.
     ///
     /// # Errors
     /// [`Error::Export`]: an unknown session, a read failure, or what `out` reports.
     ///
     /// # Examples
     /// ```
-    /// use annal::{Annal, Record, Role};
+    /// use annal::{Annal, ExportOptions, Record, Role};
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let dir = tempfile::tempdir()?;
     /// let annal = Annal::open(dir.path().join("s.redb"))?;
     /// annal.append("s", None, vec![Record::text("u1", Role::User, "hi")])?;
     /// let mut jsonl = Vec::new();
-    /// assert_eq!(annal.export("s", false, &mut jsonl)?.records, 1);
+    /// assert_eq!(annal.export("s", &ExportOptions::default(), &mut jsonl)?.records, 1);
     /// let copy = Annal::open(dir.path().join("copy.redb"))?;
-    /// assert_eq!(copy.import(&jsonl, "s")?.records_new, 1);
+    /// assert_eq!(copy.import(&jsonl, "s", None)?.records_new, 1);
     /// # Ok(()) }
     /// ```
-    pub fn export(&self, session: &str, redact: bool, out: &mut dyn Write) -> Result<ExportSummary, Error> {
-        Ok(export_jsonl(&self.store.snapshot()?, session, redact, out)?)
-    }
-
-    /// Imports a transcript (Claude Code, Codex, OpenCode or an annal export, detected from
-    /// the content) given as bytes; `name` (a file stem) names a session that carries no id.
-    /// Unreadable lines are skipped and reported; importing again is a no-op.
-    ///
-    /// # Errors
-    /// [`Error::UnknownFormat`] for bytes in no known format; [`Error::Load`] if storing fails
-    /// or an export's records do not reproduce its hashes.
-    ///
-    /// # Examples
-    /// See [`Annal::export`].
-    pub fn import(&self, bytes: &[u8], name: &str) -> Result<ImportSummary, Error> {
-        import_bytes(&self.store, bytes, name, None)
-    }
-
-    /// Imports the transcript file at `path`, in `format` or (with `None`) the format detected
-    /// from its content.
-    ///
-    /// # Errors
-    /// [`Error::Io`] if the file cannot be read; otherwise as [`Annal::import`].
-    ///
-    /// # Examples
-    /// ```
-    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
-    /// # let dir = tempfile::tempdir()?;
-    /// let file = dir.path().join("rollout.jsonl");
-    /// std::fs::write(&file, r#"{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}"#)?;
-    /// let annal = annal::Annal::open(dir.path().join("s.redb"))?;
-    /// let summary = annal.import_file(&file, None)?;
-    /// assert_eq!((summary.sessions.as_slice(), summary.records_new), (&["s1".to_owned()][..], 1));
-    /// # Ok(()) }
-    /// ```
-    pub fn import_file(
+    pub fn export(
         &self,
-        path: impl AsRef<Path>,
-        format: Option<TranscriptFormat>,
-    ) -> Result<ImportSummary, Error> {
-        import_file(&self.store, path.as_ref(), format)
+        session: &str,
+        options: &ExportOptions,
+        out: &mut dyn Write,
+    ) -> Result<ExportSummary, Error> {
+        let snapshot = self.store.snapshot()?;
+        Ok(match options.format {
+            ExportFormat::Jsonl => export_jsonl(&snapshot, session, options.redact, out)?,
+            ExportFormat::Markdown => export_markdown(&snapshot, session, options.redact, out)?,
+        })
     }
 
-    /// Recomputes every content hash and hash chain (of `session`, or of all); see
-    /// [`Store::verify`].
+    /// Recomputes every content hash and hash chain (of `session`, or of all, with blobs).
     ///
     /// # Errors
     /// [`Error::Read`]; damage is reported in the [`VerifyReport`], not as an error.
@@ -360,21 +314,33 @@ impl Annal {
         Ok(self.store.verify(session)?)
     }
 
-    /// Commits what the index has pending, stops its thread, and closes the store once no
-    /// other handle holds it. Dropping an `Annal` closes both too, without reporting errors.
+    /// Whether an earlier I/O error stopped writes (see [`Error::is_poisoned`]).
+    pub fn is_poisoned(&self) -> bool {
+        self.store.is_poisoned()
+    }
+
+    /// Commits what the index has pending, stops its thread, and closes the store. Returns
+    /// whether the store closed now: `false` while a thread of this process still holds it (it
+    /// then closes when that lets go). Dropping an `Annal` closes both too, without reporting
+    /// errors.
     ///
     /// # Errors
     /// [`Error::Index`] if the indexer had failed; [`Error::Close`] if the store's writer had.
     ///
     /// # Examples
     /// See [`Annal::open`].
-    pub fn close(self) -> Result<(), Error> {
+    pub fn close(self) -> Result<bool, Error> {
         let Annal { store, index, .. } = self;
-        index.close()?;
+        let index = index.into_inner().unwrap_or_else(PoisonError::into_inner);
+        if let Some(index) = index.and_then(|index| Arc::try_unwrap(index).ok()) {
+            index.close()?;
+        }
         match Arc::try_unwrap(store) {
-            Ok(store) => Ok(store.close()?),
-            // Someone kept `store()`: it closes when they let it go.
-            Err(_) => Ok(()),
+            Ok(store) => {
+                store.close()?;
+                Ok(true)
+            }
+            Err(_) => Ok(false),
         }
     }
 }

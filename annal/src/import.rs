@@ -1,14 +1,14 @@
 //! Importing a user's existing sessions: transcript bytes (Claude Code, Codex, OpenCode, annal
-//! exports) detected, parsed and appended, idempotently, as `annal import` does.
+//! exports) detected, parsed and appended idempotently, as `annal import` does.
 
 use std::path::Path;
 
-use annal_engine::{detect_format, parse_transcript, ParsedSession, Skipped, Store, TranscriptFormat};
+use annal_engine::{detect_format, parse_transcript, Skipped, TranscriptFormat};
 
-use crate::Error;
+use crate::{Annal, Error};
 
 /// What one import did.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct ImportSummary {
     /// The format the transcript was read as.
@@ -24,45 +24,82 @@ pub struct ImportSummary {
     pub records_elsewhere: u64,
     /// Lines that could not be read, with why; the rest was imported.
     pub skipped: Vec<Skipped>,
+    /// Sessions that could not be stored, with why (nothing of such a session's failed batch
+    /// is stored); the other sessions were.
+    pub failed: Vec<(String, Error)>,
 }
 
-/// Imports `bytes` read as `format` (detected from the content when `None`). `name` is the file
-/// stem, used as the session's name when the transcript does not carry one.
-pub(crate) fn import_bytes(
-    store: &Store,
-    bytes: &[u8],
-    name: &str,
-    format: Option<TranscriptFormat>,
-) -> Result<ImportSummary, Error> {
-    let format = format
-        .or_else(|| detect_format(bytes))
-        .ok_or_else(|| Error::UnknownFormat { name: name.to_owned() })?;
-    let parsed = parse_transcript(bytes, format, name);
-    let mut summary =
-        ImportSummary { format: Some(format), skipped: parsed.skipped, ..ImportSummary::default() };
-    for session in parsed.sessions {
-        summary.sessions.push(session.name.clone());
-        import_session(store, session, &mut summary)?;
+impl Annal {
+    /// Imports a transcript given as bytes, read as `format` or (with `None`) the format
+    /// detected from its content; `name` (a file stem) names a session that carries no id.
+    /// Unreadable lines are skipped and listed; importing again is a no-op, and a transcript
+    /// that grew adds only its new records.
+    ///
+    /// # Errors
+    /// [`Error::UnknownFormat`] for bytes in no known format; a store that stopped writes
+    /// ([`Error::is_poisoned`]). A session that cannot be stored is listed in
+    /// [`ImportSummary::failed`] and the others are imported.
+    ///
+    /// # Examples
+    /// See [`Annal::export`].
+    pub fn import(
+        &self,
+        bytes: &[u8],
+        name: &str,
+        format: Option<TranscriptFormat>,
+    ) -> Result<ImportSummary, Error> {
+        let format = format
+            .or_else(|| detect_format(bytes))
+            .ok_or_else(|| Error::UnknownFormat { name: name.to_owned() })?;
+        let parsed = parse_transcript(bytes, format, name);
+        let mut summary =
+            ImportSummary { format: Some(format), skipped: parsed.skipped, ..ImportSummary::default() };
+        for session in parsed.sessions {
+            let name = session.name.clone();
+            summary.sessions.push(name.clone());
+            match self.store.load_session(session) {
+                Ok(load) => {
+                    summary.records_new += load.appended;
+                    summary.records_present += load.present;
+                    summary.records_elsewhere += load.elsewhere;
+                }
+                Err(err) => {
+                    let err = Error::from(err);
+                    if err.is_poisoned() {
+                        return Err(err);
+                    }
+                    summary.failed.push((name, err));
+                }
+            }
+        }
+        Ok(summary)
     }
-    Ok(summary)
-}
 
-/// Imports the transcript file at `path` (its stem names a session without an id of its own).
-pub(crate) fn import_file(
-    store: &Store,
-    path: &Path,
-    format: Option<TranscriptFormat>,
-) -> Result<ImportSummary, Error> {
-    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-    import_bytes(store, &bytes, &stem, format)
-}
-
-/// Loads one parsed session (see [`Store::load_session`]) and counts what it did.
-fn import_session(store: &Store, session: ParsedSession, summary: &mut ImportSummary) -> Result<(), Error> {
-    let load = store.load_session(session)?;
-    summary.records_new += load.appended;
-    summary.records_present += load.present;
-    summary.records_elsewhere += load.elsewhere;
-    Ok(())
+    /// Imports the transcript file at `path` (its stem names a session without an id of its
+    /// own), as [`Annal::import`] does.
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be read; otherwise as [`Annal::import`].
+    ///
+    /// # Examples
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let file = dir.path().join("rollout.jsonl");
+    /// std::fs::write(&file, r#"{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}"#)?;
+    /// let annal = annal::Annal::open(dir.path().join("s.redb"))?;
+    /// let summary = annal.import_file(&file, None)?;
+    /// assert_eq!((summary.sessions.as_slice(), summary.records_new), (&["s1".to_owned()][..], 1));
+    /// # Ok(()) }
+    /// ```
+    pub fn import_file(
+        &self,
+        path: impl AsRef<Path>,
+        format: Option<TranscriptFormat>,
+    ) -> Result<ImportSummary, Error> {
+        let path = path.as_ref();
+        let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
+        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        self.import(&bytes, &stem, format)
+    }
 }

@@ -21,10 +21,6 @@
 //! ```
 //! use annal::{Annal, Block, Budget, CompactOptions, ProjectOptions, Record, Role, SearchRequest, ViewSource};
 //!
-//! fn record(id: String, role: Role, blocks: Vec<Block>) -> Record {
-//!     Record { entry_id: id, role, timestamp: None, blocks, meta: Default::default() }
-//! }
-//!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let dir = tempfile::tempdir()?;
 //! let annal = Annal::open(dir.path().join("sessions.redb"))?;
@@ -47,16 +43,11 @@
 //!         3 => "We decided to batch appends by 2,000 records per transaction.".to_owned(),
 //!         _ => format!("Profiling step {turn}."),
 //!     };
-//!     let call = Block::ToolCall {
-//!         call_id: format!("c{turn}"),
-//!         tool: "Bash".into(),
-//!         input: format!(r#"{{"command":"cargo bench -- step{turn}"}}"#),
-//!         target: String::new(),
-//!     };
-//!     annal.append("s", None, vec![record(format!("a{turn}"), Role::Assistant, vec![Block::Text { text }, call])])?;
+//!     let call = Block::tool_call(format!("c{turn}"), "Bash", format!(r#"{{"command":"cargo bench -- step{turn}"}}"#));
+//!     annal.append("s", None, vec![Record::new(format!("a{turn}"), Role::Assistant, vec![Block::text(text), call])])?;
 //!     let output = format!("step{turn}: {}\n", "12.5 ms/iter ".repeat(200));
-//!     let result = Block::ToolResult { call_id: format!("c{turn}"), tool: "Bash".into(), is_error: false, output };
-//!     annal.append("s", None, vec![record(format!("t{turn}"), Role::Tool, vec![result])])?;
+//!     let result = Block::tool_result(format!("c{turn}"), "Bash", false, output);
+//!     annal.append("s", None, vec![Record::new(format!("t{turn}"), Role::Tool, vec![result])])?;
 //! }
 //! // The view now starts from a checkpoint; what it left out is still on disk.
 //! let view = annal.project("s", &options)?;
@@ -65,7 +56,7 @@
 //! // "What did we decide about batching?": search, then read the original.
 //! let hits = annal.search(&SearchRequest::new("decided batch"))?;
 //! assert_eq!(hits[0].id(), "a3#0");
-//! let original = annal.get(&hits[0].id())?;
+//! let original = annal.get(&hits[0].id(), None)?;
 //! assert_eq!(
 //!     original.blocks[0].text.as_deref(),
 //!     Some("We decided to batch appends by 2,000 records per transaction.")
@@ -77,7 +68,7 @@
 //!
 //! # Threads and processes
 //!
-//! [`Annal`] (like [`Store`] and [`SearchIndex`]) is `Send + Sync`: share one handle between
+//! [`Annal`] is `Send + Sync`: share one handle between
 //! threads, in an `Arc`. Appends from many threads, to one session or many, are committed
 //! together by the store's single writer thread and each is acknowledged only after its commit;
 //! snapshots, projections and searches run alongside. Several processes may open the same file
@@ -90,34 +81,31 @@
 //! (`import_sessions`): `cargo run -p annal --example agent_loop`.
 #![deny(missing_docs)]
 
-mod error;
+pub mod error;
 mod handle;
 mod import;
+mod options;
+mod search;
 
 pub use crate::error::Error;
-pub use crate::handle::{Annal, SEARCH_WAIT_DEFAULT};
+pub use crate::handle::{Annal, ExportFormat, ExportOptions};
 pub use crate::import::ImportSummary;
+pub use crate::options::Options;
 
-// The journal: records, appends, forks, reads, projections, compaction, import, export.
+// Records and what an append returns.
+pub use annal_engine::{AppendReceipt, Block, PortableRecord, Record, Role};
+// Reads: a consistent view, records borrowed in place, sessions, checks.
 pub use annal_engine::{
-    canonical_input, canonical_json, checkpoint_key, derive_target, detect_format, digest_flags,
-    export_jsonl, export_markdown, hash_from_hex, hash_to_hex, is_priority_target, is_rfc3339,
-    parse_export_header, parse_transcript, parse_transcript_with, projection_hash, record_from_json,
-    record_to_json, redact, write_messages_json, Algorithm, AppendError, AppendReceipt, Block, BlockView,
-    Budget, BudgetError, CharsPerFour, CloseError, CommitFeed, CompactError, CompactOptions, CompactOutcome,
-    CompactStatus, Digest, EntryLocation, ExportError, ExportHeader, ExportSummary, ForkError, Hash,
-    KeptCounts, Limits, LoadError, Message, MessageBlock, OmittedCounts, OpenError, ParseOptions,
-    ParsedSession, ParsedTranscript, PartTokens, Payload, PortableError, PortableRecord, PositionEntry,
-    PreparedProjection, Problem, ProjectError, ProjectOptions, Projection, ProjectionSnapshot,
-    ProjectionStats, ReadError, Record, RecordGuard, RecordView, Records, Role, SessionInfo, SessionLoad,
-    Sharing, SkipReason, Skipped, Snapshot, StorageFile, Store, StoreOptions, SummarizeError, Summarizer,
-    SummaryRequest, TableSize, TokenCounter, TranscriptFormat, VerifyReport, ViewSource, Watermark,
-    CAPACITY_TOKENS_MIN, EXPORT_FORMAT, EXPORT_VERSION, FORMAT_VERSION, HISTORY_TOKENS_MAX, LEASE_DEFAULT,
-    SUMMARIZER_TIMEOUT_DEFAULT, ZERO_HASH,
+    BlockView, Payload, Problem, RecordView, SessionInfo, Snapshot, TableSize, VerifyReport,
 };
-// Search over the originals, and originals read back by id.
-pub use annal_query::{
-    get_original, index_folder, select_lines, GetError, Hit, IndexError, IndexOptions, IndexStatus,
-    IndexedBlock, Original, OriginalBlock, RebuildSummary, SearchError, SearchIndex, SearchRequest, Snippet,
-    WaitError,
+// Projections and compaction.
+pub use annal_engine::{
+    Algorithm, Budget, CompactOptions, CompactOutcome, CompactStatus, Message, MessageBlock, ProjectOptions,
+    Projection, ProjectionStats, Summarizer, SummaryRequest, ViewSource,
 };
+// Transcripts of other agents, exports.
+pub use annal_engine::{ExportSummary, SkipReason, Skipped, TranscriptFormat};
+// Store configuration.
+pub use annal_engine::{Limits, Sharing, TokenCounter};
+// Search and originals.
+pub use annal_query::{Hit, IndexStatus, Original, OriginalBlock, RebuildSummary, SearchRequest, Snippet};

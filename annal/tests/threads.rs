@@ -7,9 +7,10 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::thread;
 
+use annal::error::AppendError;
 use annal::{
-    Annal, AppendError, Budget, Error, Hit, Original, ProjectOptions, Projection, Record, Role, SearchIndex,
-    SearchRequest, SessionInfo, Store,
+    Annal, Budget, Error, Hit, Original, ProjectOptions, Projection, Record, Role, SearchRequest,
+    SessionInfo, Snapshot,
 };
 
 type TestResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
@@ -22,8 +23,7 @@ fn send_sync<T: Send + Sync>() {}
 #[test]
 fn the_handle_and_its_answers_cross_threads() {
     send_sync::<Annal>();
-    send_sync::<Store>();
-    send_sync::<SearchIndex>();
+    send_sync::<Snapshot>();
     send_sync::<Error>();
     send_sync::<Projection<'static>>();
     send_sync::<Hit>();
@@ -65,7 +65,7 @@ fn many_sessions_are_written_at_once_while_others_read() -> TestResult {
                 for session in annal.sessions()? {
                     let view = annal.project(&session.name, &options)?;
                     // Writers go on appending: bound the view by the length after it was made.
-                    let len = annal.store().snapshot()?.session(&session.name)?.map_or(0, |s| s.len);
+                    let len = annal.snapshot()?.session(&session.name)?.map_or(0, |s| s.len);
                     assert!(view.messages.len() as u64 <= len + 1);
                     reads += 1;
                 }
@@ -81,7 +81,7 @@ fn many_sessions_are_written_at_once_while_others_read() -> TestResult {
 
     let sessions = annal.sessions()?;
     assert_eq!(sessions.len(), THREADS + 1);
-    let snapshot = annal.store().snapshot()?;
+    let snapshot = annal.snapshot()?;
     for t in 0..THREADS {
         let session = format!("agent-{t}");
         let mut orders = Vec::new();

@@ -6,16 +6,17 @@ use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use annal_engine::{
-    hash_to_hex, Algorithm, CompactError, CompactOptions, CompactOutcome, CompactStatus, ProjectOptions,
-    Record, Role, Store, SummarizeError, Summarizer, SummaryRequest,
+use annal::error::{CompactError, SummarizeError};
+use annal::{
+    Algorithm, Annal, CompactOptions, CompactOutcome, CompactStatus, ProjectOptions, Record, Role,
+    Summarizer, SummaryRequest,
 };
 use anyhow::anyhow;
 use clap::Args;
 use serde_json::json;
 
 use crate::location::StoreLocation;
-use crate::output::{count, plural, write_json_line, Out};
+use crate::output::{count, hex, plural, write_json_line, Out};
 use crate::project::{write_header, BudgetArgs};
 
 /// Arguments of `annal compact`.
@@ -64,13 +65,14 @@ impl CompactArgs {
         };
         let algorithm =
             if summarizer.is_some() { Algorithm::SummarizedV1 } else { Algorithm::DeterministicV1 };
+        let defaults = CompactOptions::new(ProjectOptions { budget, algorithm });
         let options = CompactOptions {
-            project: ProjectOptions { budget, algorithm },
             summarizer,
             // The claim outlives the summarizer's run, so nobody takes it over while it works.
-            lease: (timeout + Duration::from_secs(60)).max(annal_engine::LEASE_DEFAULT),
+            lease: (timeout + Duration::from_secs(60)).max(defaults.lease),
             claim_wait: Duration::from_secs(self.wait),
             force: self.force,
+            ..defaults
         };
         Ok(CompactPlan { session: self.session, options, json: self.json })
     }
@@ -159,9 +161,9 @@ impl Summarizer for CommandSummarizer {
 }
 
 /// Describes a compaction failure, naming the session and the store.
-fn compact_error(location: &StoreLocation, session: &str, err: CompactError) -> anyhow::Error {
+fn compact_error(location: &StoreLocation, session: &str, err: annal::Error) -> anyhow::Error {
     match err {
-        CompactError::UnknownSession(name) => location.unknown_session(&name),
+        annal::Error::Compact(CompactError::UnknownSession(name)) => location.unknown_session(&name),
         other => anyhow!("cannot compact session {session:?} in {location}: {other}"),
     }
 }
@@ -187,14 +189,14 @@ fn outcome_json(outcome: &CompactOutcome) -> serde_json::Value {
     };
     json!({
         "status": status,
-        "key": outcome.key.map(|k| hash_to_hex(&k)),
+        "key": outcome.key.map(|k| hex(&k)),
         "upto": outcome.upto,
         "requestedAlgorithm": outcome.requested.as_str(),
         "algorithmVersion": outcome.algorithm.as_str(),
         "fallbackReason": outcome.fallback_reason,
         "receipt": outcome.receipt,
         "fencingToken": outcome.fencing_token,
-        "projectionHash": hash_to_hex(&outcome.projection_hash),
+        "projectionHash": hex(&outcome.projection_hash),
         "viewTokens": outcome.view_tokens,
         "stats": outcome.stats.to_json(),
     })
@@ -206,7 +208,7 @@ fn write_outcome(
     options: &CompactOptions,
     outcome: &CompactOutcome,
 ) -> std::io::Result<()> {
-    let key = outcome.key.map(|k| hash_to_hex(&k)[..16].to_owned()).unwrap_or_default();
+    let key = outcome.key.map(|k| hex(&k)[..16].to_owned()).unwrap_or_default();
     let receipt = outcome.receipt.map(|r| format!("receipt at sourceOrder {r}")).unwrap_or_default();
     let trigger = count(options.project.budget.trigger_tokens().into());
     match outcome.status {
@@ -268,14 +270,14 @@ fn write_outcome(
 
 /// The demo's step: project a session under a small window, compact it, grow it, and compact
 /// again, showing what the model would see and that the prefix stays byte-stable.
-pub(crate) fn tour(out: &mut Out, store: &Store, session: &str) -> anyhow::Result<()> {
+pub(crate) fn tour(out: &mut Out, store: &Annal, session: &str) -> anyhow::Result<()> {
     out.flush()?;
     writeln!(out, "\n▸ Projection and compaction: what the model sees next, under a 16K-token window")?;
-    let budget = annal_engine::Budget {
+    let budget = annal::Budget {
         tail_tokens: 2_048,
         evidence_tokens: 1_024,
         history_tokens: 4_096,
-        ..annal_engine::Budget::new(16_000, 2_000)
+        ..annal::Budget::new(16_000, 2_000)
     };
     let options = ProjectOptions::new(budget);
     let before = store.project(session, &options)?;
@@ -289,9 +291,7 @@ pub(crate) fn tour(out: &mut Out, store: &Store, session: &str) -> anyhow::Resul
         .iter()
         .flat_map(|m| &m.blocks)
         .filter_map(|b| match b {
-            annal_engine::MessageBlock::Text { text } if text.starts_with("{\"entryId\"") => {
-                Some(text.as_ref())
-            }
+            annal::MessageBlock::Text { text } if text.starts_with("{\"entryId\"") => Some(text.as_ref()),
             _ => None,
         })
         .flat_map(str::lines)
@@ -300,7 +300,7 @@ pub(crate) fn tour(out: &mut Out, store: &Store, session: &str) -> anyhow::Resul
         writeln!(out, "  evidence row: {}", crate::output::cut(row, 150))?;
     }
     let marker = before.messages.iter().flat_map(|m| &m.blocks).find_map(|b| match b {
-        annal_engine::MessageBlock::Text { text } if text.starts_with("[omitted") => Some(text.to_string()),
+        annal::MessageBlock::Text { text } if text.starts_with("[omitted") => Some(text.to_string()),
         _ => None,
     });
     if let Some(marker) = marker {
@@ -311,7 +311,7 @@ pub(crate) fn tour(out: &mut Out, store: &Store, session: &str) -> anyhow::Resul
     writeln!(
         out,
         "  annal compact: checkpoint {} committed with a receipt at sourceOrder {} (same bytes as the view above).",
-        outcome.key.map(|k| hash_to_hex(&k)[..16].to_owned()).unwrap_or_default(),
+        outcome.key.map(|k| hex(&k)[..16].to_owned()).unwrap_or_default(),
         outcome.receipt.map_or_else(String::new, |r| r.to_string())
     )?;
     let again = store.compact(session, &compact)?;
@@ -351,9 +351,9 @@ mod tests {
             session: "s".into(),
             upto: 3,
             summary_tokens: 100,
-            messages: vec![annal_engine::Message {
+            messages: vec![annal::Message {
                 role: Role::User,
-                blocks: vec![annal_engine::MessageBlock::Text { text: "fix the \"ledger\"".into() }],
+                blocks: vec![annal::MessageBlock::Text { text: "fix the \"ledger\"".into() }],
             }],
         };
         request.write_json(&mut json).unwrap_or_default();

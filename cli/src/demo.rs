@@ -5,7 +5,8 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use annal_engine::{AppendError, Block, BlockView, Payload, Record, Role, Snapshot, Store, StoreOptions};
+use annal::error::AppendError;
+use annal::{Annal, Block, BlockView, Options, Payload, Record, Role, Snapshot};
 use anyhow::{anyhow, Context};
 
 use crate::generate::{coding_session, GeneratedSession, SessionSpec};
@@ -33,7 +34,8 @@ pub(crate) fn run(out: &mut Out) -> anyhow::Result<()> {
         .context("cannot create a temporary folder for the demo store")?;
     let path = dir.path().join("annal.redb");
     let location = StoreLocation::resolve(Some(path.clone()))?;
-    let store = Store::open(&path, StoreOptions::default())?;
+    // The search step opens the index when it comes to it, to show indexing on its own.
+    let store = Annal::open_with(&path, &Options { index_eagerly: false, ..Options::default() })?;
     let session = coding_session(&SessionSpec { name: SESSION.into(), seed: SEED, turns: TURNS });
 
     writeln!(out, "annal demo: a tour of an append-only session journal, in a throwaway store")?;
@@ -45,7 +47,7 @@ pub(crate) fn run(out: &mut Out) -> anyhow::Result<()> {
     retry(out, &store, &session)?;
     conflict(out, &store, &session)?;
     fork(out, &store, &session)?;
-    crate::history::tour::search_and_get(out, &path, SESSION)?;
+    crate::history::tour::search_and_get(out, &store, SESSION)?;
     crate::compact::tour(out, &store, SESSION)?;
     verify(out, &store)?;
     stats(out, &store, &location)?;
@@ -104,7 +106,7 @@ fn describe(out: &mut Out, session: &GeneratedSession) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn append_turns(out: &mut Out, store: &Store, session: &GeneratedSession) -> anyhow::Result<()> {
+fn append_turns(out: &mut Out, store: &Annal, session: &GeneratedSession) -> anyhow::Result<()> {
     heading(out, "Append: one atomic batch per turn, durable when append returns")?;
     let mut next = 0;
     let mut slowest = Duration::ZERO;
@@ -141,14 +143,14 @@ fn agent_sessions(prefix: &str) -> Vec<GeneratedSession> {
         .collect()
 }
 
-fn append_one_by_one(store: &Store, session: &GeneratedSession) -> Result<(), AppendError> {
+fn append_one_by_one(store: &Annal, session: &GeneratedSession) -> Result<(), annal::Error> {
     for record in session.records() {
         store.append(&session.name, None, vec![record.clone()])?;
     }
     Ok(())
 }
 
-fn group_commit(out: &mut Out, store: &Store) -> anyhow::Result<()> {
+fn group_commit(out: &mut Out, store: &Annal) -> anyhow::Result<()> {
     heading(out, "Group commit: concurrent appenders share one writer and its fsyncs")?;
     let alone = agent_sessions("solo");
     let started = Instant::now();
@@ -181,7 +183,7 @@ fn group_commit(out: &mut Out, store: &Store) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn show_records(out: &mut Out, store: &Store) -> anyhow::Result<()> {
+fn show_records(out: &mut Out, store: &Annal) -> anyhow::Result<()> {
     heading(out, &format!("Read back: annal show {SESSION} (a few records; tool output cut for display)"))?;
     let snapshot = store.snapshot()?;
     // The request, the first step, the first failure worth reading, and the largest output.
@@ -210,7 +212,7 @@ fn show_records(out: &mut Out, store: &Store) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn retry(out: &mut Out, store: &Store, session: &GeneratedSession) -> anyhow::Result<()> {
+fn retry(out: &mut Out, store: &Annal, session: &GeneratedSession) -> anyhow::Result<()> {
     heading(out, "Retry after a crash: the same batch again is a no-op (idempotent by entryId)")?;
     let first = session.turns.first().cloned().unwrap_or_default();
     let receipt = store.append(SESSION, Some(0), first.clone())?;
@@ -229,12 +231,12 @@ fn retry(out: &mut Out, store: &Store, session: &GeneratedSession) -> anyhow::Re
     Ok(())
 }
 
-fn conflict(out: &mut Out, store: &Store, session: &GeneratedSession) -> anyhow::Result<()> {
+fn conflict(out: &mut Out, store: &Annal, session: &GeneratedSession) -> anyhow::Result<()> {
     heading(out, "Optimistic concurrency: a writer with a stale view is refused")?;
     let stale = session.turns.first().map_or(0, |t| t.len() as u64);
     let late = Record::text(format!("{SESSION}-late"), Role::User, "Also bump the version to 0.5.0.");
     match store.append(SESSION, Some(stale), vec![late]) {
-        Err(err @ AppendError::Conflict { .. }) => {
+        Err(annal::Error::Append(err @ AppendError::Conflict { .. })) => {
             writeln!(out, "  append(expected_next = {stale}) → {err}")?;
             writeln!(out, "  Nothing was written; that writer re-reads the session and decides again.")?;
         }
@@ -244,7 +246,7 @@ fn conflict(out: &mut Out, store: &Store, session: &GeneratedSession) -> anyhow:
     Ok(())
 }
 
-fn fork(out: &mut Out, store: &Store, session: &GeneratedSession) -> anyhow::Result<()> {
+fn fork(out: &mut Out, store: &Annal, session: &GeneratedSession) -> anyhow::Result<()> {
     heading(out, "Fork: try another approach from turn 4, without copying anything")?;
     let at = session.turns.iter().take(3).map(|t| t.len() as u64).sum::<u64>();
     let child = format!("{SESSION}-alt");
@@ -268,7 +270,7 @@ fn fork(out: &mut Out, store: &Store, session: &GeneratedSession) -> anyhow::Res
     Ok(())
 }
 
-fn verify(out: &mut Out, store: &Store) -> anyhow::Result<()> {
+fn verify(out: &mut Out, store: &Annal) -> anyhow::Result<()> {
     heading(out, "Verify: recompute every content hash and hash chain")?;
     let report = store.verify(None)?;
     let verdict = if report.is_ok() { "all intact" } else { "DAMAGED" };
@@ -303,7 +305,7 @@ fn blob_references(snapshot: &Snapshot) -> anyhow::Result<(u64, BTreeSet<[u8; 32
     Ok((references, distinct, referenced_bytes))
 }
 
-fn stats(out: &mut Out, store: &Store, location: &StoreLocation) -> anyhow::Result<()> {
+fn stats(out: &mut Out, store: &Annal, location: &StoreLocation) -> anyhow::Result<()> {
     heading(out, "Stats: annal stats")?;
     let snapshot = store.snapshot()?;
     Stats::gather(location, &snapshot)?.write(out, "  ")?;

@@ -4,7 +4,8 @@
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 
-use annal_engine::{export_jsonl, export_markdown, ExportError, ReadError};
+use annal::error::{ExportError, ReadError};
+use annal::{Error, ExportFormat, ExportOptions};
 use anyhow::Context;
 use clap::Args;
 
@@ -28,16 +29,14 @@ pub(crate) struct ExportArgs {
 
 pub(crate) fn run(location: &StoreLocation, args: &ExportArgs, out: &mut Out) -> anyhow::Result<()> {
     let store = location.open_existing()?;
-    let snapshot = location.snapshot(&store)?;
-    let write = |sink: &mut dyn Write| -> Result<(), ExportError> {
-        match args.format.as_str() {
-            "markdown" => export_markdown(&snapshot, &args.session, args.redact, sink).map(drop),
-            _ => export_jsonl(&snapshot, &args.session, args.redact, sink).map(drop),
+    let format = if args.format == "markdown" { ExportFormat::Markdown } else { ExportFormat::Jsonl };
+    let options = ExportOptions { format, redact: args.redact };
+    let write = |sink: &mut dyn Write| store.export(&args.session, &options, sink).map(drop);
+    let describe = |err: Error| match err {
+        Error::Export(ExportError::Read(ReadError::UnknownSession(name))) => location.unknown_session(&name),
+        Error::Export(ExportError::Read(other)) | Error::Read(other) => {
+            location.read_error(&args.session, other)
         }
-    };
-    let describe = |err: ExportError| match err {
-        ExportError::Read(ReadError::UnknownSession(name)) => location.unknown_session(&name),
-        ExportError::Read(other) => location.read_error(&args.session, other),
         other => anyhow::Error::from(other),
     };
     match &args.output {

@@ -2,7 +2,9 @@
 
 use std::io::Write;
 
-use annal_engine::{ForkError, Snapshot};
+use annal::error::ForkError;
+use annal::Error;
+use annal::Snapshot;
 use anyhow::anyhow;
 use clap::Args;
 
@@ -43,12 +45,14 @@ fn free_name(snapshot: &Snapshot, base: &str, from: u64) -> anyhow::Result<Optio
 /// Forks the session and prints the new session's name.
 pub(crate) fn run(store: &StoreLocation, args: &ForkArgs, out: &mut Out) -> anyhow::Result<()> {
     let handle = store.open_existing()?;
-    let fail = |err: ForkError| match err {
-        ForkError::UnknownSession(name) => store.unknown_session(&name),
-        ForkError::OutOfRange { session, at, len } => anyhow!(
+    let fail = |err: Error| match err {
+        Error::Fork(ForkError::UnknownSession(name)) => store.unknown_session(&name),
+        Error::Fork(ForkError::OutOfRange { session, at, len }) => anyhow!(
             "cannot fork {session:?} at {at}: it has {len} records in {store} (--at must be 0..={len})"
         ),
-        ForkError::NameTaken(name) => anyhow!("a session named {name:?} already exists in {store}"),
+        Error::Fork(ForkError::NameTaken(name)) => {
+            anyhow!("a session named {name:?} already exists in {store}")
+        }
         other => anyhow!("cannot fork {:?} in {store}: {other}", args.session),
     };
     let info = match &args.name {
@@ -64,7 +68,7 @@ pub(crate) fn run(store: &StoreLocation, args: &ForkArgs, out: &mut Out) -> anyh
                 drop(snapshot);
                 match handle.fork(&args.session, args.at, &name) {
                     // Another writer took the name between the look-up and the fork.
-                    Err(ForkError::NameTaken(_)) => from = n + 1,
+                    Err(Error::Fork(ForkError::NameTaken(_))) => from = n + 1,
                     other => break other.map_err(fail)?,
                 }
             }

@@ -15,7 +15,7 @@ mod topics;
 
 use std::collections::BTreeMap;
 
-use annal_engine::{Block, Record, Role};
+use annal::{Block, Record, Role};
 use serde_json::json;
 
 use self::project::Project;
@@ -400,7 +400,9 @@ mod tests {
         assert_eq!(rfc3339(START_SECONDS), "2026-03-02T09:12:00Z");
         assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
         for record in coding_session(&spec(3)).records() {
-            assert!(annal_engine::is_rfc3339(record.timestamp.as_deref().unwrap_or("")));
+            // The portable format refuses a timestamp that is not RFC 3339.
+            let line = serde_json::json!({"role": "user", "timestamp": record.timestamp});
+            assert!(record.timestamp.is_some() && annal::PortableRecord::from_json(&line).is_ok());
         }
     }
 }

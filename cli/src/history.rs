@@ -6,11 +6,9 @@ mod search;
 pub(crate) mod tour;
 
 use std::io::IsTerminal;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use annal_query::{IndexOptions, SearchIndex, WaitError};
-use anyhow::Context;
+use annal::Annal;
 use clap::{Args, Subcommand};
 use indicatif::{ProgressBar, ProgressStyle};
 
@@ -49,73 +47,49 @@ pub(crate) fn run(location: &StoreLocation, args: HistoryArgs, out: &mut Out) ->
 }
 
 /// How long the index may make no progress before a search goes ahead without it.
-const STALL: Duration = Duration::from_secs(30);
+pub(crate) const STALL: Duration = Duration::from_secs(30);
 /// A progress bar appears when catching up takes longer than this.
 const QUIET: Duration = Duration::from_millis(800);
 
-/// Waits until the index has everything below `target`, telling `progress` how far it is every
-/// 200 ms, or until it makes no progress for [`STALL`] (another process holds the writer and is
-/// not keeping up). Returns the position that is searchable.
-pub(crate) fn catch_up(
-    index: &SearchIndex,
-    target: u64,
-    mut progress: impl FnMut(u64),
-) -> Result<u64, WaitError> {
-    let (mut last, mut moved) = (index.status().searchable, Instant::now());
-    loop {
-        match index.wait_for_position(target, Duration::from_millis(200)) {
-            Ok(position) => return Ok(position),
-            Err(WaitError::Timeout { searchable, .. }) => {
-                if searchable > last {
-                    (last, moved) = (searchable, Instant::now());
-                }
-                progress(searchable);
-                if moved.elapsed() >= STALL {
-                    return Ok(searchable);
-                }
-            }
-            Err(other) => return Err(other),
-        }
-    }
-}
-
-/// Opens the store and its index, and waits until everything committed so far is searchable,
-/// with a progress bar when that takes a while (the first search of a large store builds the
-/// index). If another process holds the index writer and makes no progress, searches what is
-/// indexed after a warning rather than hang.
-pub(crate) fn open_searchable(location: &StoreLocation) -> anyhow::Result<SearchIndex> {
-    let store = Arc::new(location.open_existing()?);
-    let index = SearchIndex::open(Arc::clone(&store), IndexOptions::default())
-        .with_context(|| format!("cannot open the search index of {location}"))?;
-    let target =
-        store.snapshot().and_then(|s| s.position_end()).with_context(|| format!("cannot read {location}"))?;
+/// Opens the store and waits until everything committed so far is searchable, with a progress
+/// bar when that takes a while (the first search of a large store builds the index). If another
+/// process holds the index writer and makes no progress, searches what is indexed after a
+/// warning rather than hang.
+pub(crate) fn open_searchable(location: &StoreLocation) -> anyhow::Result<Annal> {
+    let store = location.open_existing()?;
     let started = Instant::now();
     let mut bar: Option<ProgressBar> = None;
-    let searchable = catch_up(&index, target, |searchable| {
-        if bar.is_none() && started.elapsed() >= QUIET && std::io::stderr().is_terminal() {
-            let new = ProgressBar::new(target);
-            new.set_style(
-                ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-            );
-            bar = Some(new);
-        }
-        if let Some(bar) = &bar {
-            bar.set_position(searchable);
-        }
-    })
-    .with_context(|| format!("cannot search {location}"))?;
+    let behind = store
+        .catch_up(STALL, |searchable, target| {
+            if bar.is_none() && started.elapsed() >= QUIET && std::io::stderr().is_terminal() {
+                let new = ProgressBar::new(target);
+                new.set_style(
+                    ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                );
+                bar = Some(new);
+            }
+            if let Some(bar) = &bar {
+                bar.set_position(searchable);
+            }
+        })
+        .map_err(|err| match err {
+            annal::Error::Index(err) => {
+                anyhow::Error::from(err).context(format!("cannot open the search index of {location}"))
+            }
+            other => anyhow::Error::from(other).context(format!("cannot search {location}")),
+        })?;
     if let Some(bar) = bar {
         bar.finish_and_clear();
     }
-    if searchable < target {
+    if behind > 0 {
         eprintln!(
             "annal: the search index is {} records behind and another process holding it is not \
              catching up; searching what is indexed",
-            count(target - searchable)
+            count(behind)
         );
     }
-    Ok(index)
+    Ok(store)
 }
 
 /// Whether highlights may use terminal colours on stdout.

@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use annal_engine::{detect_format, parse_transcript, ParsedSession, SkipReason, Store, TranscriptFormat};
+use annal::{Error, ImportSummary, SkipReason, TranscriptFormat};
 use anyhow::{bail, Context};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -114,27 +114,25 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
         summary.files += 1;
         summary.bytes += bytes.len() as u64;
         progress.set_message(file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-        let Some(format) = forced.or_else(|| detect_format(&bytes)) else {
-            summary.files_unrecognised += 1;
-            summary.named_unrecognised += u64::from(*named);
-            progress.suspend(|| eprintln!("{}: not a transcript annal can read; skipped", file.display()));
-            progress.inc(bytes.len() as u64);
-            continue;
-        };
         let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let parsed = parse_transcript(&bytes, format, &stem);
-        for skipped in &parsed.skipped {
-            *summary.skipped.entry(reason_label(&skipped.reason)).or_default() += 1;
+        let imported = match store.import(&bytes, &stem, forced) {
+            Ok(imported) => imported,
+            Err(Error::UnknownFormat { .. }) => {
+                summary.files_unrecognised += 1;
+                summary.named_unrecognised += u64::from(*named);
+                progress
+                    .suspend(|| eprintln!("{}: not a transcript annal can read; skipped", file.display()));
+                progress.inc(bytes.len() as u64);
+                continue;
+            }
+            Err(err) => return Err(anyhow::Error::from(err).context(format!("importing {}", file.display()))),
+        };
+        summary.add(&imported);
+        for skipped in &imported.skipped {
             progress.suspend(|| eprintln!("{}:{}: {}", file.display(), skipped.line, skipped.reason));
         }
-        for session in parsed.sessions {
-            if let Err(err) = import_session(&store, session, &mut summary) {
-                if store.is_poisoned() {
-                    return Err(err.context(format!("importing {}", file.display())));
-                }
-                summary.sessions_failed += 1;
-                progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
-            }
+        for (_, err) in &imported.failed {
+            progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
         }
         progress.inc(bytes.len() as u64);
     }
@@ -161,14 +159,18 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
     Ok(())
 }
 
-/// Loads one parsed session and counts what it did.
-fn import_session(store: &Store, session: ParsedSession, summary: &mut Summary) -> anyhow::Result<()> {
-    summary.sessions += 1;
-    let load = store.load_session(session)?;
-    summary.records_new += load.appended;
-    summary.records_present += load.present;
-    summary.records_elsewhere += load.elsewhere;
-    Ok(())
+impl Summary {
+    /// Counts what importing one file did.
+    fn add(&mut self, imported: &ImportSummary) {
+        self.sessions += imported.sessions.len() as u64;
+        self.sessions_failed += imported.failed.len() as u64;
+        self.records_new += imported.records_new;
+        self.records_present += imported.records_present;
+        self.records_elsewhere += imported.records_elsewhere;
+        for skipped in &imported.skipped {
+            *self.skipped.entry(reason_label(&skipped.reason)).or_default() += 1;
+        }
+    }
 }
 
 fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> anyhow::Result<()> {

@@ -2,13 +2,13 @@
 
 use std::io::Write;
 
-use annal_engine::{hash_to_hex, SessionInfo, Snapshot, TableSize};
+use annal::{SessionInfo, Snapshot, TableSize};
 use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
 
 use crate::location::StoreLocation;
-use crate::output::{bytes, count, write_json_pretty, Align, Out, Table};
+use crate::output::{bytes, count, hex, write_json_pretty, Align, Out, Table};
 
 /// Arguments of `annal sessions`.
 #[derive(Debug, Args)]
@@ -33,7 +33,7 @@ pub(crate) fn session_json(info: &SessionInfo) -> Value {
         "records": info.len,
         "parent": info.parent,
         "forkAt": info.fork_at,
-        "head": hash_to_hex(&info.head),
+        "head": hex(&info.head),
     })
 }
 

@@ -7,8 +7,10 @@
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
-use annal_engine::{ReadError, Snapshot, Store, StoreOptions};
+use annal::error::ReadError;
+use annal::{Annal, Options, Snapshot};
 use anyhow::{anyhow, bail, Context};
 
 /// The store file a command works on, resolved from the arguments and the environment.
@@ -50,7 +52,7 @@ impl StoreLocation {
     }
 
     /// Opens an existing store; a missing file is an error naming the path.
-    pub(crate) fn open_existing(&self) -> anyhow::Result<Store> {
+    pub(crate) fn open_existing(&self) -> anyhow::Result<Annal> {
         match std::fs::metadata(&self.path) {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => bail!("{} is not a file", self.path.display()),
@@ -63,7 +65,7 @@ impl StoreLocation {
     }
 
     /// Opens the store, creating it (and, for the default location, its folder) if needed.
-    pub(crate) fn open_or_create(&self) -> anyhow::Result<Store> {
+    pub(crate) fn open_or_create(&self) -> anyhow::Result<Annal> {
         if self.is_default {
             if let Some(folder) = self.path.parent() {
                 create_private_folder(folder)
@@ -73,9 +75,12 @@ impl StoreLocation {
         self.open()
     }
 
-    fn open(&self) -> anyhow::Result<Store> {
+    fn open(&self) -> anyhow::Result<Annal> {
+        // A command runs briefly: the search index is opened only by a command that searches.
+        // It waits for the index itself (with a progress bar), so searches do not wait again.
+        let options = Options { index_eagerly: false, search_wait: Duration::ZERO, ..Options::default() };
         // The engine's open errors already name the path.
-        Ok(Store::open(&self.path, StoreOptions::default())?)
+        Ok(Annal::open_with(&self.path, &options)?)
     }
 
     /// The error for a session this store does not have.
@@ -92,7 +97,7 @@ impl StoreLocation {
     }
 
     /// A snapshot of the store, with the error naming where.
-    pub(crate) fn snapshot(&self, store: &Store) -> anyhow::Result<Snapshot> {
+    pub(crate) fn snapshot(&self, store: &Annal) -> anyhow::Result<Snapshot> {
         store.snapshot().with_context(|| format!("cannot read {self}"))
     }
 }

@@ -88,6 +88,11 @@ impl Table {
 }
 
 /// A count with thousands separators: `12,345`.
+/// A hash as 64 lowercase hex digits, as the portable format writes it.
+pub(crate) fn hex(hash: &[u8; 32]) -> String {
+    blake3::Hash::from_bytes(*hash).to_hex().to_string()
+}
+
 pub(crate) fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);

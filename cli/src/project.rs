@@ -4,14 +4,13 @@
 
 use std::io::Write;
 
-use annal_engine::{
-    hash_to_hex, Algorithm, Budget, MessageBlock, ProjectError, ProjectOptions, Projection, ViewSource,
-};
+use annal::error::ProjectError;
+use annal::{Algorithm, Budget, MessageBlock, ProjectOptions, Projection, ViewSource};
 use anyhow::anyhow;
 use clap::Args;
 
 use crate::location::StoreLocation;
-use crate::output::{count, plural, Out};
+use crate::output::{count, hex, plural, Out};
 
 /// The token budget, shared by `project` and `compact`.
 #[derive(Debug, Args)]
@@ -95,9 +94,9 @@ impl ProjectArgs {
 }
 
 /// Describes a projection failure, naming the session and the store.
-pub(crate) fn project_error(location: &StoreLocation, session: &str, err: ProjectError) -> anyhow::Error {
+pub(crate) fn project_error(location: &StoreLocation, session: &str, err: annal::Error) -> anyhow::Error {
     match err {
-        ProjectError::UnknownSession(name) => location.unknown_session(&name),
+        annal::Error::Project(ProjectError::UnknownSession(name)) => location.unknown_session(&name),
         other => anyhow!("cannot project session {session:?} in {location}: {other}"),
     }
 }
@@ -105,15 +104,12 @@ pub(crate) fn project_error(location: &StoreLocation, session: &str, err: Projec
 /// Prints the view of the planned session.
 pub(crate) fn run(location: &StoreLocation, plan: &ProjectPlan, out: &mut Out) -> anyhow::Result<()> {
     let store = location.open_existing()?;
-    let snapshot = store.projection_snapshot().map_err(|e| location.read_error(&plan.session, e))?;
-    let describe = |err| project_error(location, &plan.session, err);
-    let prepared = if plan.originals {
-        snapshot.prepare_originals(&plan.session, &plan.options)
+    let projection = if plan.originals {
+        store.project_originals(&plan.session, &plan.options)
     } else {
-        snapshot.prepare(&plan.session, &plan.options)
+        store.project(&plan.session, &plan.options)
     }
-    .map_err(describe)?;
-    let projection = prepared.render().map_err(describe)?;
+    .map_err(|err| project_error(location, &plan.session, err))?;
     if plan.json {
         projection.write_json(out)?;
         writeln!(out)?;
@@ -143,7 +139,7 @@ fn source_text(projection: &Projection<'_>) -> String {
         ViewSource::Derived => "derived from the originals now; no checkpoint applies".to_owned(),
         ViewSource::Checkpoint { key, receipt } => format!(
             "checkpoint {} (receipt at sourceOrder {receipt}) plus {}",
-            &hash_to_hex(&key)[..16],
+            &hex(&key)[..16],
             plural(projection.stats.later_records, "later record")
         ),
     }
@@ -160,7 +156,7 @@ pub(crate) fn write_header(
         out,
         "session {session:?}: {} projection {}",
         projection.algorithm,
-        &hash_to_hex(&projection.hash)[..16]
+        &hex(&projection.hash)[..16]
     )?;
     writeln!(out, "  view     {}", source_text(projection))?;
     if let Some(version) = &projection.retired_checkpoint {
@@ -235,7 +231,7 @@ fn write_block(out: &mut impl Write, block: &MessageBlock<'_>) -> std::io::Resul
             writeln!(out, "← result {tool} [{call_id}]{failed}\n{output}")
         }
         MessageBlock::Blob { hash, media_type, size_bytes } => {
-            writeln!(out, "[blob {media_type}, {} bytes, {}]", count(*size_bytes), hash_to_hex(hash))
+            writeln!(out, "[blob {media_type}, {} bytes, {}]", count(*size_bytes), hex(hash))
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::Path;
 
-use annal_query::{index_folder, IndexError, IndexOptions, SearchIndex};
+use annal::error::IndexError;
 use anyhow::{anyhow, Context};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -35,19 +35,19 @@ fn folder_bytes(folder: &Path) -> std::io::Result<u64> {
 /// Rebuilds the index of the store at `location`.
 pub(crate) fn run(location: &StoreLocation, args: &ReindexArgs, out: &mut Out) -> anyhow::Result<()> {
     let store = location.open_existing()?;
-    let folder = index_folder(location.path());
+    let folder = store.index_folder();
     let progress = ProgressBar::new(0);
     progress.set_style(
         ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
-    let summary = SearchIndex::rebuild(&store, &IndexOptions::default(), &mut |done, total| {
+    let summary = store.reindex(&mut |done, total| {
         progress.set_length(total);
         progress.set_position(done);
     });
     progress.finish_and_clear();
     let summary = summary.map_err(|err| match err {
-        IndexError::Busy { path } => anyhow!(
+        annal::Error::Index(IndexError::Busy { path }) => anyhow!(
             "another process holds the search index writer of {location} ({}); close it and try again",
             path.display()
         ),

@@ -5,9 +5,9 @@
 
 use std::io::Write;
 
-use annal_engine::{hash_to_hex, BlockView, RecordView, Snapshot};
+use annal::{BlockView, RecordView, Snapshot};
 
-use crate::output::{bytes, count, cut, plural};
+use crate::output::{bytes, count, cut, hex, plural};
 
 /// How much of each block to print.
 #[derive(Clone, Copy, Debug)]
@@ -81,7 +81,7 @@ fn write_block(
             write_cut_lines(out, &lines, style)?;
         }
         BlockView::Blob { hash, media_type, size_bytes } => {
-            let hash = hash_to_hex(&hash);
+            let hash = hex(&hash);
             writeln!(out, "{INDENT}[{media_type}, {}, blob {}]", bytes(size_bytes), &hash[..16])?;
         }
     }

@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use annal_engine::{record_to_json, ReadError};
+use annal::error::ReadError;
 use anyhow::bail;
 use clap::Args;
 
@@ -58,7 +58,7 @@ pub(crate) fn run(store: &StoreLocation, plan: &ShowPlan, out: &mut Out) -> anyh
         let guard = guard.map_err(read_error)?;
         let view = guard.view().map_err(read_error)?;
         if plan.json {
-            let value = record_to_json(&snapshot, &view).map_err(read_error)?;
+            let value = view.to_portable_json(&snapshot).map_err(read_error)?;
             write_json_line(out, &value)?;
         } else {
             if !first {

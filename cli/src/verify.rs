@@ -2,7 +2,8 @@
 
 use std::io::Write;
 
-use annal_engine::{ReadError, VerifyReport};
+use annal::error::ReadError;
+use annal::VerifyReport;
 use anyhow::{anyhow, bail};
 use clap::Args;
 use serde_json::{json, Value};
@@ -49,7 +50,7 @@ pub(crate) fn summary(report: &VerifyReport, whole_store: bool) -> String {
 pub(crate) fn run(store: &StoreLocation, args: &VerifyArgs, out: &mut Out) -> anyhow::Result<()> {
     let handle = store.open_existing()?;
     let report = handle.verify(args.session.as_deref()).map_err(|err| match err {
-        ReadError::UnknownSession(name) => store.unknown_session(&name),
+        annal::Error::Read(ReadError::UnknownSession(name)) => store.unknown_session(&name),
         other => anyhow!("cannot verify {store}: {other}"),
     })?;
     if args.json {

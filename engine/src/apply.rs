@@ -8,11 +8,12 @@ use std::collections::HashMap;
 
 use redb::{ReadableTable, Table, WriteTransaction};
 
+use crate::claim::Claim;
 use crate::codec;
 use crate::codec::StoredBlock;
 use crate::digest::{Digest, DIGEST_LEN};
 use crate::error::{AppendError, Failure, ForkError};
-use crate::hash::{chain_hash, seal, Hash, ZERO_HASH};
+use crate::hash::{chain_hash, hash_to_hex, seal, Hash, ZERO_HASH};
 use crate::prepare::Prepared;
 use crate::read::{Segment, SessionInfo, SessionLookup};
 use crate::tables::{
@@ -58,6 +59,40 @@ impl SessionLookup for Tables<'_> {
     }
 }
 
+/// Where a batch's records go: each one's sourceOrder, in batch order, and how many are new.
+struct Placed {
+    orders: Vec<u64>,
+    new_count: u64,
+}
+
+/// A new record ready to write.
+struct Encoded {
+    entry_id: String,
+    order: u64,
+    position: u64,
+    hash: Hash,
+    prev_hash: Hash,
+    bytes: Vec<u8>,
+    digest: Digest,
+    blobs: Vec<(Hash, Vec<u8>)>,
+    /// The checkpoint whose receipt this record is.
+    receipt: Option<[u8; 32]>,
+}
+
+/// Gives each record appended without an entryId its derived id, now that the session's next
+/// sourceOrder is known: the record at batch index `i` would land at `next + i`.
+fn settle_ids(session: &str, next: u64, prepared: &mut [Prepared]) {
+    for (index, record) in prepared.iter_mut().enumerate() {
+        if let Some(pending) = record.pending_id.take() {
+            let (entry_id, hash) = pending.settle(session, next + index as u64);
+            record.stored.entry_id.clone_from(&entry_id);
+            record.entry_id = entry_id;
+            record.content_hash = hash;
+            record.digest.content_hash = hash;
+        }
+    }
+}
+
 fn visible(lineage: &[Segment], key: u64, order: u64) -> bool {
     lineage.iter().any(|s| s.key == key && s.orders.0 <= order && order < s.orders.1)
 }
@@ -88,8 +123,9 @@ impl<'txn> Tables<'txn> {
         Ok(key)
     }
 
-    /// The chain hash of the record at `order` of a session whose lineage is given.
-    fn hash_at(&self, lineage: &[Segment], order: u64) -> Result<Hash, Failure> {
+    /// The chain hash of the record at `order` of a session whose lineage is given, and the
+    /// hash before it.
+    fn hashes_at(&self, lineage: &[Segment], order: u64) -> Result<(Hash, Hash), Failure> {
         let segment = lineage
             .iter()
             .find(|s| s.orders.0 <= order && order < s.orders.1)
@@ -98,15 +134,17 @@ impl<'txn> Tables<'txn> {
             Failure::Corrupted(format!("record {order} of session key {} is missing", segment.key))
         })?;
         let archived = codec::access(bytes.value()).map_err(Failure::Corrupted)?;
-        Ok(archived.hash)
+        Ok((archived.hash, archived.prev_hash))
     }
 
     /// Applies one append. The outer error aborts the group; the inner one is this request's.
+    /// `claims` is empty or has one claim per record.
     pub(crate) fn append(
         &mut self,
         session: &str,
         expected_next: Option<u64>,
-        prepared: Vec<Prepared>,
+        mut prepared: Vec<Prepared>,
+        claims: &[Claim],
     ) -> Result<Result<AppendReceipt, AppendError>, Failure> {
         let existing = self.row_by_name(session)?;
         let lineage = match &existing {
@@ -120,13 +158,92 @@ impl<'txn> Tables<'txn> {
             next: 0,
             head: ZERO_HASH,
         });
+        settle_ids(session, row.next, &mut prepared);
 
         // Check phase: nothing is written until the whole request is known to succeed.
-        let mut source_orders: Vec<Option<u64>> = Vec::with_capacity(prepared.len());
+        let placed = match self.place(session, existing.is_some(), &lineage, row.next, &prepared)? {
+            Ok(placed) => placed,
+            Err(err) => return Ok(Err(err)),
+        };
+        let all_known = placed.new_count == 0 && !prepared.is_empty();
+        if let Some(expected) = expected_next {
+            if expected != row.next && !all_known {
+                return Ok(Err(AppendError::Conflict {
+                    session: session.to_owned(),
+                    expected,
+                    actual: row.next,
+                }));
+            }
+        }
+        let mismatch = |index: usize, field: &'static str, claimed: String, actual: String| {
+            Ok(Err(AppendError::ClaimMismatch {
+                index: index as u64,
+                field,
+                claimed,
+                actual,
+                next: row.next,
+            }))
+        };
+        for (index, (claim, &order)) in claims.iter().zip(&placed.orders).enumerate() {
+            if let Some(claimed) = claim.source_order.filter(|&claimed| claimed != order) {
+                return mismatch(index, "sourceOrder", claimed.to_string(), order.to_string());
+            }
+        }
+
+        // Encode phase: chain hashes and archives, still without writing.
+        let encoded = self.encode(&row, &placed, prepared)?;
+        for (index, (claim, &order)) in claims.iter().zip(&placed.orders).enumerate() {
+            if claim.hash.is_none() && claim.prev_hash.is_none() {
+                continue;
+            }
+            // New records are encoded in order from the session's end; older ones are stored.
+            let new = order.checked_sub(row.next).and_then(|i| encoded.get(usize::try_from(i).ok()?));
+            let (hash, prev_hash) = match new {
+                Some(new) => (new.hash, new.prev_hash),
+                None => self.hashes_at(&lineage, order)?,
+            };
+            for (field, claimed, actual) in
+                [("hash", claim.hash, hash), ("prevHash", claim.prev_hash, prev_hash)]
+            {
+                if let Some(claimed) = claimed.filter(|claimed| *claimed != actual) {
+                    return mismatch(index, field, hash_to_hex(&claimed), hash_to_hex(&actual));
+                }
+            }
+        }
+        if placed.new_count == 0 && existing.is_some() {
+            return Ok(Ok(AppendReceipt { source_orders: placed.orders, appended: 0, next: row.next }));
+        }
+
+        // Write phase.
+        if existing.is_none() {
+            row.key = self.allocate_session_key()?;
+            self.names.insert(row.key, session)?;
+        }
+        self.write(&mut row, session, &encoded)?;
+        Ok(Ok(AppendReceipt {
+            source_orders: placed.orders,
+            appended: placed.new_count as usize,
+            next: row.next,
+        }))
+    }
+
+    /// Where each record of a batch goes: its stored sourceOrder when the session already holds
+    /// its entryId with the same content, else the next free one. Refuses a batch that repeats an
+    /// id with other content, or names an entry another session holds.
+    fn place(
+        &self,
+        session: &str,
+        exists: bool,
+        lineage: &[Segment],
+        next: u64,
+        prepared: &[Prepared],
+    ) -> Result<Result<Placed, AppendError>, Failure> {
+        let mut orders: Vec<u64> = Vec::with_capacity(prepared.len());
         let mut in_batch: HashMap<&str, (usize, Hash)> = HashMap::new();
         let mut new_count = 0u64;
         for (index, record) in prepared.iter().enumerate() {
-            if let Some(&(first, hash)) = in_batch.get(record.entry_id.as_str()) {
+            let id = record.entry_id.as_str();
+            if let Some(&(first, hash)) = in_batch.get(id) {
                 if hash != record.content_hash {
                     return Ok(Err(AppendError::DuplicateInBatch {
                         session: session.to_owned(),
@@ -135,13 +252,12 @@ impl<'txn> Tables<'txn> {
                         again: index as u64,
                     }));
                 }
-                source_orders.push(source_orders[first]);
+                orders.push(orders[first]);
                 continue;
             }
-            in_batch.insert(record.entry_id.as_str(), (index, record.content_hash));
-            let stored = self.entries.get(record.entry_id.as_str())?.map(|g| g.value());
-            match stored {
-                Some((key, order)) if existing.is_some() && visible(&lineage, key, order) => {
+            in_batch.insert(id, (index, record.content_hash));
+            match self.entries.get(id)?.map(|g| g.value()) {
+                Some((key, order)) if exists && visible(lineage, key, order) => {
                     let digest =
                         self.digests.get((key, order))?.and_then(|d| Digest::decode(&d.value())).ok_or_else(
                             || Failure::Corrupted(format!("digest of sourceOrder {order} is missing")),
@@ -153,7 +269,7 @@ impl<'txn> Tables<'txn> {
                             source_order: order,
                         }));
                     }
-                    source_orders.push(Some(order));
+                    orders.push(order);
                 }
                 Some((key, _)) => {
                     return Ok(Err(AppendError::EntryInOtherSession {
@@ -163,36 +279,29 @@ impl<'txn> Tables<'txn> {
                     }));
                 }
                 None => {
-                    source_orders.push(Some(row.next + new_count));
+                    orders.push(next + new_count);
                     new_count += 1;
                 }
             }
         }
-        let all_known = new_count == 0 && !prepared.is_empty();
-        if let Some(expected) = expected_next {
-            if expected != row.next && !all_known {
-                return Ok(Err(AppendError::Conflict {
-                    session: session.to_owned(),
-                    expected,
-                    actual: row.next,
-                }));
-            }
-        }
-        if new_count == 0 && existing.is_some() {
-            let source_orders = source_orders.into_iter().map(|o| o.unwrap_or(0)).collect();
-            return Ok(Ok(AppendReceipt { source_orders, appended: 0, next: row.next }));
-        }
+        Ok(Ok(Placed { orders, new_count }))
+    }
 
-        drop(in_batch);
-        // Encode phase: chain hashes and archives, still without writing. New records have
-        // consecutive sourceOrders in batch order, so a record is new exactly when its order is
-        // the next one to write (a later duplicate of it carries the same, already passed order).
+    /// The new records of a placed batch, chained after `row`'s head and encoded. New records
+    /// have consecutive sourceOrders in batch order, so a record is new exactly when its order
+    /// is the next one to write (a later duplicate of it carries the same, already passed order).
+    fn encode(
+        &self,
+        row: &SessionRow,
+        placed: &Placed,
+        prepared: Vec<Prepared>,
+    ) -> Result<Vec<Encoded>, Failure> {
         let mut position = meta_u64(&self.meta, META_NEXT_POSITION)?;
         let mut head = row.head;
         let mut to_write = row.next;
-        let mut encoded = Vec::with_capacity(new_count as usize);
-        for (record, order) in prepared.into_iter().zip(&source_orders) {
-            if *order != Some(to_write) {
+        let mut encoded = Vec::with_capacity(placed.new_count as usize);
+        for (record, &order) in prepared.into_iter().zip(&placed.orders) {
+            if order != to_write {
                 continue;
             }
             to_write += 1;
@@ -211,44 +320,47 @@ impl<'txn> Tables<'txn> {
                 .map_err(|e| Failure::Corrupted(format!("cannot encode record: {e}")))?;
             let mut digest = record.digest;
             digest.position = position;
-            let receipt = crate::checkpoint::receipt_key_of(&stored.meta);
-            encoded.push((
-                record.entry_id,
-                order.unwrap_or(0),
+            encoded.push(Encoded {
+                receipt: crate::checkpoint::receipt_key_of(&stored.meta),
+                entry_id: record.entry_id,
+                order,
                 position,
+                hash: stored.hash,
+                prev_hash: stored.prev_hash,
                 bytes,
                 digest,
-                record.blobs,
-                receipt,
-            ));
+                blobs: record.blobs,
+            });
             position += 1;
         }
+        Ok(encoded)
+    }
 
-        // Write phase.
-        if existing.is_none() {
-            row.key = self.allocate_session_key()?;
-            self.names.insert(row.key, session)?;
-        }
-        for (entry_id, order, position, bytes, digest, blobs, receipt) in &encoded {
-            if let Some(checkpoint) = receipt {
-                self.receipts.insert((row.key, *order), checkpoint)?;
+    /// Writes encoded records of the session `row` names and moves its row and the store's
+    /// position past them.
+    fn write(&mut self, row: &mut SessionRow, session: &str, encoded: &[Encoded]) -> Result<(), Failure> {
+        for record in encoded {
+            let key = (row.key, record.order);
+            if let Some(checkpoint) = &record.receipt {
+                self.receipts.insert(key, checkpoint)?;
             }
-            self.journal.insert((row.key, *order), bytes.as_slice())?;
-            self.digests.insert((row.key, *order), digest.encode())?;
-            self.entries.insert(entry_id.as_str(), (row.key, *order))?;
-            self.positions.insert(*position, (row.key, *order))?;
-            for (hash, data) in blobs {
+            self.journal.insert(key, record.bytes.as_slice())?;
+            self.digests.insert(key, record.digest.encode())?;
+            self.entries.insert(record.entry_id.as_str(), key)?;
+            self.positions.insert(record.position, key)?;
+            for (hash, data) in &record.blobs {
                 if self.blobs.get(hash)?.is_none() {
                     self.blobs.insert(hash, data.as_slice())?;
                 }
             }
         }
-        row.next += new_count;
-        row.head = head;
+        if let Some(last) = encoded.last() {
+            row.next = last.order + 1;
+            row.head = last.hash;
+            self.meta.insert(META_NEXT_POSITION, (last.position + 1).to_le_bytes().as_slice())?;
+        }
         self.sessions.insert(session, row.encode())?;
-        self.meta.insert(META_NEXT_POSITION, position.to_le_bytes().as_slice())?;
-        let source_orders = source_orders.into_iter().map(|o| o.unwrap_or(0)).collect();
-        Ok(Ok(AppendReceipt { source_orders, appended: new_count as usize, next: row.next }))
+        Ok(())
     }
 
     /// Applies one fork: a new session row pointing at the parent, O(1) in the parent's size.
@@ -273,7 +385,7 @@ impl<'txn> Tables<'txn> {
             parent_row.head
         } else {
             let lineage = self.lineage(&parent_row)?;
-            self.hash_at(&lineage, at - 1)?
+            self.hashes_at(&lineage, at - 1)?.0
         };
         let key = self.allocate_session_key()?;
         let row = SessionRow { key, parent: parent_row.key, fork_at: at, next: at, head };

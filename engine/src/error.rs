@@ -152,6 +152,21 @@ pub enum AppendError {
         /// The session that holds it.
         owner: String,
     },
+    /// A record's claimed sourceOrder, hash or prevHash (see [`Claim`](crate::Claim)) differs
+    /// from what the append would store; nothing of the batch is stored.
+    #[error("record {index} of the batch claims {field} {claimed}, but it would be {actual}")]
+    ClaimMismatch {
+        /// The record's index in the batch.
+        index: u64,
+        /// `sourceOrder`, `hash` or `prevHash`.
+        field: &'static str,
+        /// What the caller claimed.
+        claimed: String,
+        /// What the store holds or would hold.
+        actual: String,
+        /// The session's next sourceOrder before the append (its length).
+        next: u64,
+    },
     /// A record, batch or name broke a named limit (see [`Limits`](crate::Limits)).
     #[error("session {session:?}: {what} is {actual}, over the limit of {limit}")]
     LimitExceeded {
@@ -173,6 +188,8 @@ pub enum AppendError {
         entry_id: String,
         /// What is wrong.
         reason: String,
+        /// The record's index in the batch.
+        index: u64,
     },
     /// The session name is empty or too long.
     #[error("invalid session name {name:?}: {reason}")]

@@ -24,6 +24,7 @@
 
 mod apply;
 mod checkpoint;
+mod claim;
 mod codec;
 mod digest;
 mod error;
@@ -57,6 +58,7 @@ pub use crate::checkpoint::{
     checkpoint_key, CompactError, CompactOptions, CompactOutcome, CompactStatus, SummarizeError, Summarizer,
     SummaryRequest, LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT,
 };
+pub use crate::claim::Claim;
 #[doc(hidden)]
 pub use crate::codec::check_record_bytes;
 pub use crate::digest::{flags as digest_flags, Digest};

@@ -9,6 +9,7 @@
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
+use crate::claim::Claim;
 use crate::error::ReadError;
 use crate::hash::{hash_from_hex, hash_to_hex, Hash};
 use crate::read::Snapshot;
@@ -26,6 +27,35 @@ pub struct PortableRecord {
     pub hash: Option<Hash>,
     /// The previous chain hash the source claims.
     pub prev_hash: Option<Hash>,
+    /// For a record without an entryId: the canonical JSON of its line, which its derived id
+    /// hashes (see [`Store::append_portable`](crate::Store::append_portable)).
+    pub id_seed: Option<String>,
+}
+
+impl PortableRecord {
+    /// Reads one record in the portable format (the one `annal show --json` prints and
+    /// `annal append` reads); see [`record_from_json`].
+    ///
+    /// # Errors
+    /// [`PortableError`] naming the field that is missing or malformed.
+    pub fn from_json(value: &Value) -> Result<PortableRecord, PortableError> {
+        record_from_json(value)
+    }
+
+    /// Reads one record from a line of JSON text in the portable format.
+    ///
+    /// # Errors
+    /// [`PortableError`]: the text is not JSON, or a field is missing or malformed.
+    pub fn parse(line: &str) -> Result<PortableRecord, PortableError> {
+        let value: Value = serde_json::from_str(line).map_err(|e| PortableError(format!("not JSON: {e}")))?;
+        record_from_json(&value)
+    }
+
+    /// The record, what it claims, and the seed of its derived id.
+    pub(crate) fn into_parts(self) -> (Record, Claim, Option<String>) {
+        let claim = Claim { source_order: self.source_order, hash: self.hash, prev_hash: self.prev_hash };
+        (self.record, claim, self.id_seed)
+    }
 }
 
 /// Why a portable record could not be read.
@@ -203,12 +233,25 @@ pub fn record_from_json(value: &Value) -> Result<PortableRecord, PortableError> 
             Some(v.as_u64().ok_or_else(|| PortableError("\"sourceOrder\" must be a whole number".into()))?)
         }
     };
+    let id_seed = entry_id.is_empty().then(|| canonical_json(value));
     Ok(PortableRecord {
         record: Record { entry_id, role, timestamp, blocks, meta },
+        id_seed,
         source_order,
         hash: hash_field(object, "hash")?,
         prev_hash: hash_field(object, "prevHash")?,
     })
+}
+
+impl RecordView<'_> {
+    /// This stored record in the portable format, its blob payloads loaded from `snapshot`; see
+    /// [`record_to_json`].
+    ///
+    /// # Errors
+    /// As [`Snapshot::text`].
+    pub fn to_portable_json(&self, snapshot: &Snapshot) -> Result<Value, ReadError> {
+        record_to_json(snapshot, self)
+    }
 }
 
 /// Writes a stored record in the portable format, loading blob payloads.

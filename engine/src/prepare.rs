@@ -5,6 +5,7 @@
 //! CPU work of many concurrent appenders proceeds in parallel and the writer only assigns
 //! positions, chains hashes and writes.
 
+use crate::claim::{PendingId, PLACEHOLDER_ID};
 use crate::codec::{StoredBlock, StoredMeta, StoredPayload, StoredRecord};
 use crate::digest::{flags, name_key, Digest};
 use crate::error::AppendError;
@@ -24,6 +25,9 @@ pub(crate) struct Prepared {
     /// `position` is filled in by the writer.
     pub(crate) digest: Digest,
     pub(crate) blobs: Vec<(Hash, Vec<u8>)>,
+    /// A record appended without an entryId: the writer derives its id (and content hash) once
+    /// it knows the sourceOrder; see [`PendingId`].
+    pub(crate) pending_id: Option<Box<PendingId>>,
 }
 
 pub(crate) fn check_session_name(name: &str, limits: &Limits) -> Result<(), String> {
@@ -45,6 +49,16 @@ pub(crate) fn prepare_batch(
     records: Vec<Record>,
     options: &StoreOptions,
 ) -> Result<Vec<Prepared>, AppendError> {
+    prepare_seeded(session, records.into_iter().map(|record| (record, None)), options)
+}
+
+/// As [`prepare_batch`], each record with the seed of its derived entryId if it has no id of its
+/// own (see [`crate::claim::derived_entry_id`]).
+pub(crate) fn prepare_seeded(
+    session: &str,
+    records: impl ExactSizeIterator<Item = (Record, Option<String>)>,
+    options: &StoreOptions,
+) -> Result<Vec<Prepared>, AppendError> {
     let limits = &options.limits;
     check_session_name(session, limits)
         .map_err(|reason| AppendError::InvalidSessionName { name: session.to_owned(), reason })?;
@@ -59,7 +73,7 @@ pub(crate) fn prepare_batch(
     }
     let mut batch_bytes = 0usize;
     let mut prepared = Vec::with_capacity(records.len());
-    for record in records {
+    for (index, (record, seed)) in records.enumerate() {
         let size = record.size_bytes();
         batch_bytes = batch_bytes.saturating_add(size);
         if size > limits.record_size_bytes_max {
@@ -73,16 +87,32 @@ pub(crate) fn prepare_batch(
             let what = format!("block count of entry {:?}", record.entry_id);
             return Err(limit(what, record.blocks.len(), limits.blocks_per_record_max));
         }
-        prepared.push(prepare_record(session, record, options)?);
+        let record = prepare_record(session, record, seed, options).map_err(|err| match err {
+            AppendError::InvalidRecord { session, entry_id, reason, .. } => {
+                AppendError::InvalidRecord { session, entry_id, reason, index: index as u64 }
+            }
+            other => other,
+        })?;
+        prepared.push(record);
     }
     Ok(prepared)
 }
 
-fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Result<Prepared, AppendError> {
+fn prepare_record(
+    session: &str,
+    mut record: Record,
+    seed: Option<String>,
+    options: &StoreOptions,
+) -> Result<Prepared, AppendError> {
+    let seed = seed.filter(|_| record.entry_id.is_empty());
+    if seed.is_some() {
+        record.entry_id = PLACEHOLDER_ID.to_owned();
+    }
     let invalid = |reason: String| AppendError::InvalidRecord {
         session: session.to_owned(),
         entry_id: record.entry_id.clone(),
         reason,
+        index: 0,
     };
     if record.entry_id.is_empty() {
         return Err(invalid("entryId cannot be empty".into()));
@@ -99,7 +129,6 @@ fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Resu
             return Err(invalid(format!("timestamp {timestamp:?} is not RFC 3339")));
         }
     }
-    let mut record = record;
     // JSON inside a record is kept in canonical text, so an export re-imports to the same hash.
     for (key, value) in record.meta.iter_mut() {
         match serde_json::from_str::<serde_json::Value>(value) {
@@ -113,6 +142,7 @@ fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Resu
                 return Err(AppendError::InvalidRecord {
                     session: session.to_owned(),
                     entry_id: record.entry_id.clone(),
+                    index: 0,
                     reason: format!("meta value of {key:?} is not JSON text"),
                 })
             }
@@ -132,6 +162,7 @@ fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Resu
             }
         }
     }
+    let pending_id = seed.map(|seed| Box::new(PendingId { seed, record: record.clone() }));
     let hash = content_hash(&record);
     let counter = options.token_counter.as_ref();
     let threshold = options.blob_threshold_bytes;
@@ -222,5 +253,5 @@ fn prepare_record(session: &str, record: Record, options: &StoreOptions) -> Resu
         prev_hash: ZERO_HASH,
         seal: 0,
     };
-    Ok(Prepared { entry_id: record.entry_id, content_hash: hash, stored, digest, blobs })
+    Ok(Prepared { entry_id: record.entry_id, content_hash: hash, stored, digest, blobs, pending_id })
 }

@@ -101,6 +101,32 @@ pub enum Block {
 }
 
 impl Block {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Block {
+        Block::Text { text: text.into() }
+    }
+
+    /// A tool call; its target (the path, command, URL or pattern it acts on) is derived from
+    /// `input` when the record is appended.
+    pub fn tool_call(call_id: impl Into<String>, tool: impl Into<String>, input: impl Into<String>) -> Block {
+        Block::ToolCall {
+            call_id: call_id.into(),
+            tool: tool.into(),
+            input: input.into(),
+            target: String::new(),
+        }
+    }
+
+    /// The result of the call `call_id`.
+    pub fn tool_result(
+        call_id: impl Into<String>,
+        tool: impl Into<String>,
+        is_error: bool,
+        output: impl Into<String>,
+    ) -> Block {
+        Block::ToolResult { call_id: call_id.into(), tool: tool.into(), is_error, output: output.into() }
+    }
+
     /// The portable-format name of this block's type.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -149,14 +175,29 @@ impl Record {
         self.entry_id.len() + self.timestamp.as_ref().map_or(0, String::len) + blocks + meta
     }
 
+    /// A record of `blocks`, with no timestamp or metadata.
+    ///
+    /// ```
+    /// use annal_engine::{Block, Record, Role};
+    /// let call = Record::new("a1", Role::Assistant, vec![
+    ///     Block::text("Running the tests."),
+    ///     Block::tool_call("c1", "Bash", r#"{"command":"cargo test"}"#),
+    /// ]);
+    /// let result = Record::new("t1", Role::Tool, vec![Block::tool_result("c1", "Bash", false, "ok")]);
+    /// assert_eq!((call.blocks.len(), result.role), (2, Role::Tool));
+    /// ```
+    pub fn new(entry_id: impl Into<String>, role: Role, blocks: Vec<Block>) -> Record {
+        Record { entry_id: entry_id.into(), role, timestamp: None, blocks, meta: BTreeMap::new() }
+    }
+
     /// A record with one text block and no metadata.
     pub fn text(entry_id: impl Into<String>, role: Role, text: impl Into<String>) -> Record {
-        Record {
-            entry_id: entry_id.into(),
-            role,
-            timestamp: None,
-            blocks: vec![Block::Text { text: text.into() }],
-            meta: BTreeMap::new(),
-        }
+        Record::new(entry_id, role, vec![Block::text(text)])
+    }
+
+    /// The same record with its timestamp (RFC 3339 text).
+    pub fn at(mut self, timestamp: impl Into<String>) -> Record {
+        self.timestamp = Some(timestamp.into());
+        self
     }
 }

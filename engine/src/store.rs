@@ -12,9 +12,11 @@ use redb::{ConcurrencyMode, Database, DatabaseError, ReadableDatabase, TableHand
 
 use crate::apply::AppendReceipt;
 use crate::checkpoint::ClaimRegistry;
+use crate::claim::Claim;
 use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
 use crate::options::{Sharing, StoreOptions};
-use crate::prepare::{check_session_name, prepare_batch};
+use crate::portable::PortableRecord;
+use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared};
 use crate::project::ProjectionCache;
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
@@ -252,12 +254,57 @@ impl Store {
         expected_next: Option<u64>,
         records: Vec<Record>,
     ) -> Result<AppendReceipt, AppendError> {
+        self.check_writable()?;
+        let prepared = prepare_batch(session, records, &self.options)?;
+        self.submit_append(session, expected_next, prepared, Vec::new())
+    }
+
+    /// Appends records read in the portable format, as [`Store::append`] does, with what each
+    /// one claims checked inside the write transaction: a record that carries a `sourceOrder`,
+    /// `hash` or `prevHash` must land exactly there with exactly that chain (see [`Claim`]). A
+    /// record without an entryId gets one derived from the session, the sourceOrder it takes and
+    /// its portable text, so the same line at the same place always gets the same id.
+    ///
+    /// # Errors
+    /// As [`Store::append`], and [`AppendError::ClaimMismatch`]; on any error nothing of the
+    /// batch is stored.
+    pub fn append_portable(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        records: Vec<PortableRecord>,
+    ) -> Result<AppendReceipt, AppendError> {
+        self.check_writable()?;
+        let mut claims = Vec::with_capacity(records.len());
+        let mut seeded = Vec::with_capacity(records.len());
+        for portable in records {
+            let (record, claim, seed) = portable.into_parts();
+            claims.push(claim);
+            seeded.push((record, seed));
+        }
+        if claims.iter().all(Claim::is_empty) {
+            claims.clear();
+        }
+        let prepared = prepare_seeded(session, seeded.into_iter(), &self.options)?;
+        self.submit_append(session, expected_next, prepared, claims)
+    }
+
+    fn check_writable(&self) -> Result<(), AppendError> {
         if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(AppendError::Poisoned);
         }
-        let prepared = prepare_batch(session, records, &self.options)?;
+        Ok(())
+    }
+
+    fn submit_append(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        prepared: Vec<Prepared>,
+        claims: Vec<Claim>,
+    ) -> Result<AppendReceipt, AppendError> {
         let (reply, answer) = crossbeam_channel::bounded(1);
-        let request = Request::Append { session: session.to_owned(), expected_next, prepared, reply };
+        let request = Request::Append { session: session.to_owned(), expected_next, prepared, claims, reply };
         self.requests.as_ref().ok_or(AppendError::Closed)?.send(request).map_err(|_| AppendError::Closed)?;
         answer.recv().map_err(|_| AppendError::Closed)?
     }

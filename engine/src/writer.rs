@@ -20,6 +20,7 @@ use redb::{Database, TransactionError, WriteTransaction};
 
 use crate::apply::{AppendReceipt, Tables};
 use crate::checkpoint::{CheckpointAnswer, CheckpointRequest, WriteFailure};
+use crate::claim::Claim;
 use crate::error::{AppendError, Failure, ForkError};
 use crate::prepare::Prepared;
 use crate::read::SessionInfo;
@@ -33,6 +34,8 @@ pub(crate) enum Request {
         session: String,
         expected_next: Option<u64>,
         prepared: Vec<Prepared>,
+        /// Empty, or one per record.
+        claims: Vec<Claim>,
         reply: Sender<Result<AppendReceipt, AppendError>>,
     },
     Fork {
@@ -202,8 +205,8 @@ fn commit_group(
         let mut tables = Tables::open(&txn)?;
         for request in group.iter_mut() {
             match request {
-                Request::Append { session, expected_next, prepared, reply } => {
-                    let result = tables.append(session, *expected_next, std::mem::take(prepared))?;
+                Request::Append { session, expected_next, prepared, claims, reply } => {
+                    let result = tables.append(session, *expected_next, std::mem::take(prepared), claims)?;
                     outcomes.push(Outcome::Append(reply.clone(), result));
                 }
                 Request::Fork { parent, at, name, reply } => {

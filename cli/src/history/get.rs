@@ -3,7 +3,8 @@
 use std::io::Write;
 use std::ops::RangeInclusive;
 
-use annal_query::{get_original, GetError, Original, OriginalBlock};
+use annal::error::GetError;
+use annal::{Original, OriginalBlock};
 use anyhow::{anyhow, bail};
 use clap::Args;
 use serde_json::{json, Value};
@@ -171,12 +172,13 @@ pub(crate) fn write_original(out: &mut impl Write, original: &Original) -> std::
 /// Reads the original and prints it.
 pub(crate) fn run(location: &StoreLocation, plan: &GetPlan, out: &mut Out) -> anyhow::Result<()> {
     let store = location.open_existing()?;
-    let snapshot = location.snapshot(&store)?;
-    let original = get_original(&snapshot, &plan.id, plan.lines.clone()).map_err(|err| match err {
-        GetError::UnknownEntry(id) => {
+    let original = store.get(&plan.id, plan.lines.clone()).map_err(|err| match err {
+        annal::Error::Get(GetError::UnknownEntry(id)) => {
             anyhow!("no entry {id:?} in {location} (ids look like ENTRY or ENTRY#BLOCK)")
         }
-        GetError::Journal(read) => location.read_error(&plan.id, read),
+        annal::Error::Get(GetError::Journal(read)) | annal::Error::Read(read) => {
+            location.read_error(&plan.id, read)
+        }
         other => anyhow!(other),
     })?;
     if plan.json {

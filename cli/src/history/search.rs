@@ -3,8 +3,9 @@
 use std::io::Write;
 use std::time::Instant;
 
-use annal_engine::Role;
-use annal_query::{Hit, SearchError, SearchRequest};
+use annal::error::SearchError;
+use annal::Role;
+use annal::{Hit, SearchRequest};
 use anyhow::{anyhow, bail};
 use clap::Args;
 use serde_json::{json, Value};
@@ -136,7 +137,7 @@ pub(crate) fn run(location: &StoreLocation, plan: &SearchPlan, out: &mut Out) ->
     let index = super::open_searchable(location)?;
     let started = Instant::now();
     let hits = index.search(&plan.request).map_err(|err| match err {
-        SearchError::UnknownSession(name) => location.unknown_session(&name),
+        annal::Error::Search(SearchError::UnknownSession(name)) => location.unknown_session(&name),
         other => anyhow!(other),
     })?;
     let took = started.elapsed();

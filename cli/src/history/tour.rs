@@ -2,13 +2,10 @@
 //! run, and read the top hit back verbatim by its id.
 
 use std::io::Write;
-use std::path::Path;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use annal_engine::{BlockView, Snapshot, Store, StoreOptions};
-use annal_query::{get_original, IndexOptions, SearchIndex, SearchRequest};
-use anyhow::Context;
+use annal::{Annal, BlockView, SearchRequest, Snapshot};
+use anyhow::bail;
 
 use super::get::write_original;
 use super::search::write_hit;
@@ -59,16 +56,16 @@ fn indented(out: &mut Out, buffer: &[u8]) -> std::io::Result<()> {
     Ok(())
 }
 
-/// Runs the step on the store at `path` (the demo's, still open: stores may be opened more than
-/// once), searching for a value from `session`.
-pub(crate) fn search_and_get(out: &mut Out, path: &Path, session: &str) -> anyhow::Result<()> {
+/// Runs the step on the demo's store, whose index is not open yet, searching for a value from
+/// `session`.
+pub(crate) fn search_and_get(out: &mut Out, store: &Annal, session: &str) -> anyhow::Result<()> {
     out.flush()?;
     writeln!(out, "\n▸ Search and get: find an exact value in every original, then read one back verbatim")?;
-    let store = Arc::new(Store::open(path, StoreOptions::default())?);
     let started = Instant::now();
-    let index = SearchIndex::open(Arc::clone(&store), IndexOptions::default())?;
-    index.wait_searchable(Duration::from_secs(60)).context("the demo index did not catch up")?;
-    let status = index.status();
+    if store.catch_up(Duration::from_secs(60), |_, _| {})? > 0 {
+        bail!("the demo index did not catch up");
+    }
+    let status = store.index_status()?;
     writeln!(
         out,
         "  indexed {} records ({} blocks) beside the store in {:.0} ms, by a background thread.",
@@ -86,7 +83,7 @@ pub(crate) fn search_and_get(out: &mut Out, path: &Path, session: &str) -> anyho
     request.limit = SHOWN;
     request.snippet_chars = 100;
     let searched = Instant::now();
-    let hits = index.search(&request)?;
+    let hits = store.search(&request)?;
     writeln!(
         out,
         "  annal history search '{value}' --session {session}   ({} shown, {:.1} ms)",
@@ -100,7 +97,7 @@ pub(crate) fn search_and_get(out: &mut Out, path: &Path, session: &str) -> anyho
     indented(out, &buffer)?;
     if let Some(top) = hits.first() {
         writeln!(out, "  annal history get {} --lines 1:{LINES}", top.id())?;
-        let original = get_original(&snapshot, &top.id(), Some(1..=LINES))?;
+        let original = store.get(&top.id(), Some(1..=LINES))?;
         let mut buffer = Vec::new();
         write_original(&mut buffer, &original)?;
         indented(out, &buffer)?;
@@ -109,6 +106,5 @@ pub(crate) fn search_and_get(out: &mut Out, path: &Path, session: &str) -> anyho
             "  Ids are the ones projection markers and evidence rows carry; the text is the original."
         )?;
     }
-    index.close()?;
     Ok(())
 }

@@ -14,15 +14,13 @@ mod tools;
 use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use annal_engine::{SessionInfo, Store};
-use annal_query::{
-    get_original, GetError, Hit, IndexOptions, Original, SearchError, SearchIndex, SearchRequest,
-};
+use annal::error::{GetError, SearchError};
+use annal::{Annal, Hit, Original, SearchRequest, SessionInfo};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use rmcp::ServiceExt;
 
-use crate::history::catch_up;
+use crate::history::STALL;
 use crate::location::StoreLocation;
 
 pub(crate) const LONG_ABOUT: &str = "\
@@ -64,13 +62,7 @@ pub(crate) fn run(location: StoreLocation, _args: &McpArgs) -> anyhow::Result<()
 #[derive(Clone, Debug)]
 pub(crate) struct History {
     location: StoreLocation,
-    open: Arc<Mutex<Open>>,
-}
-
-#[derive(Debug, Default)]
-struct Open {
-    store: Option<Arc<Store>>,
-    index: Option<SearchIndex>,
+    open: Arc<Mutex<Option<Arc<Annal>>>>,
 }
 
 /// Hits, and how far the index was behind the journal when it stopped waiting (0 when it had
@@ -83,86 +75,76 @@ pub(crate) struct Found {
 
 impl History {
     pub(crate) fn new(location: StoreLocation) -> History {
-        History { location, open: Arc::new(Mutex::new(Open::default())) }
+        History { location, open: Arc::new(Mutex::new(None)) }
     }
 
-    fn lock(&self) -> MutexGuard<'_, Open> {
-        // A panic in another call cannot leave these handles half-updated: take them as they are.
+    fn lock(&self) -> MutexGuard<'_, Option<Arc<Annal>>> {
+        // A panic in another call cannot leave the handle half-updated: take it as it is.
         self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The store, opened on first use; a missing store is an error naming the path (and is
     /// looked for again on the next call, so the server works once something is imported).
-    fn store(&self, open: &mut Open) -> anyhow::Result<Arc<Store>> {
-        if let Some(store) = &open.store {
+    fn store(&self) -> anyhow::Result<Arc<Annal>> {
+        let mut open = self.lock();
+        if let Some(store) = open.as_ref() {
             return Ok(Arc::clone(store));
         }
         let store = Arc::new(self.location.open_existing()?);
-        open.store = Some(Arc::clone(&store));
+        *open = Some(Arc::clone(&store));
         Ok(store)
     }
 
     /// Searches everything committed so far, once the index has caught up with it.
     pub(crate) fn search(&self, request: &SearchRequest) -> anyhow::Result<Found> {
-        let mut open = self.lock();
-        let store = self.store(&mut open)?;
-        if open.index.is_none() {
-            let index = SearchIndex::open(Arc::clone(&store), IndexOptions::default())
-                .with_context(|| format!("cannot open the search index of {}", self.location))?;
-            open.index = Some(index);
-        }
-        let Some(index) = open.index.as_ref() else {
-            return Err(anyhow!("the search index of {} is not open", self.location));
-        };
-        let target = store
-            .snapshot()
-            .and_then(|s| s.position_end())
-            .with_context(|| format!("cannot read {}", self.location))?;
-        let searchable =
-            catch_up(index, target, |_| {}).with_context(|| format!("cannot search {}", self.location))?;
-        if searchable < target {
+        let store = self.store()?;
+        let behind = store.catch_up(STALL, |_, _| {}).map_err(|err| match err {
+            annal::Error::Index(err) => {
+                anyhow::Error::from(err).context(format!("cannot open the search index of {}", self.location))
+            }
+            other => anyhow::Error::from(other).context(format!("cannot search {}", self.location)),
+        })?;
+        if behind > 0 {
             eprintln!(
-                "annal mcp: the search index is {} records behind and not catching up; searching what is \
-                 indexed",
-                target - searchable
+                "annal mcp: the search index is {behind} records behind and not catching up; searching what is \
+                 indexed"
             );
         }
-        let hits = index.search(request).map_err(|err| match err {
-            SearchError::UnknownSession(name) => {
+        let hits = store.search(request).map_err(|err| match err {
+            annal::Error::Search(SearchError::UnknownSession(name)) => {
                 anyhow!("no session named {name:?} in this store (sessions_list names them)")
             }
             other => anyhow!(other),
         })?;
-        Ok(Found { hits, behind: target.saturating_sub(searchable) })
+        Ok(Found { hits, behind })
     }
 
     /// An original by `entryId` or `entryId#block`, optionally only some lines of its text.
     pub(crate) fn get(&self, id: &str, lines: Option<RangeInclusive<usize>>) -> anyhow::Result<Original> {
-        let store = self.store(&mut self.lock())?;
-        let snapshot = store.snapshot().with_context(|| format!("cannot read {}", self.location))?;
-        get_original(&snapshot, id, lines).map_err(|err| match err {
-            GetError::UnknownEntry(id) => anyhow!(
+        self.store()?.get(id, lines).map_err(|err| match err {
+            annal::Error::Get(GetError::UnknownEntry(id)) => anyhow!(
                 "no entry {id:?} in this store (ids are entryIds, or entryId#BLOCK, as search hits and \
                  projection markers name them)"
             ),
+            annal::Error::Read(err) => {
+                anyhow::Error::from(err).context(format!("cannot read {}", self.location))
+            }
             other => anyhow!(other),
         })
     }
 
     /// Every session, in name order.
     pub(crate) fn sessions(&self) -> anyhow::Result<Vec<SessionInfo>> {
-        let store = self.store(&mut self.lock())?;
-        let snapshot = store.snapshot().with_context(|| format!("cannot read {}", self.location))?;
-        snapshot.sessions().with_context(|| format!("cannot list the sessions of {}", self.location))
+        self.store()?.sessions().with_context(|| format!("cannot list the sessions of {}", self.location))
     }
 
-    /// Closes the index (its last commit) and lets the store go.
+    /// Closes the index (its last commit) and the store.
     pub(crate) fn close(&self) -> anyhow::Result<()> {
-        let mut open = self.lock();
-        if let Some(index) = open.index.take() {
-            index.close().with_context(|| format!("cannot close the search index of {}", self.location))?;
+        if let Some(store) = self.lock().take() {
+            if let Ok(store) = Arc::try_unwrap(store) {
+                store.close().with_context(|| format!("cannot close the store {}", self.location))?;
+            }
         }
-        open.store = None;
         Ok(())
     }
 }

@@ -3,8 +3,8 @@
 
 use std::fmt::Write as _;
 
-use annal_engine::SessionInfo;
-use annal_query::{Original, OriginalBlock, SearchRequest};
+use annal::SessionInfo;
+use annal::{Original, OriginalBlock, SearchRequest};
 
 use super::Found;
 use crate::output::{bytes, count, plural};

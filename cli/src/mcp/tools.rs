@@ -1,8 +1,8 @@
 //! The MCP tools: their names, input schemas and descriptions (what a model reads to decide to
 //! call them), and each call checked, run against the store and answered as compact text.
 
-use annal_engine::Role;
-use annal_query::SearchRequest;
+use annal::Role;
+use annal::SearchRequest;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};

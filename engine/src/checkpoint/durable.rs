@@ -182,7 +182,7 @@ impl CheckpointRequest {
                 if let Some(refused) = refused {
                     return Ok(CheckpointAnswer::of(reply, Err(refused)));
                 }
-                let order = match tables.append(session, None, std::mem::take(receipt))? {
+                let order = match tables.append(session, None, std::mem::take(receipt), &[])? {
                     Ok(appended) => appended.source_orders.first().copied().unwrap_or(0),
                     Err(err) => return Ok(CheckpointAnswer::of(reply, Err(CommitRefused::Receipt(err)))),
                 };
