@@ -8,7 +8,7 @@ pub(crate) mod compaction;
 
 use std::collections::BTreeMap;
 
-pub(crate) use annal_tests::projection_checks::*;
+pub(crate) use annal_support::projection_checks::*;
 
 use annal_engine::{Block, Record, Role, Store, StoreOptions};
 
