@@ -140,7 +140,7 @@ fn check_index(store: &Arc<Store>, acknowledged: &[String], context: &str) -> u6
 #[test]
 fn kill_indexing_processes_at_random_moments() {
     let (kills, seed) = support::drill::settings("index kill drill");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
 
     let mut sandbox = Sandbox::new();
     let mut store = Arc::new(Store::open(&sandbox.db, StoreOptions::default()).unwrap());
@@ -164,7 +164,7 @@ fn kill_indexing_processes_at_random_moments() {
             vec!["history".into(), "search".into(), token(round, next), "--json".into()]
         };
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (append_seed, kill_fraction) = (rng.next(), rng.below(1_000_000));
+        let (append_seed, kill_fraction) = (rng.next_u64(), rng.below(1_000_000));
         let stop = AtomicBool::new(false);
         let started = Instant::now();
         let mut child = sandbox.command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
@@ -173,7 +173,7 @@ fn kill_indexing_processes_at_random_moments() {
         let (running, status, during) = thread::scope(|scope| {
             // Appends go on while the process indexes: it follows the journal as it grows.
             let appender = scope.spawn(|| {
-                let (mut rng, mut next_here, mut ids) = (Rng(append_seed), u64::MAX / 2 + next, Vec::new());
+                let (mut rng, mut next_here, mut ids) = (Rng::new(append_seed), u64::MAX / 2 + next, Vec::new());
                 while !stop.load(Ordering::Acquire) {
                     let count = 1 + rng.below(3) as usize;
                     ids.extend(append_records(&store, round, &mut next_here, count, &mut rng));

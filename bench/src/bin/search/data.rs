@@ -10,8 +10,9 @@
 
 use std::path::Path;
 
-use annal_bench::records::{generate, SplitMix64};
+use annal_bench::records::generate;
 use annal_engine::{detect_format, parse_transcript, Block, Record};
+use annal_support::rng::Rng;
 use anyhow::Context as _;
 
 /// A data set: sessions of records.
@@ -168,7 +169,7 @@ fn words_of(text: &str) -> Vec<&str> {
 /// `per_class` queries of each class drawn from the data set, each once without and once with
 /// the session it was drawn from as a filter.
 pub(crate) fn queries(data: &Dataset, per_class: usize, seed: u64) -> Vec<Query> {
-    let mut rng = SplitMix64::new(seed ^ 0x5ea7c4);
+    let mut rng = Rng::new(seed ^ 0x5ea7c4);
     let all: Vec<(&str, &str)> = data
         .sessions
         .iter()
@@ -182,7 +183,7 @@ pub(crate) fn queries(data: &Dataset, per_class: usize, seed: u64) -> Vec<Query>
         let mut tries = 0;
         while made < per_class && tries < per_class * 2_000 {
             tries += 1;
-            let (session, raw) = all[(rng.next_u64() % all.len() as u64) as usize];
+            let (session, raw) = all[rng.index(all.len())];
             let text = readable(raw);
             let text = text.as_str();
             let terms: Vec<String> = match class {
@@ -191,15 +192,15 @@ pub(crate) fn queries(data: &Dataset, per_class: usize, seed: u64) -> Vec<Query>
                     if found.is_empty() {
                         continue;
                     }
-                    vec![found[(rng.next_u64() % found.len() as u64) as usize].to_owned()]
+                    vec![found[rng.index(found.len())].to_owned()]
                 }
                 Class::Words => {
                     let words = words_of(text);
                     if words.len() < 2 {
                         continue;
                     }
-                    let a = (rng.next_u64() % words.len() as u64) as usize;
-                    let b = (rng.next_u64() % words.len() as u64) as usize;
+                    let a = rng.index(words.len());
+                    let b = rng.index(words.len());
                     if words[a].eq_ignore_ascii_case(words[b]) {
                         continue;
                     }
@@ -211,7 +212,7 @@ pub(crate) fn queries(data: &Dataset, per_class: usize, seed: u64) -> Vec<Query>
                     if tokens.len() < 3 {
                         continue;
                     }
-                    let at = (rng.next_u64() % (tokens.len() as u64 - 2)) as usize;
+                    let at = rng.index(tokens.len() - 2);
                     let run = &tokens[at..at + 3];
                     if !run.iter().all(|w| w.len() >= 2 && w.chars().all(char::is_alphabetic)) {
                         continue;
