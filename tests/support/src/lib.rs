@@ -4,6 +4,7 @@
 //!
 //! Dev-only (`publish = false`); nothing in the product crates depends on it.
 
+pub mod calendar;
 pub mod disk;
 pub mod model;
 pub mod process;
