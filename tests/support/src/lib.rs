@@ -5,7 +5,9 @@
 //! Dev-only (`publish = false`); nothing in the product crates depends on it.
 
 pub mod calendar;
+pub mod corpus;
 pub mod disk;
+pub mod identifiers;
 pub mod model;
 pub mod process;
 pub mod projection_checks;
