@@ -8,6 +8,7 @@ pub mod calendar;
 pub mod corpus;
 pub mod disk;
 pub mod identifiers;
+pub mod indexed;
 pub mod model;
 pub mod process;
 pub mod projection_checks;
