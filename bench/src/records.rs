@@ -108,7 +108,8 @@ pub fn text_of_len(rng: &mut Rng, len: usize) -> String {
     out
 }
 
-fn hex_id(rng: &mut Rng) -> String {
+/// An id shaped like a version-4 UUID, as agents name their records.
+pub fn hex_id(rng: &mut Rng) -> String {
     let (a, b) = (rng.next_u64(), rng.next_u64());
     format!(
         "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",

@@ -93,7 +93,7 @@ fn measure(args: &Args, records: usize) -> anyhow::Result<Measured> {
     while written < records {
         let batch: Vec<_> = session.by_ref().take((records - written).min(500)).collect();
         for (i, record) in batch.iter().enumerate() {
-            payload_bytes += workload::payload_bytes(record) as u64;
+            payload_bytes += annal_bench::records::payload_bytes(record) as u64;
             writer.write(written + i, record)?;
         }
         written += batch.len();

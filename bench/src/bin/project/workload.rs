@@ -118,17 +118,3 @@ impl Iterator for Session {
         Some(record)
     }
 }
-
-/// The payload bytes of a record (text, inputs, outputs).
-pub(crate) fn payload_bytes(record: &Record) -> usize {
-    record
-        .blocks
-        .iter()
-        .map(|b| match b {
-            Block::Text { text } | Block::Thinking { text } => text.len(),
-            Block::ToolCall { input, .. } => input.len(),
-            Block::ToolResult { output, .. } => output.len(),
-            Block::Blob { data, .. } => data.len(),
-        })
-        .sum()
-}

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use annal_bench::records::hex_id;
 use annal_engine::{Block, Record, Role};
 use annal_support::rng::Rng;
 
@@ -20,17 +21,7 @@ fn planted(rng: &mut Rng, n: u64) -> String {
         1 => format!("src/{word}/mod_{n}.rs"),
         2 => format!("v{}.{}.{}", n % 9 + 1, n % 31, n),
         3 => format!("--{word}-limit-{n}"),
-        4 => {
-            let (a, b) = (rng.next_u64(), rng.next_u64());
-            format!(
-                "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-                a >> 32,
-                (a >> 16) & 0xffff,
-                a & 0xfff,
-                b >> 48,
-                b & 0xffff_ffff_ffff
-            )
-        }
+        4 => hex_id(rng),
         5 => format!("0x{:08x}", rng.next_u64() & 0xffff_ffff),
         _ => format!("test_{word}_case_{n}"),
     }
