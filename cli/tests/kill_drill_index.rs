@@ -141,7 +141,8 @@ fn kill_indexing_processes_at_random_moments() {
         let (running, status, during) = thread::scope(|scope| {
             // Appends go on while the process indexes: it follows the journal as it grows.
             let appender = scope.spawn(|| {
-                let (mut rng, mut next_here, mut ids) = (Rng::new(append_seed), u64::MAX / 2 + next, Vec::new());
+                let (mut rng, mut next_here, mut ids) =
+                    (Rng::new(append_seed), u64::MAX / 2 + next, Vec::new());
                 while !stop.load(Ordering::Acquire) {
                     let count = 1 + rng.below(3) as usize;
                     ids.extend(append_records(&store, round, &mut next_here, count, &mut rng));

@@ -17,8 +17,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use annal_bench::{core_count, median, scratch_dir};
-use annal_support::calendar::today_utc;
 use annal_engine::{Budget, CompactOptions, ProjectOptions, ProjectionStats, Sharing, Store, StoreOptions};
+use annal_support::calendar::today_utc;
 use anyhow::{ensure, Context as _};
 use clap::Parser;
 

@@ -151,7 +151,8 @@ mod tests {
         }
         let corpus = Corpus::find(&root.join("codex-rollout-jsonl")).expect("a corpus");
         let names: Vec<_> = corpus.files.iter().map(|p| p.strip_prefix(root).expect("under root")).collect();
-        let expected = ["codex-rollout-jsonl/a.json", "codex-rollout-jsonl/b/x.jsonl", "codex-rollout-jsonl/c.jsonl"];
+        let expected =
+            ["codex-rollout-jsonl/a.json", "codex-rollout-jsonl/b/x.jsonl", "codex-rollout-jsonl/c.jsonl"];
         assert_eq!(names, expected.map(Path::new));
         assert_eq!(corpus.other_files, 1);
         let files = format_files(root).expect("three format folders");

@@ -117,7 +117,8 @@ pub(crate) fn generated(size: Size, seed: u64) -> Dataset {
     while !done(blocks, records) {
         let index = session.len();
         let mut text = |rng: &mut Rng, low: usize, high: usize, big: bool| {
-            let len = if big && rng.chance(10, 1000) { rng.between(8_000, 16_000) } else { rng.between(low, high) };
+            let len =
+                if big && rng.chance(10, 1000) { rng.between(8_000, 16_000) } else { rng.between(low, high) };
             let mut text = vocabulary.text(rng, len);
             if rng.chance(5, 1000) {
                 planted_count += 1;
