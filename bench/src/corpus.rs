@@ -2,55 +2,13 @@
 //! parsed the way `annal import` does it, and made distinct per copy so one corpus can be
 //! imported many times into one store as if it were many different transcripts.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use annal_engine::{detect_format, parse_transcript, Block, ParsedSession, TranscriptFormat};
-use anyhow::{bail, ensure, Context as _};
+use anyhow::Context as _;
 
-/// The files of a corpus folder, in the stable order `annal import` walks them.
-#[derive(Clone, Debug)]
-pub struct Corpus {
-    /// Every `.jsonl` and `.json` file, searched recursively (the files `annal import` reads).
-    pub files: Vec<PathBuf>,
-    /// Files with other extensions, which `annal import` never opens.
-    pub other_files: u64,
-}
-
-impl Corpus {
-    /// Finds the transcript files under `dir`.
-    ///
-    /// # Errors
-    /// If `dir` is missing, is not a folder, cannot be read, or holds no `.jsonl`/`.json` file:
-    /// a benchmark over no input would measure nothing.
-    pub fn find(dir: &Path) -> anyhow::Result<Corpus> {
-        ensure!(dir.is_dir(), "the corpus folder {} does not exist or is not a folder", dir.display());
-        let mut corpus = Corpus { files: Vec::new(), other_files: 0 };
-        walk(dir, &mut corpus).with_context(|| format!("cannot read the corpus folder {}", dir.display()))?;
-        if corpus.files.is_empty() {
-            bail!("no transcripts (.jsonl or .json files) in the corpus folder {}", dir.display());
-        }
-        Ok(corpus)
-    }
-}
-
-fn walk(folder: &Path, corpus: &mut Corpus) -> std::io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(folder)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(std::fs::DirEntry::file_name);
-    for entry in entries {
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            walk(&path, corpus)?;
-        } else if kind.is_file() {
-            if matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json")) {
-                corpus.files.push(path);
-            } else {
-                corpus.other_files += 1;
-            }
-        }
-    }
-    Ok(())
-}
+/// The files of a corpus folder, found by the walker the tests share.
+pub use annal_support::corpus::Corpus;
 
 /// One transcript file after the shared part of the pipeline: read, detected and parsed.
 #[derive(Debug)]

@@ -7,50 +7,8 @@
 use std::collections::BTreeMap;
 
 use annal_engine::{canonical_input, Block, Record, Role};
+use annal_support::rng::Rng;
 use serde_json::{json, Value};
-
-/// splitmix64: a tiny, good-enough PRNG, written inline so the workload never changes with a
-/// dependency's version.
-#[derive(Clone, Debug)]
-pub struct SplitMix64 {
-    state: u64,
-}
-
-impl SplitMix64 {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64 { state: seed }
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    /// A number in `[low, high]`.
-    pub fn between(&mut self, low: usize, high: usize) -> usize {
-        low + (self.next_u64() % (high - low + 1) as u64) as usize
-    }
-
-    /// Uniform in `[0, 1)`.
-    pub fn unit(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// True with probability `per_mille / 1000`.
-    pub fn chance(&mut self, per_mille: u64) -> bool {
-        self.next_u64() % 1000 < per_mille
-    }
-
-    /// One of `items`.
-    pub fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next_u64() % items.len() as u64) as usize]
-    }
-}
 
 const WORDS: &[&str] = &[
     "the",
@@ -139,18 +97,19 @@ const COMMANDS: &[&str] =
 const LARGE_OUTPUT_PER_MILLE: u64 = 57;
 
 /// Words until the text is at least `len` bytes long, with a line break now and then.
-pub fn text_of_len(rng: &mut SplitMix64, len: usize) -> String {
+pub fn text_of_len(rng: &mut Rng, len: usize) -> String {
     let mut out = String::with_capacity(len + 16);
     while out.len() < len {
         if !out.is_empty() {
-            out.push(if rng.chance(60) { '\n' } else { ' ' });
+            out.push(if rng.chance(60, 1000) { '\n' } else { ' ' });
         }
         out.push_str(rng.pick(WORDS));
     }
     out
 }
 
-fn hex_id(rng: &mut SplitMix64) -> String {
+/// An id shaped like a version-4 UUID, as agents name their records.
+pub fn hex_id(rng: &mut Rng) -> String {
     let (a, b) = (rng.next_u64(), rng.next_u64());
     format!(
         "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
@@ -162,7 +121,7 @@ fn hex_id(rng: &mut SplitMix64) -> String {
     )
 }
 
-fn tool_input(rng: &mut SplitMix64, tool: &str) -> String {
+fn tool_input(rng: &mut Rng, tool: &str) -> String {
     let value: Value = match tool {
         "Bash" => json!({ "command": rng.pick(COMMANDS), "timeout": 120_000 }),
         "Grep" => json!({ "pattern": rng.pick(WORDS), "path": "src", "output_mode": "content" }),
@@ -188,7 +147,7 @@ enum Step {
 
 /// `count` records of one deterministic agent session from `seed`.
 pub fn generate(count: usize, seed: u64) -> Vec<Record> {
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = Rng::new(seed);
     let mut out = Vec::with_capacity(count);
     let mut step = Step::User;
     let mut pending: Option<(String, String)> = None;
@@ -208,7 +167,7 @@ pub fn generate(count: usize, seed: u64) -> Vec<Record> {
             }
             Step::AssistantText => {
                 let mut blocks = Vec::new();
-                if rng.chance(300) {
+                if rng.chance(300, 1000) {
                     let len = rng.between(50, 400);
                     blocks.push(Block::Thinking { text: text_of_len(&mut rng, len) });
                 }
@@ -233,21 +192,21 @@ pub fn generate(count: usize, seed: u64) -> Vec<Record> {
             }
             Step::ToolResult => {
                 let (call_id, tool) = pending.take().unwrap_or_default();
-                let len = if rng.chance(LARGE_OUTPUT_PER_MILLE) {
+                let len = if rng.chance(LARGE_OUTPUT_PER_MILLE, 1000) {
                     rng.between(45_000, 55_000)
                 } else {
                     rng.between(100, 1500)
                 };
-                let is_error = rng.chance(50);
+                let is_error = rng.chance(50, 1000);
                 let output = text_of_len(&mut rng, len);
                 (Role::Tool, vec![Block::ToolResult { call_id, tool, is_error, output }])
             }
         };
         step = match step {
-            Step::User if rng.chance(700) => Step::AssistantCall,
+            Step::User if rng.chance(700, 1000) => Step::AssistantCall,
             Step::User => Step::AssistantText,
             Step::AssistantCall => Step::ToolResult,
-            Step::ToolResult if rng.chance(600) => Step::AssistantCall,
+            Step::ToolResult if rng.chance(600, 1000) => Step::AssistantCall,
             Step::ToolResult => Step::AssistantText,
             Step::AssistantText => Step::User,
         };

@@ -115,7 +115,7 @@ fn append_loop(
     stop: &AtomicBool,
     slot: &Mutex<Option<Child>>,
 ) -> LoopLog {
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
     let mut log = LoopLog::default();
     for batch_index in 0.. {
         if stop.load(Ordering::Acquire) {
@@ -245,7 +245,7 @@ fn check_store(
 #[test]
 fn kill_import_and_appends_at_random_moments() {
     let (kills, seed) = support::drill::settings("kill drill");
-    let mut rng = Rng(seed);
+    let mut rng = Rng::new(seed);
 
     // How long one import takes here decides the window the kills fall in.
     let calibration = Sandbox::new();
@@ -275,7 +275,7 @@ fn kill_import_and_appends_at_random_moments() {
         let stop = AtomicBool::new(false);
         let slot = Mutex::new(None::<Child>);
         let (loop_seed, kill_after) =
-            (rng.next(), Duration::from_micros(rng.below(window.as_micros() as u64)));
+            (rng.next_u64(), Duration::from_micros(rng.below(window.as_micros() as u64)));
         let mut import =
             sandbox.command(&["import", &path]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
         let (import_running, import_status, log) = thread::scope(|scope| {

@@ -7,7 +7,7 @@ use annal_engine::{
     Algorithm, Block, Budget, CompactOptions, CompactStatus, ProjectOptions, Projection, Record, Role, Store,
     ViewSource,
 };
-use annal_tests::projection_checks::{check_pairs, check_projection, check_verbatim, record_tokens};
+use annal_support::projection_checks::{check_pairs, check_projection, check_verbatim, record_tokens};
 use arbitrary::Arbitrary;
 
 use crate::{assert_refusal, assert_verifies, fresh_store};

@@ -1,6 +1,6 @@
 //! The bad-input catalogue's storage items (docs/errors.md) through the library: a store written
 //! by a newer format version, and a disk that fills up or fails during a commit (the simulated
-//! disk of `annal_tests::disk`, under the store's `StorageFile` seam). Each gives one clear
+//! disk of `annal_support::disk`, under the store's `StorageFile` seam). Each gives one clear
 //! error, and no acknowledged record is lost.
 #![allow(clippy::unwrap_used)]
 
@@ -10,7 +10,7 @@ use annal_engine::{
     export_jsonl, parse_transcript, AppendError, Block, OpenError, Record, Role, Store, StoreOptions,
     TranscriptFormat, FORMAT_VERSION,
 };
-use annal_tests::disk::{OpKind, SimDisk};
+use annal_support::disk::{OpKind, SimDisk};
 
 fn options() -> StoreOptions {
     StoreOptions { cache_size_bytes: 4 << 20, ..StoreOptions::default() }

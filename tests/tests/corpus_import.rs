@@ -14,16 +14,10 @@ use std::path::{Path, PathBuf};
 use annal_engine::{
     detect_format, parse_transcript, Block, ParsedSession, SkipReason, Store, StoreOptions, TranscriptFormat,
 };
+use annal_support::corpus::{corpus_root, format_files};
 use serde_json::Value;
 
 type TestResult = Result<(), Box<dyn Error>>;
-
-/// The corpus folder of each format.
-const FOLDERS: [(&str, TranscriptFormat); 3] = [
-    ("claude-code-jsonl", TranscriptFormat::Claude),
-    ("codex-rollout-jsonl", TranscriptFormat::Codex),
-    ("opencode-export-json", TranscriptFormat::OpenCode),
-];
 
 /// What one corpus file must parse to, counted by hand.
 struct Expected {
@@ -91,25 +85,8 @@ const EXPECTED: &[Expected] = &[
 type CorpusFile = (String, PathBuf, TranscriptFormat);
 
 fn corpus_files() -> Result<Vec<CorpusFile>, Box<dyn Error>> {
-    let root = std::env::var_os("ANNAL_CORPUS").ok_or("set ANNAL_CORPUS to the corpus folder")?;
-    let root = PathBuf::from(root);
-    let mut files = Vec::new();
-    for (folder, format) in FOLDERS {
-        let dir = root.join(folder);
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries {
-            let path = entry?.path();
-            if path.is_file() {
-                let name = path.file_name().and_then(|n| n.to_str()).ok_or("file name is not UTF-8")?;
-                files.push((format!("{folder}/{name}"), path, format));
-            }
-        }
-    }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    if files.is_empty() {
-        return Err(format!("no transcripts under {}: the corpus is missing or empty", root.display()).into());
-    }
-    Ok(files)
+    let files = format_files(&corpus_root()?)?;
+    Ok(files.into_iter().map(|file| (file.name, file.path, file.format)).collect())
 }
 
 /// Counts records independently of the importer: JSON lines for the line formats; messages,

@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use annal_engine::{Block, Hash, OpenError, ReadError, Record, Role, Store, StoreOptions};
-use annal_tests::disk::SimDisk;
+use annal_support::disk::SimDisk;
 use proptest::prelude::*;
 
 const SESSION: &str = "victim";

@@ -7,11 +7,11 @@ use std::collections::HashMap;
 use std::io;
 
 use annal_engine::{AppendError, OpenError, ReadError, Record, Store, StoreOptions};
-use annal_tests::disk::{CrashKeep, OpKind, SimDisk};
-use annal_tests::model::{check_snapshot, check_verify, compare_append, compare_fork, Model};
-use annal_tests::records::varied;
-use annal_tests::rng::Rng;
-use annal_tests::workload::{workload, Step, StepError};
+use annal_support::disk::{CrashKeep, OpKind, SimDisk};
+use annal_support::model::{check_snapshot, check_verify, compare_append, compare_fork, Model};
+use annal_support::records::varied;
+use annal_support::rng::Rng;
+use annal_support::workload::{workload, Step, StepError};
 
 const SEED: u64 = 7;
 /// Two rounds: enough for the file to grow several times and hold blobs and forks of forks.

@@ -10,11 +10,11 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use annal_engine::{Hash, Record, Store, StoreOptions};
-use annal_tests::model::{
+use annal_support::model::{
     check_random_reads, check_snapshot, check_verify, compare_append, compare_fork, Expected, Model,
 };
-use annal_tests::records::{altered, varied};
-use annal_tests::rng::Rng;
+use annal_support::records::{altered, varied};
+use annal_support::rng::Rng;
 use proptest::prelude::*;
 
 #[derive(Clone, Debug)]

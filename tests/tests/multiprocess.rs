@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 
 use annal_engine::{Store, StoreOptions};
-use annal_tests::process::record_for;
+use annal_support::process::record_for;
 
 const WRITER: &str = env!("CARGO_BIN_EXE_annal-test-writer");
 const WRITERS: usize = 3;

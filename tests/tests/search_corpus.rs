@@ -11,101 +11,20 @@ mod search_support;
 
 use std::collections::BTreeSet;
 use std::error::Error;
-use std::path::PathBuf;
 
-use annal_engine::{parse_transcript, Block, Record, TranscriptFormat};
+use annal_engine::parse_transcript;
 use annal_query::{get_original, SearchRequest};
+use annal_support::corpus::{corpus_root, format_files, FormatFile};
+use annal_support::identifiers::{identifiers, readable, searchable_texts};
 use search_support::*;
-
-/// The corpus folders annal imports, and their formats.
-const FOLDERS: [(&str, TranscriptFormat); 3] = [
-    ("claude-code-jsonl", TranscriptFormat::Claude),
-    ("codex-rollout-jsonl", TranscriptFormat::Codex),
-    ("opencode-export-json", TranscriptFormat::OpenCode),
-];
 
 /// Identifiers checked per session, spread over it.
 const PER_SESSION: usize = 12;
 
-fn corpus_files() -> Result<Vec<(PathBuf, TranscriptFormat)>, Box<dyn Error>> {
-    let root =
-        PathBuf::from(std::env::var_os("ANNAL_CORPUS").ok_or("set ANNAL_CORPUS to the corpus folder")?);
-    let mut files = Vec::new();
-    for (folder, format) in FOLDERS {
-        let Ok(entries) = std::fs::read_dir(root.join(folder)) else { continue };
-        for entry in entries {
-            let path = entry?.path();
-            if path.is_file() {
-                files.push((path, format));
-            }
-        }
-    }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    if files.is_empty() {
-        return Err(format!("no transcripts under {}: the corpus is missing or empty", root.display()).into());
-    }
-    Ok(files)
-}
-
-fn block_texts(record: &Record) -> impl Iterator<Item = &str> {
-    record.blocks.iter().filter_map(|block| match block {
-        Block::Text { text } | Block::Thinking { text } => Some(text.as_str()),
-        Block::ToolCall { input, .. } => Some(input.as_str()),
-        Block::ToolResult { output, .. } => Some(output.as_str()),
-        Block::Blob { .. } => None,
-    })
-}
-
-/// `text` with JSON escapes of whitespace and quotes (`\\n`, `\\t`, `\\r`, `\\"`) as spaces, the
-/// way a person reads a tool's JSON input; an escaped backslash stays.
-fn unescaped(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        match (c, chars.peek()) {
-            ('\\', Some('n' | 't' | 'r' | '"')) => {
-                chars.next();
-                out.push(' ');
-            }
-            ('\\', Some('\\')) => {
-                chars.next();
-                out.push_str("\\\\");
-            }
-            _ => out.push(c),
-        }
-    }
-    out
-}
-
-/// Identifier-like words of `text`, as a person would copy them out of it: split at whitespace,
-/// quotes, brackets, list punctuation and the arrows and box drawing of tool output, sentence
-/// punctuation trimmed, with a letter or digit and something else in them. Words a query would
-/// read as syntax (`-x` excludes x, `role:...` names a field) are left out.
-fn identifiers(text: &str, out: &mut Vec<String>) {
-    let text = unescaped(text);
-    let separator = |c: char| {
-        c.is_whitespace()
-            || "\"'`()[]{}<>,;|".contains(c)
-            || matches!(c, '\u{2190}'..='\u{21FF}' | '\u{2500}'..='\u{257F}' | '\u{2022}' | '\u{2026}' | '\u{00B7}')
-    };
-    for word in text.split(separator) {
-        let word = word.trim_matches(|c: char| ".:!?/\\*=&".contains(c));
-        let has_alnum = word.chars().any(char::is_alphanumeric);
-        let compound = !word.chars().all(char::is_alphanumeric);
-        let syntax = (word.starts_with(['-', '+']) && word.chars().nth(1).is_some_and(char::is_alphanumeric))
-            || ["session:", "role:", "tool:", "target:", "error:", "text:", "ident:"]
-                .iter()
-                .any(|field| word.to_lowercase().starts_with(field));
-        if has_alnum && compound && !syntax && (6..100).contains(&word.len()) {
-            out.push(word.to_owned());
-        }
-    }
-}
-
 #[test]
 fn identifiers_from_each_transcript_are_found_in_the_top_5_of_their_session() -> Result<(), Box<dyn Error>> {
     let mut checked = 0;
-    for (path, format) in corpus_files()? {
+    for FormatFile { path, format, .. } in format_files(&corpus_root()?)? {
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
         let stem = path.file_stem().and_then(|n| n.to_str()).unwrap_or("session").to_owned();
         let parsed = parse_transcript(&std::fs::read(&path)?, format, &stem);
@@ -123,8 +42,9 @@ fn identifiers_from_each_transcript_are_found_in_the_top_5_of_their_session() ->
         for session in &parsed.sessions {
             let mut candidates = Vec::new();
             for record in &session.records {
-                for text in block_texts(record) {
-                    identifiers(text, &mut candidates);
+                for text in searchable_texts(record) {
+                    let text = readable(text);
+                    candidates.extend(identifiers(&text).into_iter().map(str::to_owned));
                 }
             }
             let mut seen = BTreeSet::new();

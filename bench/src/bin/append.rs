@@ -12,8 +12,9 @@ use annal_bench::records::{generate, Workload};
 use annal_bench::report::{append_markdown, AppendReport, Pair, Sizes};
 use annal_bench::scenarios::{batches, concurrent, median_run, sequential, Run};
 use annal_bench::sqlite::Sqlite;
-use annal_bench::{core_count, scratch_dir, today_utc};
+use annal_bench::{core_count, scratch_dir};
 use annal_engine::{Record, Sharing};
+use annal_support::calendar::today_utc;
 use anyhow::ensure;
 use clap::Parser;
 

@@ -14,8 +14,9 @@ use annal_bench::corpus::{make_copy, parse_file, Corpus, Tally};
 use annal_bench::cputime::{threads_named, CpuClock, Sched};
 use annal_bench::loaders::{AnnalImporter, Loaded, Loader, SqliteLoader, CHUNK_RECORDS};
 use annal_bench::sqlite::Sqlite;
-use annal_bench::{core_count, scratch_dir, today_utc};
+use annal_bench::{core_count, scratch_dir};
 use annal_engine::{detect_format, Sharing, StoreOptions};
+use annal_support::calendar::today_utc;
 use anyhow::{ensure, Context as _};
 use clap::Parser;
 

@@ -16,8 +16,9 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use annal_bench::{core_count, median, scratch_dir, today_utc};
+use annal_bench::{core_count, median, scratch_dir};
 use annal_engine::{Budget, CompactOptions, ProjectOptions, ProjectionStats, Sharing, Store, StoreOptions};
+use annal_support::calendar::today_utc;
 use anyhow::{ensure, Context as _};
 use clap::Parser;
 
@@ -92,7 +93,7 @@ fn measure(args: &Args, records: usize) -> anyhow::Result<Measured> {
     while written < records {
         let batch: Vec<_> = session.by_ref().take((records - written).min(500)).collect();
         for (i, record) in batch.iter().enumerate() {
-            payload_bytes += workload::payload_bytes(record) as u64;
+            payload_bytes += annal_bench::records::payload_bytes(record) as u64;
             writer.write(written + i, record)?;
         }
         written += batch.len();

@@ -20,7 +20,8 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use annal_bench::report::{ms, thousands};
-use annal_bench::{core_count, quantile, scratch_dir, today_utc};
+use annal_bench::{core_count, quantile, scratch_dir};
+use annal_support::calendar::today_utc;
 use clap::Parser;
 
 use crate::data::{Class, Dataset, Query};

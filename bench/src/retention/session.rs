@@ -192,13 +192,13 @@ impl Builder {
         let mut steps = vec![vec![ask]];
         for _ in 0..self.rng.between(1, 4) {
             let mut blocks = Vec::new();
-            if self.rng.chance(600) {
+            if self.rng.chance(600, 1000) {
                 blocks.push(Block::Text { text: paragraph(&mut self.rng, 1) });
             }
             let mut results = Vec::new();
             for _ in 0..self.rng.between(1, 3) {
                 let (tool, input, output) = self.tool_use();
-                let failed = self.rng.chance(80);
+                let failed = self.rng.chance(80, 1000);
                 let (call, call_id) = self.call(tool, input);
                 blocks.push(call);
                 let output = if failed {
@@ -346,7 +346,7 @@ fn insert_statement(rng: &mut Rng, text: &mut String, statement: &str, as_line: 
     let boundaries: Vec<usize> = text.match_indices(separator).map(|(i, _)| i).collect();
     let at =
         if boundaries.is_empty() { text.len() } else { boundaries[rng.between(0, boundaries.len() - 1)] };
-    let at = if rng.chance(200) { text.len() } else { at };
+    let at = if rng.chance(200, 1000) { text.len() } else { at };
     let inserted = if as_line { format!("\n{statement}") } else { format!(" {statement}") };
     text.insert_str(at, &inserted);
 }

@@ -3,9 +3,9 @@
 //! Filler never contains a digit run longer than three, so the planted values (four digits or
 //! more, or an uppercase id) cannot occur in it by accident.
 
-/// The bench's seeded generator (splitmix64, inline so generated sessions never change with a
-/// dependency), under the name the exam's modules use.
-pub use crate::records::SplitMix64 as Rng;
+/// The shared seeded generator (SplitMix64, written out so generated sessions never change with
+/// a dependency).
+pub use annal_support::rng::Rng;
 
 const WORDS: &[&str] = &[
     "the",
@@ -165,5 +165,5 @@ pub fn codename(rng: &mut Rng) -> String {
 /// An uppercase alphanumeric run of `len` characters without the look-alikes 0/O and 1/I.
 pub fn id_chars(rng: &mut Rng, len: usize) -> String {
     const ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
-    (0..len).map(|_| ALPHABET[(rng.next_u64() % ALPHABET.len() as u64) as usize] as char).collect()
+    (0..len).map(|_| ALPHABET[rng.index(ALPHABET.len())] as char).collect()
 }

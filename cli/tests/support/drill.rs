@@ -1,22 +1,10 @@
 //! What the kill drills share: their settings from the environment and a seeded source of
 //! kill moments and batch shapes.
 
-/// SplitMix64: a seeded, dependency-free source of kill moments and batch shapes.
-pub(crate) struct Rng(pub(crate) u64);
-
-impl Rng {
-    pub(crate) fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub(crate) fn below(&mut self, bound: u64) -> u64 {
-        self.next() % bound.max(1)
-    }
-}
+/// The shared seeded generator: kill moments and batch shapes replay from a printed seed.
+// Every CLI test file compiles this module; only the kill drills draw from it.
+#[allow(unused_imports)]
+pub(crate) use annal_support::rng::Rng;
 
 fn env_number(name: &str) -> Option<u64> {
     std::env::var(name).ok().map(|v| v.parse().unwrap_or_else(|_| panic!("{name} must be a number")))

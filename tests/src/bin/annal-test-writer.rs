@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use annal_engine::{AppendError, Hash, Snapshot, Store, StoreOptions, ZERO_HASH};
-use annal_tests::process::record_for;
+use annal_support::process::record_for;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();

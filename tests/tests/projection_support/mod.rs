@@ -8,9 +8,10 @@ pub(crate) mod compaction;
 
 use std::collections::BTreeMap;
 
-pub(crate) use annal_tests::projection_checks::*;
+pub(crate) use annal_support::projection_checks::*;
 
 use annal_engine::{Block, Record, Role, Store, StoreOptions};
+use annal_support::rng::Rng;
 
 /// What a generated session looks like.
 #[derive(Clone, Debug)]
@@ -55,40 +56,6 @@ impl Shape {
     }
 }
 
-/// SplitMix64: the generator is seeded, so every failing case is reproducible.
-#[derive(Clone, Debug)]
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub(crate) fn below(&mut self, bound: u64) -> u64 {
-        if bound == 0 {
-            0
-        } else {
-            self.next_u64() % bound
-        }
-    }
-
-    pub(crate) fn index(&mut self, len: usize) -> usize {
-        self.below(len as u64) as usize
-    }
-
-    pub(crate) fn chance(&mut self, numerator: u64, denominator: u64) -> bool {
-        self.below(denominator) < numerator
-    }
-}
-
 const WORDS: &[&str] = &[
     "parser", "config", "ledger", "window", "budget", "journal", "cargo", "schema", "token", "index",
     "query", "module", "handler", "report", "monthly", "export", "value", "branch", "commit", "review",
@@ -96,7 +63,7 @@ const WORDS: &[&str] = &[
 
 /// Words and numbers of `low..=high` characters.
 fn prose(rng: &mut Rng, low: usize, high: usize) -> String {
-    let chars = between(rng, low, high);
+    let chars = rng.between(low, high);
     words(rng, chars)
 }
 
@@ -109,10 +76,6 @@ fn words(rng: &mut Rng, chars: usize) -> String {
     }
     out.truncate(chars);
     out
-}
-
-fn between(rng: &mut Rng, low: usize, high: usize) -> usize {
-    low + rng.index(high - low + 1)
 }
 
 struct Builder<'a> {
@@ -183,9 +146,9 @@ pub(crate) fn generate(prefix: &str, shape: &Shape) -> Vec<Record> {
     for turn in 0..shape.turns {
         let newest = turn + 1 == shape.turns;
         let user_chars = if shape.huge_user && b.rng.chance(1, 3) {
-            between(&mut b.rng, 20_000, 90_000)
+            b.rng.between(20_000, 90_000)
         } else {
-            between(&mut b.rng, 30, 600)
+            b.rng.between(30, 600)
         };
         let text = words(&mut b.rng, user_chars);
         b.push(Role::User, vec![Block::Text { text }]);
@@ -203,7 +166,7 @@ pub(crate) fn generate(prefix: &str, shape: &Shape) -> Vec<Record> {
             if b.rng.chance(3, 4) {
                 blocks.push(Block::Text { text: prose(&mut b.rng, 60, 2_400) });
             }
-            let fanout = if shape.parallel && b.rng.chance(1, 3) { between(&mut b.rng, 2, 3) } else { 1 };
+            let fanout = if shape.parallel && b.rng.chance(1, 3) { b.rng.between(2, 3) } else { 1 };
             let calls: Vec<Block> = (0..fanout).map(|_| b.call()).collect();
             let split = fanout > 1 && shape.split_parallel && b.rng.chance(1, 2);
             if split {
@@ -223,9 +186,9 @@ pub(crate) fn generate(prefix: &str, shape: &Shape) -> Vec<Record> {
                 let chars = if huge_at == Some(turn) && step == 0 && results.is_empty() {
                     200_000
                 } else if big {
-                    between(&mut b.rng, 4_000, 12_000)
+                    b.rng.between(4_000, 12_000)
                 } else {
-                    between(&mut b.rng, 80, 4_000)
+                    b.rng.between(80, 4_000)
                 };
                 results.push(b.result(call, chars));
             }

@@ -1,5 +1,5 @@
-//! Shared by the search tests: stores, indexes with short intervals, records, and the blocks a
-//! journal says an index must hold.
+//! Shared by the search tests: stores, indexes with short intervals, records, and the check
+//! that an index holds what the journal says it must (from annal-support).
 
 // Each test file uses its own subset of these helpers.
 #![allow(dead_code, unreachable_pub)]
@@ -9,8 +9,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use annal_engine::{Block, BlockView, Record, Role, Snapshot, Store, StoreOptions};
-use annal_query::{IndexOptions, IndexedBlock, SearchIndex};
+use annal_engine::{Block, Record, Role, Store, StoreOptions};
+use annal_query::{IndexOptions, SearchIndex};
+pub use annal_support::indexed::assert_index_equals_journal;
 
 /// How long a test waits for the index before failing (never reached unless broken).
 pub const PATIENCE: Duration = Duration::from_secs(120);
@@ -69,45 +70,6 @@ pub fn result(id: &str, call_id: &str, tool: &str, output: &str, is_error: bool)
             output: output.into(),
         }],
     )
-}
-
-/// Every block the index must hold: each session's own records (a fork's inherited ones are
-/// its parent's), every block but binary blobs.
-pub fn expected_blocks(snapshot: &Snapshot) -> Vec<IndexedBlock> {
-    let mut out = Vec::new();
-    for info in snapshot.sessions().unwrap() {
-        for guard in snapshot.records(&info.name, info.fork_at.unwrap_or(0)..u64::MAX).unwrap() {
-            let guard = guard.unwrap();
-            let view = guard.view().unwrap();
-            for (index, block) in view.blocks().enumerate() {
-                if !matches!(block, BlockView::Blob { .. }) {
-                    out.push(IndexedBlock {
-                        session: info.name.clone(),
-                        source_order: view.source_order(),
-                        block_index: index as u64,
-                    });
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
-
-/// Asserts the index holds exactly the journal's blocks: none missing, none twice.
-pub fn assert_index_equals_journal(index: &SearchIndex, store: &Store) {
-    let expected = expected_blocks(&store.snapshot().unwrap());
-    let actual = index.indexed_blocks().unwrap();
-    if actual != expected {
-        let missing: Vec<_> = expected.iter().filter(|b| !actual.contains(b)).take(5).collect();
-        let mut seen = std::collections::BTreeSet::new();
-        let twice: Vec<_> = actual.iter().filter(|b| !seen.insert(*b)).take(5).collect();
-        panic!(
-            "index has {} documents, journal {} blocks; missing {missing:?}; duplicated {twice:?}",
-            actual.len(),
-            expected.len()
-        );
-    }
 }
 
 /// Waits until `condition` holds (polling), failing after [`PATIENCE`].

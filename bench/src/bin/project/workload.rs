@@ -1,14 +1,11 @@
 //! The projection benchmark's workload: one tool-heavy agent session, generated record by record
-//! from a seed (splitmix64 inline, so the bytes never change with a dependency), about 8 KB per
+//! from a seed (the shared SplitMix64, so the bytes never change with a dependency), about 8 KB per
 //! record on average: user requests of 150–700 bytes; assistant text with a tool call; tool output of 3–26 KB,
 //! 5% of it 20–60 KB (past 16 KB, outputs go to the blob table), 5% errors; a final answer per
 //! turn.
 
-use annal_bench::records::SplitMix64;
 use annal_engine::{Block, Record, Role};
-
-/// The bench's seeded generator (splitmix64).
-type Rng = SplitMix64;
+use annal_support::rng::Rng;
 
 const WORDS: &[&str] = &[
     "ledger", "parser", "config", "schema", "window", "budget", "journal", "monthly", "report", "error",
@@ -33,16 +30,16 @@ impl Session {
         let mut rng = Rng::new(seed);
         let mut text = String::with_capacity(1 << 21);
         while text.len() < 1 << 21 {
-            text.push_str(WORDS[(rng.next_u64() % WORDS.len() as u64) as usize]);
-            text.push_str(&(rng.next_u64() % 100_000).to_string());
-            text.push(if rng.chance(80) { '\n' } else { ' ' });
+            text.push_str(rng.pick(WORDS));
+            text.push_str(&rng.below(100_000).to_string());
+            text.push(if rng.chance(80, 1000) { '\n' } else { ' ' });
         }
         Session { rng, text, produced: 0, calls: 0, pending: Vec::new(), steps_left: 0 }
     }
 
     fn slice(&mut self, len: usize) -> String {
         let len = len.min(self.text.len() - 1);
-        let mut start = (self.rng.next_u64() % (self.text.len() - len) as u64) as usize;
+        let mut start = self.rng.index(self.text.len() - len);
         while !self.text.is_char_boundary(start) {
             start -= 1;
         }
@@ -75,7 +72,7 @@ impl Session {
         }
         self.calls += 1;
         let call_id = format!("call-{}", self.calls);
-        let (tool, input) = match self.rng.next_u64() % 4 {
+        let (tool, input) = match self.rng.below(4) {
             0 => ("Read", format!("{{\"file_path\":\"src/{}.rs\"}}", WORDS[(self.calls % 30) as usize])),
             1 => (
                 "Bash",
@@ -98,13 +95,13 @@ impl Session {
         let call =
             Block::ToolCall { call_id: call_id.clone(), tool: tool.into(), input, target: String::new() };
         self.queue(Role::Assistant, vec![Block::Text { text }, call]);
-        let size = if self.rng.chance(50) {
+        let size = if self.rng.chance(50, 1000) {
             self.rng.between(20_000, 60_000)
         } else {
             self.rng.between(3_000, 26_000)
         };
         let output = self.slice(size);
-        let is_error = self.rng.chance(50);
+        let is_error = self.rng.chance(50, 1000);
         self.queue(Role::Tool, vec![Block::ToolResult { call_id, tool: tool.into(), is_error, output }]);
     }
 }
@@ -120,18 +117,4 @@ impl Iterator for Session {
         self.produced += 1;
         Some(record)
     }
-}
-
-/// The payload bytes of a record (text, inputs, outputs).
-pub(crate) fn payload_bytes(record: &Record) -> usize {
-    record
-        .blocks
-        .iter()
-        .map(|b| match b {
-            Block::Text { text } | Block::Thinking { text } => text.len(),
-            Block::ToolCall { input, .. } => input.len(),
-            Block::ToolResult { output, .. } => output.len(),
-            Block::Blob { data, .. } => data.len(),
-        })
-        .sum()
 }

@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use annal_bench::records::SplitMix64;
+use annal_bench::records::hex_id;
 use annal_engine::{Block, Record, Role};
+use annal_support::rng::Rng;
 
 use crate::data::Dataset;
 
@@ -13,24 +14,14 @@ fn thousands(n: u64) -> String {
 }
 
 /// An identifier planted in the generated data: unique, of one of the shapes people search for.
-fn planted(rng: &mut SplitMix64, n: u64) -> String {
+fn planted(rng: &mut Rng, n: u64) -> String {
     let word = ["auth", "cache", "ledger", "parser", "retry", "config"][(n % 6) as usize];
     match n % 7 {
         0 => format!("ERR_{:06X}", rng.next_u64() & 0xff_ffff),
         1 => format!("src/{word}/mod_{n}.rs"),
         2 => format!("v{}.{}.{}", n % 9 + 1, n % 31, n),
         3 => format!("--{word}-limit-{n}"),
-        4 => {
-            let (a, b) = (rng.next_u64(), rng.next_u64());
-            format!(
-                "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
-                a >> 32,
-                (a >> 16) & 0xffff,
-                a & 0xfff,
-                b >> 48,
-                b & 0xffff_ffff_ffff
-            )
-        }
+        4 => hex_id(rng),
         5 => format!("0x{:08x}", rng.next_u64() & 0xffff_ffff),
         _ => format!("test_{word}_case_{n}"),
     }
@@ -84,18 +75,18 @@ impl Vocabulary {
         Vocabulary { words, cumulative }
     }
 
-    fn word(&self, rng: &mut SplitMix64) -> &str {
+    fn word(&self, rng: &mut Rng) -> &str {
         let total = self.cumulative.last().copied().unwrap_or(1.0);
-        let x = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 * total;
+        let x = rng.unit() * total;
         let rank = self.cumulative.partition_point(|&c| c < x).min(self.words.len() - 1);
         &self.words[rank]
     }
 
-    fn text(&self, rng: &mut SplitMix64, len: usize) -> String {
+    fn text(&self, rng: &mut Rng, len: usize) -> String {
         let mut out = String::with_capacity(len + 16);
         while out.len() < len {
             if !out.is_empty() {
-                out.push(if rng.chance(50) { '\n' } else { ' ' });
+                out.push(if rng.chance(50, 1000) { '\n' } else { ' ' });
             }
             out.push_str(self.word(rng));
         }
@@ -115,7 +106,7 @@ pub(crate) enum Size {
 /// bytes of text per block otherwise; one block in 200 carries a planted identifier.
 pub(crate) fn generated(size: Size, seed: u64) -> Dataset {
     let vocabulary = Vocabulary::new(30_000);
-    let mut rng = SplitMix64::new(seed);
+    let mut rng = Rng::new(seed);
     let mut sessions = Vec::new();
     let (mut blocks, mut records, mut planted_count, mut session) = (0usize, 0usize, 0u64, Vec::new());
     let mut pending_call = None;
@@ -125,10 +116,11 @@ pub(crate) fn generated(size: Size, seed: u64) -> Dataset {
     };
     while !done(blocks, records) {
         let index = session.len();
-        let mut text = |rng: &mut SplitMix64, low: usize, high: usize, big: bool| {
-            let len = if big && rng.chance(10) { rng.between(8_000, 16_000) } else { rng.between(low, high) };
+        let mut text = |rng: &mut Rng, low: usize, high: usize, big: bool| {
+            let len =
+                if big && rng.chance(10, 1000) { rng.between(8_000, 16_000) } else { rng.between(low, high) };
             let mut text = vocabulary.text(rng, len);
-            if rng.chance(5) {
+            if rng.chance(5, 1000) {
                 planted_count += 1;
                 let value = planted(rng, planted_count);
                 let at = text
@@ -149,7 +141,7 @@ pub(crate) fn generated(size: Size, seed: u64) -> Dataset {
                     vec![Block::ToolResult {
                         call_id,
                         tool: "Bash".into(),
-                        is_error: rng.chance(50),
+                        is_error: rng.chance(50, 1000),
                         output,
                     }],
                 )

@@ -12,11 +12,12 @@ use std::time::{Duration, Instant};
 use annal_bench::records::to_json;
 use annal_engine::{Record, Role, Sharing, Store, StoreOptions};
 use annal_query::{IndexOptions, SearchIndex, SearchRequest};
+use annal_support::identifiers::searchable_texts;
 use anyhow::Context as _;
 use rusqlite::{params, Connection};
 use serde_json::Value;
 
-use crate::data::{texts, Class, Dataset, Query};
+use crate::data::{Class, Dataset, Query};
 
 /// Hits per query, with snippets, on every system.
 pub(crate) const TOP: usize = 10;
@@ -144,7 +145,7 @@ impl Fts {
             )?;
             for (session, records) in &data.sessions {
                 for record in records {
-                    for (block, text) in texts(record).enumerate() {
+                    for (block, text) in searchable_texts(record).enumerate() {
                         insert.execute(params![
                             session,
                             record.entry_id,
