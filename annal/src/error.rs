@@ -4,9 +4,10 @@
 use std::path::PathBuf;
 
 pub use annal_engine::{
-    AppendError, BudgetError, CloseError, CompactError, ExportError, ForkError, LoadError, OpenError,
-    PortableError, ProjectError, ReadError, SummarizeError,
+    AppendError, BudgetError, CloseError, CompactError, ForkError, OpenError, PortableError, ProjectError,
+    ReadError, SummarizeError,
 };
+pub use annal_formats::{ExportError, LoadError};
 pub use annal_query::{GetError, IndexError, SearchError, WaitError};
 
 /// A call on an [`Annal`](crate::Annal) failed.

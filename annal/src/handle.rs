@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use annal_engine::{
-    export_jsonl, export_markdown, AppendReceipt, CompactOptions, CompactOutcome, ExportSummary,
-    PortableRecord, ProjectOptions, Projection, Record, SessionInfo, Snapshot, Store, VerifyReport,
+    AppendReceipt, CompactOptions, CompactOutcome, PortableRecord, ProjectOptions, Projection, Record,
+    SessionInfo, Snapshot, Store, VerifyReport,
 };
+use annal_formats::{export_jsonl, export_markdown, ExportSummary};
 use annal_query::SearchIndex;
 
 use crate::{Error, Options};

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use annal_engine::{detect_format, parse_transcript, Skipped, TranscriptFormat};
+use annal_formats::{detect_format, load_session, parse_transcript, Skipped, TranscriptFormat};
 
 use crate::{Annal, Error};
 
@@ -57,7 +57,7 @@ impl Annal {
         for session in parsed.sessions {
             let name = session.name.clone();
             summary.sessions.push(name.clone());
-            match self.store.load_session(session) {
+            match load_session(&self.store, session) {
                 Ok(load) => {
                     summary.records_new += load.appended;
                     summary.records_present += load.present;

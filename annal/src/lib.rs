@@ -104,7 +104,7 @@ pub use annal_engine::{
     Projection, ProjectionStats, Summarizer, SummaryRequest, ViewSource,
 };
 // Transcripts of other agents, exports.
-pub use annal_engine::{ExportSummary, SkipReason, Skipped, TranscriptFormat};
+pub use annal_formats::{ExportSummary, SkipReason, Skipped, TranscriptFormat};
 // Store configuration.
 pub use annal_engine::{Limits, Sharing, TokenCounter};
 // Search and originals.

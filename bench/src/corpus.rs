@@ -4,7 +4,8 @@
 
 use std::path::Path;
 
-use annal_engine::{detect_format, parse_transcript, Block, ParsedSession, TranscriptFormat};
+use annal_engine::Block;
+use annal_formats::{detect_format, parse_transcript, ParsedSession, TranscriptFormat};
 use anyhow::Context as _;
 
 /// The files of a corpus folder, found by the walker the tests share.

@@ -10,7 +10,8 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use annal_engine::{Block, ParsedSession, Record, Store};
+use annal_engine::{Block, Record, Store};
+use annal_formats::ParsedSession;
 use anyhow::{ensure, Context as _};
 use rusqlite::{params, Connection, TransactionBehavior};
 use serde_json::{json, Map, Value};

@@ -16,6 +16,7 @@ use crate::error::{AppendError, Failure, ForkError};
 use crate::hash::{chain_hash, hash_to_hex, seal, Hash, ZERO_HASH};
 use crate::prepare::Prepared;
 use crate::read::{Segment, SessionInfo, SessionLookup};
+use crate::receipts::receipt_key_of;
 use crate::tables::{
     meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_NEXT_POSITION, META_NEXT_SESSION_KEY,
     NO_PARENT, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
@@ -321,7 +322,7 @@ impl<'txn> Tables<'txn> {
             let mut digest = record.digest;
             digest.position = position;
             encoded.push(Encoded {
-                receipt: crate::checkpoint::receipt_key_of(&stored.meta),
+                receipt: receipt_key_of(&stored.meta),
                 entry_id: record.entry_id,
                 order,
                 position,

@@ -65,19 +65,11 @@ pub(crate) fn access(bytes: &[u8]) -> Result<&ArchivedRecord, String> {
     rkyv::access::<ArchivedRecord, rancor::Error>(bytes).map_err(|err| err.to_string())
 }
 
-/// Validates arbitrary bytes as a stored record and, if valid, walks every field: the fuzz
-/// target's entry point. Must never panic, whatever the bytes.
-pub fn check_record_bytes(bytes: &[u8]) -> Result<crate::hash::Hash, String> {
-    let archived = access(bytes)?;
-    crate::view::RecordView::new(archived, 0).ok_or("unknown role tag")?;
-    crate::hash::check_archived(archived)?;
-    Ok(archived.hash)
-}
-
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use crate::verify::check_record_bytes;
     use proptest::prelude::*;
 
     fn sample() -> StoredRecord {

@@ -28,17 +28,14 @@ mod claim;
 mod codec;
 mod digest;
 mod error;
-mod export;
 mod hash;
-mod import;
-mod load;
 mod options;
 mod portable;
 mod prepare;
 mod project;
 mod read;
+mod receipts;
 mod record;
-mod redact;
 mod storage;
 mod store;
 mod sync;
@@ -55,42 +52,32 @@ pub use crate::apply::AppendReceipt;
 #[doc(hidden)]
 pub use crate::checkpoint::loom_model;
 pub use crate::checkpoint::{
-    checkpoint_key, CompactError, CompactOptions, CompactOutcome, CompactStatus, SummarizeError, Summarizer,
-    SummaryRequest, LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT,
+    CompactError, CompactOptions, CompactOutcome, CompactStatus, SummarizeError, Summarizer, SummaryRequest,
+    LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT,
 };
 pub use crate::claim::Claim;
-#[doc(hidden)]
-pub use crate::codec::check_record_bytes;
 pub use crate::digest::{flags as digest_flags, Digest};
 pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
-pub use crate::export::{
-    export_jsonl, export_markdown, parse_export_header, ExportError, ExportHeader, ExportSummary,
-    EXPORT_FORMAT, EXPORT_VERSION,
-};
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};
-pub use crate::import::{
-    detect_format, parse_transcript, parse_transcript_with, ParseOptions, ParsedSession, ParsedTranscript,
-    SkipReason, Skipped, TranscriptFormat,
-};
-pub use crate::load::{LoadError, SessionLoad};
 pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{
     canonical_input, canonical_json, is_rfc3339, record_from_json, record_to_json, PortableError,
     PortableRecord,
 };
 pub use crate::project::{
-    projection_hash, write_messages_json, Algorithm, Budget, BudgetError, KeptCounts, Message, MessageBlock,
-    OmittedCounts, PartTokens, PreparedProjection, ProjectError, ProjectOptions, Projection,
-    ProjectionSnapshot, ProjectionStats, ViewSource, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX,
+    checkpoint_key, projection_hash, write_messages_json, Algorithm, Budget, BudgetError, KeptCounts,
+    Message, MessageBlock, OmittedCounts, PartTokens, PreparedProjection, ProjectError, ProjectOptions,
+    Projection, ProjectionSnapshot, ProjectionStats, ViewSource, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX,
 };
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
 pub use crate::record::{Block, Record, Role};
-pub use crate::redact::redact;
 pub use crate::storage::StorageFile;
 pub use crate::store::{CommitFeed, Store};
 pub use crate::tables::FORMAT_VERSION;
 pub use crate::target::{derive_target, is_priority_target};
 pub use crate::tokens::{CharsPerFour, TokenCounter};
+#[doc(hidden)]
+pub use crate::verify::check_record_bytes;
 pub use crate::verify::{Problem, VerifyReport};
 pub use crate::view::{BlockView, Payload, RecordView};
 pub use crate::watermark::Watermark;

@@ -158,7 +158,7 @@ pub struct Record {
 impl Record {
     /// The bytes a record carries: its strings, payloads and metadata (what the store's record
     /// and batch size limits count).
-    pub(crate) fn size_bytes(&self) -> usize {
+    pub fn size_bytes(&self) -> usize {
         let blocks: usize = self
             .blocks
             .iter()

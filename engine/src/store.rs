@@ -1,23 +1,22 @@
 //! The store: opening a redb file, the format-version check, and the public write and read calls.
 
+use std::any::Any;
 use std::fs::OpenOptions;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
 use crossbeam_channel::Sender;
 use redb::{ConcurrencyMode, Database, DatabaseError, ReadableDatabase, TableHandle};
 
 use crate::apply::AppendReceipt;
-use crate::checkpoint::ClaimRegistry;
 use crate::claim::Claim;
 use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
 use crate::options::{Sharing, StoreOptions};
 use crate::portable::PortableRecord;
 use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared};
-use crate::project::ProjectionCache;
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
 use crate::storage::{Backend, StorageFile};
@@ -41,10 +40,10 @@ pub struct Store {
     shared: Arc<Shared>,
     requests: Option<Sender<Request>>,
     writer: Option<JoinHandle<()>>,
-    /// This process's compaction claims: the fast path in front of the durable claims table.
-    claims: ClaimRegistry,
-    /// Outlines and entry ids projections read again and again (derived, safe to drop).
-    projections: Arc<ProjectionCache>,
+    /// Per-store state of the layers above the journal (the projections' cache, this
+    /// process's compaction claims), each made on first use. The journal holds them without
+    /// knowing their types, so it depends on no layer above it.
+    extensions: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -206,8 +205,7 @@ impl Store {
             shared,
             requests: Some(sender),
             writer: Some(writer),
-            claims: ClaimRegistry::new(),
-            projections: Arc::new(ProjectionCache::default()),
+            extensions: Mutex::new(Vec::new()),
         })
     }
 
@@ -220,12 +218,16 @@ impl Store {
         self.requests.as_ref().is_some_and(|requests| requests.send(request).is_ok())
     }
 
-    pub(crate) fn claims(&self) -> &ClaimRegistry {
-        &self.claims
-    }
-
-    pub(crate) fn projection_cache(&self) -> Arc<ProjectionCache> {
-        Arc::clone(&self.projections)
+    /// This store's `T`, made on first use: the state a layer above the journal keeps per store.
+    pub(crate) fn extension<T: Any + Default + Send + Sync>(&self) -> Arc<T> {
+        // A panic elsewhere cannot leave the list half-written: it only ever grows by a push.
+        let mut extensions = self.extensions.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = extensions.iter().find_map(|e| Arc::clone(e).downcast::<T>().ok()) {
+            return found;
+        }
+        let made = Arc::new(T::default());
+        extensions.push(Arc::clone(&made) as Arc<dyn Any + Send + Sync>);
+        made
     }
 
     /// The store file, unless on custom storage.

@@ -180,3 +180,12 @@ fn verify_session(
     let _ = snapshot.lineage(&row).map_err(ReadError::from)?;
     Ok(Ok(()))
 }
+
+/// Validates arbitrary bytes as a stored record and, if valid, walks every field: the fuzz
+/// target's entry point. Must never panic, whatever the bytes.
+pub fn check_record_bytes(bytes: &[u8]) -> Result<crate::hash::Hash, String> {
+    let archived = crate::codec::access(bytes)?;
+    crate::view::RecordView::new(archived, 0).ok_or("unknown role tag")?;
+    crate::hash::check_archived(archived)?;
+    Ok(archived.hash)
+}

@@ -19,7 +19,6 @@ use crossbeam_channel::{Receiver, Sender};
 use redb::{Database, TransactionError, WriteTransaction};
 
 use crate::apply::{AppendReceipt, Tables};
-use crate::checkpoint::{CheckpointAnswer, CheckpointRequest, WriteFailure};
 use crate::claim::Claim;
 use crate::error::{AppendError, Failure, ForkError};
 use crate::prepare::Prepared;
@@ -44,8 +43,46 @@ pub(crate) enum Request {
         name: String,
         reply: Sender<Result<SessionInfo, ForkError>>,
     },
-    /// A compaction's claim, release, or checkpoint commit with its receipt.
-    Checkpoint(CheckpointRequest),
+    /// A write of a layer above the journal (a compaction's claim, release, or checkpoint
+    /// commit with its receipt), applied in the same transaction as the group's appends.
+    Side(Box<dyn SideWrite>),
+}
+
+/// A write that a layer above the journal asks the writer to apply inside its group
+/// transaction, so it is atomic with the appends it depends on; the journal knows only this
+/// shape, never what the write means.
+pub(crate) trait SideWrite: Send {
+    /// Applies the write. The outer error aborts the group; the answer is sent to the caller
+    /// once the group has committed.
+    fn apply(&mut self, txn: &WriteTransaction, tables: &mut Tables<'_>) -> Result<Answer, Failure>;
+
+    /// Tells the caller the group failed, or that the store refuses writes.
+    fn fail(self: Box<Self>, failure: WriteFailure);
+}
+
+/// Why the writer could not apply a side write.
+#[derive(Debug)]
+pub(crate) enum WriteFailure {
+    Busy(Duration),
+    Io(std::io::Error),
+    Corrupted(String),
+    Poisoned,
+}
+
+/// A reply to send once the group's transaction committed.
+pub(crate) struct Answer(Box<dyn FnOnce() + Send>);
+
+impl Answer {
+    /// Sends `Ok(value)` on `reply` when the group commits.
+    pub(crate) fn of<T: Send + 'static>(reply: &Sender<Result<T, WriteFailure>>, value: T) -> Answer {
+        let reply = reply.clone();
+        // A caller that gave up waiting has dropped its receiver; nothing to tell it.
+        Answer(Box::new(move || drop(reply.send(Ok(value)))))
+    }
+
+    fn send(self) {
+        (self.0)();
+    }
 }
 
 /// Why a whole group failed.
@@ -80,7 +117,7 @@ impl Request {
                     }
                 }));
             }
-            Request::Checkpoint(request) => request.fail(match failure {
+            Request::Side(request) => request.fail(match failure {
                 GroupFailure::Busy(waited) => WriteFailure::Busy(*waited),
                 GroupFailure::Storage(Failure::Io(e)) => {
                     WriteFailure::Io(std::io::Error::new(e.kind(), e.to_string()))
@@ -94,7 +131,7 @@ impl Request {
         match self {
             Request::Append { reply, .. } => drop(reply.send(Err(AppendError::Poisoned))),
             Request::Fork { reply, .. } => drop(reply.send(Err(ForkError::Poisoned))),
-            Request::Checkpoint(request) => request.fail(WriteFailure::Poisoned),
+            Request::Side(request) => request.fail(WriteFailure::Poisoned),
         }
     }
 }
@@ -173,7 +210,7 @@ pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, shared: Arc<Sh
 enum Outcome {
     Append(Sender<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
     Fork(Sender<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
-    Checkpoint(CheckpointAnswer),
+    Side(Answer),
 }
 
 impl Outcome {
@@ -182,7 +219,7 @@ impl Outcome {
         match self {
             Outcome::Append(reply, result) => drop(reply.send(result)),
             Outcome::Fork(reply, result) => drop(reply.send(result)),
-            Outcome::Checkpoint(answer) => answer.send(),
+            Outcome::Side(answer) => answer.send(),
         }
     }
 }
@@ -213,8 +250,8 @@ fn commit_group(
                     let result = tables.fork(parent, *at, name)?;
                     outcomes.push(Outcome::Fork(reply.clone(), result));
                 }
-                Request::Checkpoint(request) => {
-                    outcomes.push(Outcome::Checkpoint(request.apply(&txn, &mut tables)?));
+                Request::Side(request) => {
+                    outcomes.push(Outcome::Side(request.apply(&txn, &mut tables)?));
                 }
             }
         }

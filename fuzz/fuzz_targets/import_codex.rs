@@ -3,4 +3,4 @@
 
 use libfuzzer_sys::fuzz_target;
 
-fuzz_target!(|data: &[u8]| annal_fuzz::check_import(data, annal_engine::TranscriptFormat::Codex));
+fuzz_target!(|data: &[u8]| annal_fuzz::check_import(data, annal_formats::TranscriptFormat::Codex));

@@ -4,10 +4,8 @@
 
 use std::collections::BTreeMap;
 
-use annal_engine::{
-    canonical_json, detect_format, export_jsonl, export_markdown, parse_transcript, Block, ForkError, Hash,
-    Record, Role, Store, TranscriptFormat,
-};
+use annal_engine::{canonical_json, Block, ForkError, Hash, Record, Role, Store};
+use annal_formats::{detect_format, export_jsonl, export_markdown, parse_transcript, TranscriptFormat};
 use arbitrary::Arbitrary;
 use serde_json::Value;
 

@@ -8,10 +8,8 @@ use std::collections::HashSet;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use annal_engine::{
-    canonical_input, derive_target, detect_format, parse_transcript, record_from_json, record_to_json,
-    AppendError, Block, Record, StorageFile, Store, StoreOptions, TranscriptFormat,
-};
+use annal_engine::{canonical_input, derive_target, record_from_json, record_to_json, AppendError, Block, Record, StorageFile, Store, StoreOptions};
+use annal_formats::{detect_format, parse_transcript, TranscriptFormat};
 
 pub mod arb;
 pub mod project;

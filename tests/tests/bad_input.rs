@@ -6,10 +6,8 @@
 
 use std::io;
 
-use annal_engine::{
-    export_jsonl, parse_transcript, AppendError, Block, OpenError, Record, Role, Store, StoreOptions,
-    TranscriptFormat, FORMAT_VERSION,
-};
+use annal_engine::{AppendError, Block, OpenError, Record, Role, Store, StoreOptions, FORMAT_VERSION};
+use annal_formats::{export_jsonl, parse_transcript, TranscriptFormat};
 use annal_support::disk::{OpKind, SimDisk};
 
 fn options() -> StoreOptions {

@@ -235,7 +235,7 @@ fn checkpoints_are_rebuilt_from_their_receipts() {
     let view = store.project(SESSION, &ProjectOptions::new(budget())).unwrap();
     // Export and import into a store with no checkpoint rows: the receipt alone rebuilds it.
     let mut jsonl = Vec::new();
-    annal_engine::export_jsonl(&store.snapshot().unwrap(), SESSION, false, &mut jsonl).unwrap();
+    annal_formats::export_jsonl(&store.snapshot().unwrap(), SESSION, false, &mut jsonl).unwrap();
     let (_copy_dir, copy) = projection_support::store();
     let records: Vec<Record> = String::from_utf8(jsonl)
         .unwrap()

@@ -11,9 +11,8 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::error::Error;
 use std::path::{Path, PathBuf};
 
-use annal_engine::{
-    detect_format, parse_transcript, Block, ParsedSession, SkipReason, Store, StoreOptions, TranscriptFormat,
-};
+use annal_engine::{Block, Store, StoreOptions};
+use annal_formats::{detect_format, parse_transcript, ParsedSession, SkipReason, TranscriptFormat};
 use annal_support::corpus::{corpus_root, format_files};
 use serde_json::Value;
 
@@ -296,7 +295,7 @@ fn corpus_sessions_round_trip_through_export_with_identical_hashes() -> TestResu
     let mut records = 0usize;
     for (index, name) in names.iter().enumerate() {
         let mut export = Vec::new();
-        annal_engine::export_jsonl(&snapshot, name, false, &mut export)?;
+        annal_formats::export_jsonl(&snapshot, name, false, &mut export)?;
         let parsed = parse_transcript(&export, TranscriptFormat::Annal, "export");
         assert!(parsed.skipped.is_empty(), "{name}: export lines skipped: {:?}", parsed.skipped);
         let [session] = parsed.sessions.as_slice() else { panic!("{name}: one session expected") };

@@ -12,7 +12,7 @@ mod search_support;
 use std::collections::BTreeSet;
 use std::error::Error;
 
-use annal_engine::parse_transcript;
+use annal_formats::parse_transcript;
 use annal_query::{get_original, SearchRequest};
 use annal_support::corpus::{corpus_root, format_files, FormatFile};
 use annal_support::identifiers::{identifiers, readable, searchable_texts};

@@ -9,9 +9,6 @@
 //! Claim row (`claims` table, 40 bytes, little endian): owner `[u8; 16]`, fencing token `u64`,
 //! lease deadline `u64` (ms since the Unix epoch; 0 once released), reserved `[u8; 8]`.
 
-use std::io;
-use std::time::Duration;
-
 use crossbeam_channel::Sender;
 use redb::{ReadableTable, WriteTransaction};
 
@@ -21,6 +18,7 @@ use crate::hash::Hash;
 use crate::prepare::Prepared;
 use crate::read::SessionLookup;
 use crate::tables::{CHECKPOINTS, CLAIMS};
+use crate::writer::{Answer, SideWrite, WriteFailure};
 
 use super::claims::{self, Attempt, Claim, Owner, Refusal};
 use super::key::now_ms;
@@ -43,15 +41,6 @@ fn decode_claim(bytes: &[u8; CLAIM_ROW_LEN]) -> Claim {
     let mut until = [0u8; 8];
     until.copy_from_slice(&bytes[24..32]);
     Claim { owner, token: u64::from_le_bytes(token), until_ms: u64::from_le_bytes(until) }
-}
-
-/// Why the writer could not apply a request.
-#[derive(Debug)]
-pub(crate) enum WriteFailure {
-    Busy(Duration),
-    Io(io::Error),
-    Corrupted(String),
-    Poisoned,
 }
 
 /// What a commit presents.
@@ -101,27 +90,6 @@ pub(crate) enum CheckpointRequest {
     },
 }
 
-/// A reply to send once the group's transaction committed.
-pub(crate) struct CheckpointAnswer(Box<dyn FnOnce() + Send>);
-
-impl std::fmt::Debug for CheckpointAnswer {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("CheckpointAnswer")
-    }
-}
-
-impl CheckpointAnswer {
-    fn of<T: Send + 'static>(reply: &Sender<Result<T, WriteFailure>>, value: T) -> CheckpointAnswer {
-        let reply = reply.clone();
-        // A caller that gave up waiting has dropped its receiver; nothing to tell it.
-        CheckpointAnswer(Box::new(move || drop(reply.send(Ok(value)))))
-    }
-
-    pub(crate) fn send(self) {
-        (self.0)();
-    }
-}
-
 /// The checkpoint key named by the newest receipt visible in `session`.
 fn latest_receipt_key(tables: &Tables<'_>, session: &str) -> Result<Option<Hash>, Failure> {
     let Some(row) = tables.row_by_name(session)? else { return Ok(None) };
@@ -137,14 +105,10 @@ fn latest_receipt_key(tables: &Tables<'_>, session: &str) -> Result<Option<Hash>
     Ok(None)
 }
 
-impl CheckpointRequest {
+impl SideWrite for CheckpointRequest {
     /// Applies the request inside the writer's transaction. The outer error aborts the group;
     /// a refusal is this request's answer and writes nothing.
-    pub(crate) fn apply(
-        &mut self,
-        txn: &WriteTransaction,
-        tables: &mut Tables<'_>,
-    ) -> Result<CheckpointAnswer, Failure> {
+    fn apply(&mut self, txn: &WriteTransaction, tables: &mut Tables<'_>) -> Result<Answer, Failure> {
         let mut checkpoints = txn.open_table(CHECKPOINTS)?;
         let mut claims_table = txn.open_table(CLAIMS)?;
         match self {
@@ -155,7 +119,7 @@ impl CheckpointRequest {
                 if let Attempt::Granted(claim) = attempt {
                     claims_table.insert(&*key, encode_claim(&claim))?;
                 }
-                Ok(CheckpointAnswer::of(reply, attempt))
+                Ok(Answer::of(reply, attempt))
             }
             CheckpointRequest::Release { key, owner, token, reply } => {
                 let current = claims_table.get(&*key)?.map(|v| decode_claim(&v.value()));
@@ -164,7 +128,7 @@ impl CheckpointRequest {
                         claims_table.insert(&*key, encode_claim(&released))?;
                     }
                 }
-                Ok(CheckpointAnswer::of(reply, ()))
+                Ok(Answer::of(reply, ()))
             }
             CheckpointRequest::Commit { key, session, mode, receipt, reply } => {
                 let committed = checkpoints.get(&*key)?.is_some();
@@ -180,25 +144,25 @@ impl CheckpointRequest {
                     CommitMode::Reinstate => None,
                 };
                 if let Some(refused) = refused {
-                    return Ok(CheckpointAnswer::of(reply, Err(refused)));
+                    return Ok(Answer::of(reply, Err(refused)));
                 }
                 let order = match tables.append(session, None, std::mem::take(receipt), &[])? {
                     Ok(appended) => appended.source_orders.first().copied().unwrap_or(0),
-                    Err(err) => return Ok(CheckpointAnswer::of(reply, Err(CommitRefused::Receipt(err)))),
+                    Err(err) => return Ok(Answer::of(reply, Err(CommitRefused::Receipt(err)))),
                 };
                 if let CommitMode::Claimed { plan, .. } = mode {
                     checkpoints.insert(&*key, plan.as_slice())?;
                     claims_table.remove(&*key)?;
                 }
-                Ok(CheckpointAnswer::of(reply, Ok(order)))
+                Ok(Answer::of(reply, Ok(order)))
             }
         }
     }
 
     /// Answers the request with a failure of the whole group.
-    pub(crate) fn fail(self, failure: WriteFailure) {
+    fn fail(self: Box<Self>, failure: WriteFailure) {
         // A caller that gave up waiting has dropped its receiver; nothing to tell it.
-        match self {
+        match *self {
             CheckpointRequest::Claim { reply, .. } => drop(reply.send(Err(failure))),
             CheckpointRequest::Release { reply, .. } => drop(reply.send(Err(failure))),
             CheckpointRequest::Commit { reply, .. } => drop(reply.send(Err(failure))),

@@ -39,7 +39,7 @@ fn owner(owner: u8) -> [u8; 16] {
 impl Registry {
     /// An empty registry.
     pub fn new() -> Registry {
-        Registry(ClaimRegistry::new())
+        Registry(ClaimRegistry::default())
     }
 
     /// Claims `k` for `o` at `now_ms` with a lease of `lease_ms`.

@@ -1,40 +1,34 @@
-//! Checkpoints: committed projection plans, the receipts that make them current, and the claim
-//! protocol that keeps concurrent compactions of one key from both committing (DESIGN §5).
+//! Compaction: committing a checkpoint (a projection plan and the receipt that makes it current)
+//! under the claim protocol that keeps concurrent compactions of one key from both committing
+//! (DESIGN §5). What a checkpoint is, and how a view reads one, is the projection layer's
+//! (`project/stored.rs`, `receipt.rs`, `current.rs`); this layer only writes them.
 //!
 //! - `claims`: the claim/lease/fencing transitions and the in-memory registry (loom-checked);
 //! - `durable`: the same transitions on the `claims` table, and commits, in the writer;
-//! - `key`, `codec`, `receipt`: checkpoint keys, stored plans, receipt records;
-//! - `current`: which checkpoint a view starts from;
+//! - `key`: claim owners and the lease clock;
 //! - `summarize`: the summarizer trait and its timeout;
+//! - `options`: what a compaction is asked and answers;
 //! - `compact`: `Store::compact`.
 
 mod claims;
-mod codec;
 mod compact;
-mod current;
 mod durable;
 mod key;
 #[cfg(loom)]
 pub mod loom_model;
-mod receipt;
+mod options;
 mod summarize;
 mod writes;
 
 use std::io;
 use std::time::Duration;
 
-pub use self::compact::{CompactOptions, CompactOutcome, CompactStatus, LEASE_DEFAULT};
-pub use self::key::checkpoint_key;
+pub use self::options::{CompactOptions, CompactOutcome, CompactStatus, LEASE_DEFAULT};
 pub use self::summarize::{SummarizeError, Summarizer, SummaryRequest, SUMMARIZER_TIMEOUT_DEFAULT};
-
-pub(crate) use self::claims::ClaimRegistry;
-pub(crate) use self::current::{current_checkpoint, Current};
-pub(crate) use self::durable::{CheckpointAnswer, CheckpointRequest, WriteFailure};
-pub(crate) use self::receipt::{receipt_key_of, receipt_summary};
 
 use crate::error::{AppendError, ReadError};
 use crate::hash::{hash_to_hex, Hash};
-use crate::project::{BudgetError, ProjectError, ProjectionSnapshot};
+use crate::project::{BudgetError, ProjectError};
 
 /// Compacting a session failed. A summarizer's failure is never one of these: it makes the
 /// compaction commit deterministic-v1 instead.
@@ -141,15 +135,4 @@ impl From<ReadError> for CompactError {
     fn from(err: ReadError) -> CompactError {
         CompactError::from(ProjectError::from(err))
     }
-}
-
-/// The summary of the receipt at `order`, owned.
-pub(crate) fn receipt_summary_owned(
-    source: &ProjectionSnapshot,
-    session: &str,
-    order: u64,
-) -> Result<Option<String>, ReadError> {
-    let Some(guard) = source.snapshot().record(session, order)? else { return Ok(None) };
-    let view = guard.view()?;
-    Ok(receipt_summary(source.snapshot(), &view)?.map(|s| s.into_owned()))
 }

@@ -8,10 +8,11 @@ use crate::store::Store;
 use crate::writer::Request;
 
 use super::claims::{Attempt, Claim, Owner, Refusal};
-use super::compact::CompactOptions;
-use super::durable::{CheckpointRequest, CommitRefused, WriteFailure};
+use super::durable::{CheckpointRequest, CommitRefused};
 use super::key::now_ms;
+use super::options::CompactOptions;
 use super::CompactError;
+use crate::writer::WriteFailure;
 
 /// A claim held on both sides: the registry's (process-local token) and the table's (the
 /// fencing token that counts).
@@ -44,7 +45,7 @@ impl Store {
             return Err(CompactError::Poisoned);
         }
         let (reply, answer) = crossbeam_channel::bounded(1);
-        if !self.submit(Request::Checkpoint(build(reply))) {
+        if !self.submit(Request::Side(Box::new(build(reply)))) {
             return Err(CompactError::Closed);
         }
         answer.recv().map_err(|_| CompactError::Closed)?.map_err(write_error)

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::hash::Hash;
 
-use super::outline::{Item, ReceiptRef};
+use super::item::{Item, ReceiptRef};
 
 /// Sessions whose outlines are kept.
 const OUTLINES_MAX: usize = 16;
@@ -48,6 +48,14 @@ struct State {
 #[derive(Debug, Default)]
 pub(crate) struct ProjectionCache {
     state: Mutex<State>,
+}
+
+impl crate::store::Store {
+    /// The store's projection cache: outlines and entry ids projections read again and again
+    /// (derived, safe to drop).
+    pub(crate) fn projection_cache(&self) -> std::sync::Arc<ProjectionCache> {
+        self.extension()
+    }
 }
 
 /// What the cache holds for a session.

@@ -18,7 +18,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use crate::digest::flags;
 
-use super::outline::Item;
+use super::item::Item;
 
 /// A tool result record offered to the evidence index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

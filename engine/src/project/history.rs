@@ -9,7 +9,7 @@
 //! The ledger keeps the cost of the current fates (content tokens and the number of marker
 //! runs) up to date in O(1) per change, so the whole plan is O(n) in the slots.
 
-use super::outline::{Item, SlotKind};
+use super::item::{Item, SlotKind};
 
 /// Tokens planned per marker until a measurement says otherwise (`resolve.rs` plans again with
 /// the measured average when markers come out longer, as they do with very long entry ids).

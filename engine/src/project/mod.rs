@@ -8,16 +8,21 @@
 
 mod budget;
 mod cache;
+mod current;
 mod evidence;
 mod history;
+mod item;
+mod key;
 mod loaded;
 mod message;
 mod outline;
 mod plan;
+mod receipt;
 mod render;
 mod resolve;
 mod source;
 mod stats;
+mod stored;
 mod tail;
 mod text;
 mod verbatim;
@@ -26,16 +31,19 @@ mod view;
 use std::io::{self, Write};
 
 pub use self::budget::{Algorithm, Budget, BudgetError, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX};
+pub use self::key::checkpoint_key;
 pub use self::message::{projection_hash, write_messages_json, Message, MessageBlock};
 pub use self::source::ProjectionSnapshot;
 pub use self::stats::{KeptCounts, OmittedCounts, PartTokens, ProjectionStats};
 pub use self::view::PreparedProjection;
 
-pub(crate) use self::cache::ProjectionCache;
+pub(crate) use self::current::{checkpoint_at, read_receipt, Current};
 pub(crate) use self::history::Fate;
 pub(crate) use self::outline::Outline;
 pub(crate) use self::plan::{BlockCut, Plan, RowRef, UserCut};
+pub(crate) use self::receipt::{receipt_record, receipt_summary_owned, ReceiptBody, ReceiptInfo};
 pub(crate) use self::resolve::{derive, DeriveInput};
+pub(crate) use self::stored::encode_plan;
 
 use crate::error::ReadError;
 use crate::hash::{hash_to_hex, Hash};

@@ -8,7 +8,7 @@
 
 use super::budget::{Algorithm, Budget};
 use super::history::{Fate, Slot};
-use super::outline::{Item, SlotKind};
+use super::item::{Item, SlotKind};
 use crate::hash::Hash;
 
 /// An evidence row: a tool result block, and the call block it answers when found.

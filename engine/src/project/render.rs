@@ -16,13 +16,14 @@ use crate::view::{BlockView, RecordView};
 
 use super::cache::ProjectionCache;
 use super::history::{Fate, Slot};
+use super::item::{Item, SlotKind};
 use super::loaded::Views;
 use super::message::{Message, MessageBlock};
-use super::outline::{Item, Outline, SlotKind};
+use super::outline::Outline;
 use super::plan::{history_items, Plan, RowRef};
 use super::stats::ProjectionStats;
 use super::text;
-use super::verbatim::render_tail;
+use super::verbatim::{render_tail, TailInput};
 
 /// Entry ids of records rendering names without showing them (marker ends): from the store's
 /// cache when there, else from the loaded record (and then cached).
@@ -166,7 +167,13 @@ pub(crate) fn render<'g>(
     let history = history_items(input.items, input.plan);
     render_history(input, views, history, &mut messages, &mut stats)?;
     let rows = render_index(input, views, history, summary, &mut messages, &mut stats)?;
-    render_tail(input, views, &input.items[history.len()..], &mut messages, &mut stats)?;
+    let tail_input = TailInput {
+        snapshot: input.snapshot,
+        plan: input.plan,
+        counter: input.counter,
+        count_only: input.count_only,
+    };
+    render_tail(&tail_input, views, &input.items[history.len()..], &mut messages, &mut stats)?;
     let t = &mut stats.tokens;
     t.total = t.user + t.assistant + t.markers + t.summary + t.evidence + t.tail;
     Ok(Rendered { messages, stats, rows })

@@ -20,8 +20,9 @@ use super::history::{
     cut_user_text, plan_history, Fate, HistoryPlan, HistoryRoom, Ledger, CUT_NOTE_TOKENS_PLANNED,
     MARKER_TOKENS_PLANNED,
 };
+use super::item::{Item, SlotKind};
 use super::loaded::Loaded;
-use super::outline::{Item, Outline, SlotKind};
+use super::outline::Outline;
 use super::plan::{BlockCut, Plan, RowRef};
 use super::render::{needed_orders, render, row_text, EntryIds, RenderInput};
 use super::source::ProjectionSnapshot;

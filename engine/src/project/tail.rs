@@ -12,7 +12,7 @@
 //! a newest turn larger than that keeps its newest part from a safe boundary, and its opening
 //! user request stays in the history ahead of it, verbatim.
 
-use super::outline::{Item, SlotKind};
+use super::item::{Item, SlotKind};
 
 /// Tokens held back from a newest turn for what a compacted view always carries besides the
 /// tail: two markers and the evidence label.

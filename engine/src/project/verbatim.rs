@@ -10,13 +10,14 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 use crate::error::ReadError;
+use crate::read::Snapshot;
 use crate::tokens::TokenCounter;
 use crate::view::{BlockView, RecordView};
 
+use super::item::Item;
 use super::loaded::Views;
 use super::message::{Message, MessageBlock};
-use super::outline::Item;
-use super::render::RenderInput;
+use super::plan::Plan;
 use super::stats::ProjectionStats;
 use super::text;
 
@@ -61,8 +62,17 @@ pub(crate) fn unpaired_results<'g>(views: &[RecordView<'g>]) -> Vec<(usize, &'g 
     out
 }
 
+/// What rendering the tail needs of the render it is part of.
+pub(crate) struct TailInput<'a> {
+    pub(crate) snapshot: &'a Snapshot,
+    pub(crate) plan: &'a Plan,
+    pub(crate) counter: &'a dyn TokenCounter,
+    /// Only measure: a record shown as stored is counted from its digest, not read.
+    pub(crate) count_only: bool,
+}
+
 pub(crate) fn render_tail<'g>(
-    input: &RenderInput<'_>,
+    input: &TailInput<'_>,
     views: &Views<'g, '_>,
     tail: &[Item],
     messages: &mut Vec<Message<'g>>,

@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use redb::ReadableDatabase;
 
-use crate::checkpoint::{current_checkpoint, receipt_summary, Current};
+use super::current::{current_checkpoint, Current};
+use super::receipt::receipt_summary;
 use crate::error::ReadError;
 use crate::store::Store;
 

@@ -8,7 +8,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use annal_engine::TranscriptFormat;
+use annal_formats::TranscriptFormat;
 
 /// The environment variable naming the corpus folder.
 pub const CORPUS_VAR: &str = "ANNAL_CORPUS";

@@ -12,7 +12,8 @@ use std::path::Path;
 
 use annal_bench::corpus::Corpus;
 use annal_bench::records::generate;
-use annal_engine::{detect_format, parse_transcript, Record};
+use annal_engine::Record;
+use annal_formats::{detect_format, parse_transcript};
 use annal_support::identifiers::{readable, searchable_texts};
 use annal_support::rng::Rng;
 

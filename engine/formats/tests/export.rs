@@ -1,10 +1,8 @@
 //! Export round trips: JSONL → import reproduces identical hashes; Markdown and redaction.
 #![allow(clippy::unwrap_used)]
 
-use annal_engine::{
-    export_jsonl, export_markdown, parse_export_header, record_from_json, Block, Record, Role, Store,
-    StoreOptions,
-};
+use annal_engine::{record_from_json, Block, Record, Role, Store, StoreOptions};
+use annal_formats::{export_jsonl, export_markdown, parse_export_header};
 
 fn records() -> Vec<Record> {
     let mut meta = std::collections::BTreeMap::new();

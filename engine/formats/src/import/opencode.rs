@@ -17,8 +17,8 @@ use super::session::{
     SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
-use crate::portable::canonical_json;
-use crate::record::{Block, Record, Role};
+use annal_engine::canonical_json;
+use annal_engine::{Block, Record, Role};
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut parsed = ParsedTranscript::default();

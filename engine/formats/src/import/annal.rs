@@ -13,7 +13,7 @@ use super::lines::{lines, read_line, LineValue};
 use super::session::{usable_name, SessionBuilder};
 use super::{ParseOptions, ParsedSession, ParsedTranscript, SkipReason, Skipped};
 use crate::export::parse_export_header;
-use crate::portable::record_from_json;
+use annal_engine::record_from_json;
 
 #[derive(Debug)]
 struct Open {
@@ -101,8 +101,8 @@ fn read_header(header: &Value, stem: &str) -> Result<Open, String> {
 mod tests {
     use super::super::{parse_transcript, TranscriptFormat};
     use super::*;
-    use crate::hash::hash_to_hex;
-    use crate::record::{Block, Role};
+    use annal_engine::hash_to_hex;
+    use annal_engine::{Block, Role};
 
     fn parse(text: &str) -> ParsedTranscript {
         parse_transcript(text.as_bytes(), TranscriptFormat::Annal, "export")

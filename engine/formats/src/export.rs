@@ -5,12 +5,12 @@ use std::io::{self, Write};
 
 use serde_json::{Map, Value};
 
-use crate::error::ReadError;
-use crate::hash::hash_to_hex;
-use crate::portable::record_to_json;
-use crate::read::Snapshot;
 use crate::redact::redact;
-use crate::view::BlockView;
+use annal_engine::hash_to_hex;
+use annal_engine::record_to_json;
+use annal_engine::BlockView;
+use annal_engine::ReadError;
+use annal_engine::Snapshot;
 
 /// The `format` value of an export's header line.
 pub const EXPORT_FORMAT: &str = "annal-jsonl";

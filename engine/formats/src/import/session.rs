@@ -7,9 +7,9 @@ use base64::Engine as _;
 use serde_json::{Map, Value};
 
 use super::ParsedSession;
-use crate::hash::Hash;
-use crate::portable::{canonical_json, is_rfc3339};
-use crate::record::{Block, Record};
+use annal_engine::Hash;
+use annal_engine::{canonical_json, is_rfc3339};
+use annal_engine::{Block, Record};
 
 /// The longest source id used as an entryId as is (the store's default limit); a longer one is
 /// replaced by a derived id so the record still appends.
@@ -296,7 +296,7 @@ pub(super) fn rfc3339_from_millis(millis: i64) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Role;
+    use annal_engine::Role;
 
     #[test]
     fn millis_to_rfc3339() {

@@ -14,8 +14,8 @@ use super::session::{
     data_url_blob, put, put_all, str_of, take_str, take_timestamp, text_of, usable_name, SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript, Skipped};
-use crate::portable::{canonical_input, canonical_json};
-use crate::record::{Block, Record, Role};
+use annal_engine::{canonical_input, canonical_json};
+use annal_engine::{Block, Record, Role};
 
 /// Payload types of a `response_item`, which older rollouts wrote without the envelope.
 const ITEM_TYPES: [&str; 8] = [

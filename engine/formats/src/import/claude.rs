@@ -14,8 +14,8 @@ use super::session::{
     SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript, Skipped};
-use crate::portable::canonical_json;
-use crate::record::{Block, Record, Role};
+use annal_engine::canonical_json;
+use annal_engine::{Block, Record, Role};
 
 /// What the lines say about which session the file is.
 #[derive(Debug, Default)]

@@ -9,8 +9,8 @@
 use crate::hash::Hash;
 use crate::project::{derive, Algorithm, DeriveInput, Outline, Plan, ProjectError, ProjectionSnapshot};
 
-use super::codec::decode_plan;
 use super::receipt::{parse_receipt, receipt_summary, ReceiptInfo};
+use super::stored::decode_plan;
 
 /// The checkpoint a view starts from.
 #[derive(Debug)]

@@ -23,8 +23,8 @@ mod session;
 
 use std::fmt;
 
-use crate::hash::Hash;
-use crate::record::Record;
+use annal_engine::Hash;
+use annal_engine::Record;
 
 pub use self::detect::detect_format;
 

@@ -13,25 +13,18 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{json, Value};
 
-use crate::codec::StoredMeta;
 use crate::error::ReadError;
 use crate::hash::{hash_from_hex, hash_to_hex, Hash};
 use crate::project::{Algorithm, Budget, ProjectionStats};
 use crate::read::Snapshot;
+
+use super::source::ProjectionSnapshot;
+use crate::receipts::RECEIPT_META_KEY;
 use crate::record::{Block, Record, Role};
 use crate::view::{BlockView, RecordView};
 
-/// The metadata key that makes a record a receipt.
-pub(crate) const RECEIPT_META_KEY: &str = "annal.receipt";
 /// The receipt metadata layout this build writes.
 const RECEIPT_VERSION: u64 = 1;
-
-/// The checkpoint key a stored record's metadata names, if it is a receipt.
-pub(crate) fn receipt_key_of(meta: &[StoredMeta]) -> Option<Hash> {
-    let entry = meta.iter().find(|m| m.key == RECEIPT_META_KEY)?;
-    let value: Value = serde_json::from_str(&entry.value).ok()?;
-    hash_from_hex(value.get("key")?.as_str()?)
-}
 
 /// What a receipt says.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -209,4 +202,15 @@ mod tests {
     fn timestamps_are_rfc3339() {
         assert!(crate::portable::is_rfc3339(&rfc3339_now()));
     }
+}
+
+/// The summary of the receipt at `order`, owned.
+pub(crate) fn receipt_summary_owned(
+    source: &ProjectionSnapshot,
+    session: &str,
+    order: u64,
+) -> Result<Option<String>, ReadError> {
+    let Some(guard) = source.snapshot().record(session, order)? else { return Ok(None) };
+    let view = guard.view()?;
+    Ok(receipt_summary(source.snapshot(), &view)?.map(|s| s.into_owned()))
 }

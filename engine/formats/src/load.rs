@@ -9,10 +9,10 @@
 //! never fails as one oversized batch. An annal export's claimed hashes are checked after the
 //! append: the imported records must reproduce the exported chain exactly.
 
-use crate::error::{AppendError, ReadError};
 use crate::import::ParsedSession;
-use crate::record::Record;
-use crate::store::Store;
+use annal_engine::Record;
+use annal_engine::Store;
+use annal_engine::{AppendError, ReadError};
 
 /// Records per append: large enough to amortise the commit, small enough to bound memory.
 const BATCH_RECORDS: usize = 2_000;
@@ -78,82 +78,81 @@ fn name_once(session: &str, err: &AppendError) -> String {
     }
 }
 
-impl Store {
-    /// Appends the records of a parsed transcript session (see [`parse_transcript`]) that this
-    /// session does not hold yet, and checks the hashes an annal export claims.
-    ///
-    /// # Errors
-    /// [`LoadError`]: an append refused or failed (an entryId stored with other content, the
-    /// disk), a read failed, or an export's records do not reproduce their claimed hashes.
-    ///
-    /// # Examples
-    /// ```
-    /// use annal_engine::{parse_transcript, Store, StoreOptions, TranscriptFormat};
-    ///
-    /// let dir = tempfile::tempdir().unwrap();
-    /// let store = Store::open(dir.path().join("s.annal"), StoreOptions::default()).unwrap();
-    /// let line = r#"{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}"#;
-    /// let parsed = parse_transcript(line.as_bytes(), TranscriptFormat::Claude, "file");
-    /// let session = parsed.sessions.into_iter().next().unwrap();
-    /// let first = store.load_session(session.clone()).unwrap();
-    /// assert_eq!((first.appended, first.present), (1, 0));
-    /// // Loading it again stores nothing.
-    /// let again = store.load_session(session).unwrap();
-    /// assert_eq!((again.appended, again.present), (0, 1));
-    /// ```
-    ///
-    /// [`parse_transcript`]: crate::parse_transcript
-    pub fn load_session(&self, session: ParsedSession) -> Result<SessionLoad, LoadError> {
-        let name = session.name;
-        let read = |error| LoadError::Read { session: name.clone(), error };
-        let append = |error| LoadError::Append { session: name.clone(), error };
-        let mut load = SessionLoad::default();
-        let snapshot = self.snapshot().map_err(read)?;
-        let mut records: Vec<Record> = Vec::with_capacity(session.records.len());
-        let mut claims = Vec::with_capacity(session.records.len());
-        for (record, claim) in session.records.into_iter().zip(session.claimed_hashes) {
-            match snapshot.entry(&record.entry_id).map_err(read)? {
-                Some(location) if location.session != name => load.elsewhere += 1,
-                _ => {
-                    records.push(record);
-                    claims.push(claim);
-                }
+/// Appends to `store` the records of a parsed transcript session (see [`parse_transcript`])
+/// that the store's session does not hold yet, and checks the hashes an annal export claims.
+///
+/// # Errors
+/// [`LoadError`]: an append refused or failed (an entryId stored with other content, the
+/// disk), a read failed, or an export's records do not reproduce their claimed hashes.
+///
+/// # Examples
+/// ```
+/// use annal_engine::{Store, StoreOptions};
+/// use annal_formats::{load_session, parse_transcript, TranscriptFormat};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let store = Store::open(dir.path().join("s.annal"), StoreOptions::default()).unwrap();
+/// let line = r#"{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}"#;
+/// let parsed = parse_transcript(line.as_bytes(), TranscriptFormat::Claude, "file");
+/// let session = parsed.sessions.into_iter().next().unwrap();
+/// let first = load_session(&store, session.clone()).unwrap();
+/// assert_eq!((first.appended, first.present), (1, 0));
+/// // Loading it again stores nothing.
+/// let again = load_session(&store, session).unwrap();
+/// assert_eq!((again.appended, again.present), (0, 1));
+/// ```
+///
+/// [`parse_transcript`]: crate::parse_transcript
+pub fn load_session(store: &Store, session: ParsedSession) -> Result<SessionLoad, LoadError> {
+    let name = session.name;
+    let read = |error| LoadError::Read { session: name.clone(), error };
+    let append = |error| LoadError::Append { session: name.clone(), error };
+    let mut load = SessionLoad::default();
+    let snapshot = store.snapshot().map_err(read)?;
+    let mut records: Vec<Record> = Vec::with_capacity(session.records.len());
+    let mut claims = Vec::with_capacity(session.records.len());
+    for (record, claim) in session.records.into_iter().zip(session.claimed_hashes) {
+        match snapshot.entry(&record.entry_id).map_err(read)? {
+            Some(location) if location.session != name => load.elsewhere += 1,
+            _ => {
+                records.push(record);
+                claims.push(claim);
             }
         }
-        drop(snapshot);
-        let mut orders = Vec::with_capacity(records.len());
-        let mut pending = records.into_iter().peekable();
-        while pending.peek().is_some() {
-            let batch = next_batch(&mut pending, BATCH_RECORDS, BATCH_BYTES);
-            let count = batch.len() as u64;
-            let receipt = self.append(&name, None, batch).map_err(append)?;
-            load.appended += receipt.appended as u64;
-            load.present += count - receipt.appended as u64;
-            orders.extend(receipt.source_orders);
-        }
-        if orders.is_empty() {
-            // A transcript with no records still names a session: create it so it is listed.
-            self.append(&name, None, Vec::new()).map_err(append)?;
-        }
-        if claims.iter().any(Option::is_some) {
-            let snapshot = self.snapshot().map_err(read)?;
-            for (&order, claim) in orders.iter().zip(&claims) {
-                let Some((hash, prev)) = claim else { continue };
-                let mismatch = |entry_id: String| LoadError::HashMismatch {
-                    session: name.clone(),
-                    source_order: order,
-                    entry_id,
-                };
-                let guard =
-                    snapshot.record(&name, order).map_err(read)?.ok_or_else(|| mismatch(String::new()))?;
-                let view = guard.view().map_err(read)?;
-                if view.hash() != *hash || view.prev_hash() != *prev {
-                    return Err(mismatch(view.entry_id().to_owned()));
-                }
-            }
-        }
-        Ok(load)
     }
+    drop(snapshot);
+    let mut orders = Vec::with_capacity(records.len());
+    let mut pending = records.into_iter().peekable();
+    while pending.peek().is_some() {
+        let batch = next_batch(&mut pending, BATCH_RECORDS, BATCH_BYTES);
+        let count = batch.len() as u64;
+        let receipt = store.append(&name, None, batch).map_err(append)?;
+        load.appended += receipt.appended as u64;
+        load.present += count - receipt.appended as u64;
+        orders.extend(receipt.source_orders);
+    }
+    if orders.is_empty() {
+        // A transcript with no records still names a session: create it so it is listed.
+        store.append(&name, None, Vec::new()).map_err(append)?;
+    }
+    if claims.iter().any(Option::is_some) {
+        let snapshot = store.snapshot().map_err(read)?;
+        for (&order, claim) in orders.iter().zip(&claims) {
+            let Some((hash, prev)) = claim else { continue };
+            let mismatch = |entry_id: String| LoadError::HashMismatch {
+                session: name.clone(),
+                source_order: order,
+                entry_id,
+            };
+            let guard =
+                snapshot.record(&name, order).map_err(read)?.ok_or_else(|| mismatch(String::new()))?;
+            let view = guard.view().map_err(read)?;
+            if view.hash() != *hash || view.prev_hash() != *prev {
+                return Err(mismatch(view.entry_id().to_owned()));
+            }
+        }
+    }
+    Ok(load)
 }
 
 /// The next records to append together: at most `records_max`, and no more than `bytes_max` of
@@ -181,7 +180,7 @@ fn next_batch(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Role;
+    use annal_engine::Role;
 
     #[test]
     fn batches_are_bounded_by_count_and_bytes() {

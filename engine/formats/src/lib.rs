@@ -1,0 +1,25 @@
+//! annal-formats: the transcript formats of the agents annal reads and writes, as functions over
+//! records. Parsing turns a transcript's bytes (Claude Code, Codex, OpenCode, annal's own JSONL
+//! export) into sessions of [`Record`](annal_engine::Record)s with every skipped line
+//! reported; export writes a session as annal JSONL or Markdown, optionally redacted; loading
+//! appends a parsed session to a store idempotently.
+//!
+//! This crate sits above the journal (`annal-engine`) and uses only its public API: the journal
+//! knows no transcript format, and a format never touches the store's tables.
+#![deny(missing_docs)]
+
+mod export;
+mod import;
+mod load;
+mod redact;
+
+pub use crate::export::{
+    export_jsonl, export_markdown, parse_export_header, ExportError, ExportHeader, ExportSummary,
+    EXPORT_FORMAT, EXPORT_VERSION,
+};
+pub use crate::import::{
+    detect_format, parse_transcript, parse_transcript_with, ParseOptions, ParsedSession, ParsedTranscript,
+    SkipReason, Skipped, TranscriptFormat,
+};
+pub use crate::load::{load_session, LoadError, SessionLoad};
+pub use crate::redact::redact;
