@@ -41,6 +41,7 @@ mod store;
 mod sync;
 mod tables;
 mod target;
+mod time;
 mod tokens;
 mod verify;
 mod view;
@@ -75,6 +76,7 @@ pub use crate::storage::StorageFile;
 pub use crate::store::{CommitFeed, Store};
 pub use crate::tables::FORMAT_VERSION;
 pub use crate::target::{derive_target, is_priority_target};
+pub use crate::time::{rfc3339_from_millis, rfc3339_from_seconds};
 pub use crate::tokens::{CharsPerFour, TokenCounter};
 #[doc(hidden)]
 pub use crate::verify::check_record_bytes;

@@ -14,6 +14,7 @@ use crate::error::ReadError;
 use crate::hash::{hash_from_hex, hash_to_hex, Hash};
 use crate::read::Snapshot;
 use crate::record::{Block, Record, Role};
+pub use crate::time::is_rfc3339;
 use crate::view::{BlockView, RecordView};
 
 /// A record read from the portable format, with the optional fields checked at append.
@@ -308,41 +309,6 @@ pub fn record_to_json(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<Valu
     object.insert("hash".into(), hash_to_hex(&view.hash()).into());
     object.insert("prevHash".into(), hash_to_hex(&view.prev_hash()).into());
     Ok(Value::Object(object))
-}
-
-/// Whether `text` is an RFC 3339 date-time (`2026-01-02T03:04:05Z`, fractions and offsets allowed).
-pub fn is_rfc3339(text: &str) -> bool {
-    let b = text.as_bytes();
-    let digits =
-        |range: std::ops::Range<usize>| b.get(range).is_some_and(|s| s.iter().all(u8::is_ascii_digit));
-    if b.len() < 20 || !digits(0..4) || b[4] != b'-' || !digits(5..7) || b[7] != b'-' || !digits(8..10) {
-        return false;
-    }
-    if !matches!(b[10], b'T' | b't' | b' ')
-        || !digits(11..13)
-        || b[13] != b':'
-        || !digits(14..16)
-        || b[16] != b':'
-        || !digits(17..19)
-    {
-        return false;
-    }
-    let mut at = 19;
-    if b[at] == b'.' {
-        at += 1;
-        let start = at;
-        while at < b.len() && b[at].is_ascii_digit() {
-            at += 1;
-        }
-        if at == start {
-            return false;
-        }
-    }
-    match &b[at..] {
-        [b'Z' | b'z'] => true,
-        [b'+' | b'-', h1, h2, b':', m1, m2] => [h1, h2, m1, m2].iter().all(|d| d.is_ascii_digit()),
-        _ => false,
-    }
 }
 
 #[cfg(test)]

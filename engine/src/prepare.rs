@@ -14,6 +14,7 @@ use crate::options::{Limits, StoreOptions};
 use crate::portable::{canonical_input_parsed, canonical_json};
 use crate::record::{Block, Record};
 use crate::target::{is_priority_target, target_of};
+use crate::tokens::TokenCounter;
 
 /// A record ready for the writer: everything but its place in the session.
 #[derive(Debug)]
@@ -108,44 +109,45 @@ fn prepare_record(
     if seed.is_some() {
         record.entry_id = PLACEHOLDER_ID.to_owned();
     }
-    let invalid = |reason: String| AppendError::InvalidRecord {
-        session: session.to_owned(),
-        entry_id: record.entry_id.clone(),
-        reason,
-        index: 0,
-    };
-    if record.entry_id.is_empty() {
-        return Err(invalid("entryId cannot be empty".into()));
+    let checked = check_record(&record, &options.limits).and_then(|()| canonicalise(&mut record));
+    if let Err(reason) = checked {
+        let entry_id = record.entry_id;
+        return Err(AppendError::InvalidRecord { session: session.to_owned(), entry_id, reason, index: 0 });
     }
-    if record.entry_id.len() > options.limits.entry_id_bytes_max {
-        return Err(invalid(format!(
-            "entryId is {} bytes, over the limit of {}",
-            record.entry_id.len(),
-            options.limits.entry_id_bytes_max
-        )));
+    let pending_id = seed.map(|seed| Box::new(PendingId { seed, record: record.clone() }));
+    let hash = content_hash(&record);
+    let entry_id = record.entry_id.clone();
+    let (stored, digest, blobs) = stored_form(record, hash, options);
+    Ok(Prepared { entry_id, content_hash: hash, stored, digest, blobs, pending_id })
+}
+
+/// What a record must be before anything else is done with it: an entryId within the limit,
+/// an RFC 3339 timestamp.
+fn check_record(record: &Record, limits: &Limits) -> Result<(), String> {
+    if record.entry_id.is_empty() {
+        return Err("entryId cannot be empty".into());
+    }
+    if record.entry_id.len() > limits.entry_id_bytes_max {
+        let len = record.entry_id.len();
+        return Err(format!("entryId is {len} bytes, over the limit of {}", limits.entry_id_bytes_max));
     }
     if let Some(timestamp) = &record.timestamp {
         if !crate::portable::is_rfc3339(timestamp) {
-            return Err(invalid(format!("timestamp {timestamp:?} is not RFC 3339")));
+            return Err(format!("timestamp {timestamp:?} is not RFC 3339"));
         }
     }
-    // JSON inside a record is kept in canonical text, so an export re-imports to the same hash.
+    Ok(())
+}
+
+/// JSON inside a record (metadata values, tool inputs) in canonical text, so an export
+/// re-imports to the same hash; each tool call's target derived if it has none.
+fn canonicalise(record: &mut Record) -> Result<(), String> {
     for (key, value) in record.meta.iter_mut() {
-        match serde_json::from_str::<serde_json::Value>(value) {
-            Ok(parsed) => {
-                let canonical = canonical_json(&parsed);
-                if canonical != *value {
-                    *value = canonical;
-                }
-            }
-            Err(_) => {
-                return Err(AppendError::InvalidRecord {
-                    session: session.to_owned(),
-                    entry_id: record.entry_id.clone(),
-                    index: 0,
-                    reason: format!("meta value of {key:?} is not JSON text"),
-                })
-            }
+        let parsed = serde_json::from_str::<serde_json::Value>(value)
+            .map_err(|_| format!("meta value of {key:?} is not JSON text"))?;
+        let canonical = canonical_json(&parsed);
+        if canonical != *value {
+            *value = canonical;
         }
     }
     for block in &mut record.blocks {
@@ -162,21 +164,15 @@ fn prepare_record(
             }
         }
     }
-    let pending_id = seed.map(|seed| Box::new(PendingId { seed, record: record.clone() }));
-    let hash = content_hash(&record);
-    let counter = options.token_counter.as_ref();
-    let threshold = options.blob_threshold_bytes;
-    let mut blobs = Vec::new();
-    let payload = |text: String, blobs: &mut Vec<(Hash, Vec<u8>)>| -> StoredPayload {
-        if text.len() > threshold {
-            let hash = *blake3::hash(text.as_bytes()).as_bytes();
-            let len = text.len() as u64;
-            blobs.push((hash, text.into_bytes()));
-            StoredPayload::Blob { hash, len }
-        } else {
-            StoredPayload::Inline(text)
-        }
-    };
+    Ok(())
+}
+
+/// The record as the journal stores it (long texts moved out as blobs), with its digest.
+fn stored_form(
+    record: Record,
+    hash: Hash,
+    options: &StoreOptions,
+) -> (StoredRecord, Digest, Vec<(Hash, Vec<u8>)>) {
     let mut digest = Digest {
         role: record.role,
         flags: 0,
@@ -189,69 +185,96 @@ fn prepare_record(
         target_key: 0,
         content_hash: hash,
     };
-    let mut stored_blocks = Vec::with_capacity(record.blocks.len());
-    for block in record.blocks {
-        let stored = match block {
-            Block::Text { text } => {
-                let tokens = counter.count_tokens(&text);
-                digest.tokens_text = digest.tokens_text.saturating_add(tokens);
-                digest.tokens_total = digest.tokens_total.saturating_add(tokens);
-                digest.flags |= flags::TEXT;
-                StoredBlock::Text(payload(text, &mut blobs))
-            }
-            Block::Thinking { text } => {
-                digest.tokens_total = digest.tokens_total.saturating_add(counter.count_tokens(&text));
-                digest.flags |= flags::THINKING;
-                StoredBlock::Thinking(payload(text, &mut blobs))
-            }
-            Block::ToolCall { call_id, tool, input, target } => {
-                let tokens = counter.count_tokens(&input).saturating_add(counter.count_tokens(&tool));
-                digest.tokens_tool = digest.tokens_tool.saturating_add(tokens);
-                digest.tokens_total = digest.tokens_total.saturating_add(tokens);
-                if digest.tool_key == 0 {
-                    digest.tool_key = name_key(&tool);
-                }
-                if digest.target_key == 0 && !target.is_empty() {
-                    digest.target_key = name_key(&target);
-                    if is_priority_target(&target) {
-                        digest.flags |= flags::PRIORITY_TARGET;
-                    }
-                }
-                digest.flags |= flags::TOOL_CALL;
-                StoredBlock::ToolCall { call_id, tool, input: payload(input, &mut blobs), target }
-            }
-            Block::ToolResult { call_id, tool, is_error, output } => {
-                let tokens = counter.count_tokens(&output);
-                digest.tokens_tool = digest.tokens_tool.saturating_add(tokens);
-                digest.tokens_total = digest.tokens_total.saturating_add(tokens);
-                if digest.tool_key == 0 {
-                    digest.tool_key = name_key(&tool);
-                }
-                digest.flags |= flags::TOOL_RESULT;
-                if is_error {
-                    digest.flags |= flags::ERROR;
-                }
-                StoredBlock::ToolResult { call_id, tool, is_error, output: payload(output, &mut blobs) }
-            }
-            Block::Blob { media_type, data } => {
-                let hash = *blake3::hash(&data).as_bytes();
-                let size_bytes = data.len() as u64;
-                digest.flags |= flags::BLOB;
-                blobs.push((hash, data));
-                StoredBlock::Blob { hash, media_type, size_bytes }
-            }
-        };
-        stored_blocks.push(stored);
-    }
+    let mut payloads = Payloads { threshold_bytes: options.blob_threshold_bytes, blobs: Vec::new() };
+    let counter = options.token_counter.as_ref();
+    let blocks =
+        record.blocks.into_iter().map(|block| stored_block(block, &mut digest, counter, &mut payloads));
     let stored = StoredRecord {
-        entry_id: record.entry_id.clone(),
+        entry_id: record.entry_id,
         role: record.role.tag(),
         timestamp: record.timestamp,
-        blocks: stored_blocks,
+        blocks: blocks.collect(),
         meta: record.meta.into_iter().map(|(key, value)| StoredMeta { key, value }).collect(),
         hash: ZERO_HASH,
         prev_hash: ZERO_HASH,
         seal: 0,
     };
-    Ok(Prepared { entry_id: record.entry_id, content_hash: hash, stored, digest, blobs, pending_id })
+    (stored, digest, payloads.blobs)
+}
+
+/// Texts kept inline, or moved to the blob table when longer than the threshold.
+struct Payloads {
+    threshold_bytes: usize,
+    blobs: Vec<(Hash, Vec<u8>)>,
+}
+
+impl Payloads {
+    fn keep(&mut self, text: String) -> StoredPayload {
+        if text.len() <= self.threshold_bytes {
+            return StoredPayload::Inline(text);
+        }
+        let hash = *blake3::hash(text.as_bytes()).as_bytes();
+        let len = text.len() as u64;
+        self.blobs.push((hash, text.into_bytes()));
+        StoredPayload::Blob { hash, len }
+    }
+}
+
+/// One block as stored, its tokens, flags and keys added to the record's digest.
+fn stored_block(
+    block: Block,
+    digest: &mut Digest,
+    counter: &dyn TokenCounter,
+    payloads: &mut Payloads,
+) -> StoredBlock {
+    match block {
+        Block::Text { text } => {
+            let tokens = counter.count_tokens(&text);
+            digest.tokens_text = digest.tokens_text.saturating_add(tokens);
+            digest.tokens_total = digest.tokens_total.saturating_add(tokens);
+            digest.flags |= flags::TEXT;
+            StoredBlock::Text(payloads.keep(text))
+        }
+        Block::Thinking { text } => {
+            digest.tokens_total = digest.tokens_total.saturating_add(counter.count_tokens(&text));
+            digest.flags |= flags::THINKING;
+            StoredBlock::Thinking(payloads.keep(text))
+        }
+        Block::ToolCall { call_id, tool, input, target } => {
+            let tokens = counter.count_tokens(&input).saturating_add(counter.count_tokens(&tool));
+            digest.tokens_tool = digest.tokens_tool.saturating_add(tokens);
+            digest.tokens_total = digest.tokens_total.saturating_add(tokens);
+            if digest.tool_key == 0 {
+                digest.tool_key = name_key(&tool);
+            }
+            if digest.target_key == 0 && !target.is_empty() {
+                digest.target_key = name_key(&target);
+                if is_priority_target(&target) {
+                    digest.flags |= flags::PRIORITY_TARGET;
+                }
+            }
+            digest.flags |= flags::TOOL_CALL;
+            StoredBlock::ToolCall { call_id, tool, input: payloads.keep(input), target }
+        }
+        Block::ToolResult { call_id, tool, is_error, output } => {
+            let tokens = counter.count_tokens(&output);
+            digest.tokens_tool = digest.tokens_tool.saturating_add(tokens);
+            digest.tokens_total = digest.tokens_total.saturating_add(tokens);
+            if digest.tool_key == 0 {
+                digest.tool_key = name_key(&tool);
+            }
+            digest.flags |= flags::TOOL_RESULT;
+            if is_error {
+                digest.flags |= flags::ERROR;
+            }
+            StoredBlock::ToolResult { call_id, tool, is_error, output: payloads.keep(output) }
+        }
+        Block::Blob { media_type, data } => {
+            let hash = *blake3::hash(&data).as_bytes();
+            let size_bytes = data.len() as u64;
+            digest.flags |= flags::BLOB;
+            payloads.blobs.push((hash, data));
+            StoredBlock::Blob { hash, media_type, size_bytes }
+        }
+    }
 }

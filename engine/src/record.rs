@@ -200,4 +200,11 @@ impl Record {
         self.timestamp = Some(timestamp.into());
         self
     }
+
+    /// The same record stamped with a Unix time in whole seconds (no timestamp outside years 0
+    /// to 9999).
+    pub fn at_unix_seconds(mut self, seconds: i64) -> Record {
+        self.timestamp = crate::time::rfc3339_from_seconds(seconds);
+        self
+    }
 }

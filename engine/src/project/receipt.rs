@@ -17,6 +17,7 @@ use crate::error::ReadError;
 use crate::hash::{hash_from_hex, hash_to_hex, Hash};
 use crate::project::{Algorithm, Budget, ProjectionStats};
 use crate::read::Snapshot;
+use crate::time::rfc3339_from_seconds;
 
 use super::source::ProjectionSnapshot;
 use crate::receipts::RECEIPT_META_KEY;
@@ -179,29 +180,7 @@ pub(crate) fn receipt_record(body: &ReceiptBody<'_>, attempt: &[u8; 16]) -> Reco
 /// The current UTC time as RFC 3339, to the second.
 fn rfc3339_now() -> String {
     let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let days = i64::try_from(secs / 86_400).unwrap_or(0);
-    let rest = secs % 86_400;
-    // H. Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z", rest / 3600, rest / 60 % 60, rest % 60)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn timestamps_are_rfc3339() {
-        assert!(crate::portable::is_rfc3339(&rfc3339_now()));
-    }
+    rfc3339_from_seconds(i64::try_from(secs).unwrap_or(i64::MAX)).unwrap_or_default()
 }
 
 /// The summary of the receipt at `order`, owned.
@@ -213,4 +192,14 @@ pub(crate) fn receipt_summary_owned(
     let Some(guard) = source.snapshot().record(session, order)? else { return Ok(None) };
     let view = guard.view()?;
     Ok(receipt_summary(source.snapshot(), &view)?.map(|s| s.into_owned()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timestamps_are_rfc3339() {
+        assert!(crate::portable::is_rfc3339(&rfc3339_now()));
+    }
 }

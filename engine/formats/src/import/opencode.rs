@@ -13,11 +13,11 @@ use serde_json::{Map, Value};
 
 use super::lines::json_error;
 use super::session::{
-    data_url_blob, put, put_all, rfc3339_from_millis, str_of, take_str, text_of, usable_id, usable_name,
-    SessionBuilder,
+    data_url_blob, put, put_all, str_of, take_str, text_of, usable_id, usable_name, SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::canonical_json;
+use annal_engine::rfc3339_from_millis;
 use annal_engine::{Block, Record, Role};
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {

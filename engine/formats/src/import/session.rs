@@ -265,48 +265,10 @@ pub(super) fn take_base64_source(source: &mut Map<String, Value>) -> Option<Bloc
     Some(Block::Blob { media_type, data })
 }
 
-/// Unix milliseconds as RFC 3339 UTC text with milliseconds, e.g. `2026-02-16T03:01:59.109Z`.
-pub(super) fn rfc3339_from_millis(millis: i64) -> Option<String> {
-    // Years 0..=9999 only: RFC 3339 has four-digit years.
-    if !(-62_167_219_200_000..=253_402_300_799_999).contains(&millis) {
-        return None;
-    }
-    let secs = millis.div_euclid(1000);
-    let ms = millis.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let in_day = secs.rem_euclid(86_400);
-    // Days to civil date (Howard Hinnant's algorithm), proleptic Gregorian.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    Some(format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{ms:03}Z",
-        in_day / 3600,
-        in_day % 3600 / 60,
-        in_day % 60
-    ))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use annal_engine::Role;
-
-    #[test]
-    fn millis_to_rfc3339() {
-        assert_eq!(rfc3339_from_millis(0).as_deref(), Some("1970-01-01T00:00:00.000Z"));
-        assert_eq!(rfc3339_from_millis(1_771_210_919_109).as_deref(), Some("2026-02-16T03:01:59.109Z"));
-        assert_eq!(rfc3339_from_millis(951_782_400_000).as_deref(), Some("2000-02-29T00:00:00.000Z"));
-        assert_eq!(rfc3339_from_millis(-1).as_deref(), Some("1969-12-31T23:59:59.999Z"));
-        assert_eq!(rfc3339_from_millis(i64::MAX), None);
-        assert!(rfc3339_from_millis(1_771_210_919_109).is_some_and(|t| is_rfc3339(&t)));
-    }
 
     #[test]
     fn data_urls_and_base64() {
