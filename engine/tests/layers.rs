@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 /// Each top-level module of `engine/src`, lowest layer first. A module may use its own layer
 /// and those before it, never one after it.
 const LAYERS: &[(&str, &[&str])] = &[
-    ("record model", &["record", "codec", "hash", "view", "digest", "claim", "target", "tokens"]),
+    ("record model", &["record", "codec", "hash", "view", "digest", "claim", "target", "tokens", "time"]),
     (
         "journal",
         &[
