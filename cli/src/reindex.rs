@@ -2,7 +2,6 @@
 //! index stays searchable until the new one is committed whole.
 
 use std::io::Write;
-use std::path::Path;
 
 use annal::error::IndexError;
 use anyhow::{anyhow, Context};
@@ -19,17 +18,6 @@ pub(crate) struct ReindexArgs {
     /// A JSON object: records, blocks, textBytes, indexBytes, seconds, folder
     #[arg(long)]
     json: bool,
-}
-
-/// The bytes of the files under `folder`.
-fn folder_bytes(folder: &Path) -> std::io::Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(folder)? {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        total += if meta.is_dir() { folder_bytes(&entry.path())? } else { meta.len() };
-    }
-    Ok(total)
 }
 
 /// Rebuilds the index of the store at `location`.
@@ -53,7 +41,7 @@ pub(crate) fn run(location: &StoreLocation, args: &ReindexArgs, out: &mut Out) -
         ),
         other => anyhow!(other),
     })?;
-    let index_bytes = folder_bytes(&folder).with_context(|| format!("cannot read {}", folder.display()))?;
+    let index_bytes = summary.index_bytes;
     if args.json {
         write_json_pretty(
             out,

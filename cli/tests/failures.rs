@@ -67,10 +67,21 @@ fn claimed_source_order_and_hash_are_checked() {
     assert!(message.contains("stdin:1: sourceOrder 3 does not match 0"), "{message}");
     assert!(message.contains("nothing was appended"), "{message}");
 
-    let line = format!("{{\"entryId\": \"y\", \"role\": \"user\", \"hash\": \"{}\"}}\n", "ab".repeat(32));
-    let run = sandbox.annal(&["append", "s"], &line);
-    assert_eq!(run.code, Some(1));
-    assert!(run.stderr.contains("stdin:1: hash abab"), "{}", run.stderr);
+    // A wrong hash on the second line refuses the whole batch, checked where it is written.
+    let wrong = format!("{{\"entryId\": \"y\", \"role\": \"user\", \"hash\": \"{}\"}}\n", "ab".repeat(32));
+    let run = sandbox.annal(&["append", "s"], &format!("{}{wrong}", user("first", "w")));
+    let message = one_line_error(&run);
+    assert!(message.contains("stdin:2: hash abab"), "{message}");
+    assert!(message.ends_with("nothing was appended"), "{message}");
+    let shown = sandbox.annal(&["show", "s"], "");
+    assert!(one_line_error(&shown).contains("no session named \"s\""), "{}", shown.stderr);
+
+    // The hash the store gives a line, claimed back, is accepted.
+    sandbox.annal(&["append", "s"], &user("first", "w")).ok();
+    let shown = sandbox.annal(&["show", "s", "--json"], "").ok();
+    let stored: serde_json::Value = serde_json::from_str(shown.stdout.trim()).expect("one record");
+    assert!(stored["hash"].is_string() && stored["sourceOrder"] == 0, "{stored}");
+    assert_eq!(sandbox.annal(&["append", "s"], &format!("{stored}\n")).ok().lines(), ["0"]);
 }
 
 #[test]

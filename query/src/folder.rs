@@ -33,6 +33,17 @@ pub fn index_folder(store_file: &Path) -> PathBuf {
 }
 
 /// The commit payload recording that positions below `position` are indexed.
+/// The bytes of the files under `folder`, its subfolders included: what an index takes on disk.
+pub(crate) fn folder_bytes(folder: &Path) -> std::io::Result<u64> {
+    let mut total = 0;
+    for entry in std::fs::read_dir(folder)? {
+        let entry = entry?;
+        let meta = entry.metadata()?;
+        total += if meta.is_dir() { folder_bytes(&entry.path())? } else { meta.len() };
+    }
+    Ok(total)
+}
+
 pub(crate) fn payload(position: u64) -> String {
     format!("{PAYLOAD_PREFIX}{position}")
 }

@@ -12,7 +12,7 @@ use crossbeam_channel::Sender;
 use tantivy::{DocSet as _, ReloadPolicy, TERMINATED};
 
 use crate::error::{IndexError, WaitError};
-use crate::folder::{index_folder, Folder};
+use crate::folder::{folder_bytes, index_folder, Folder};
 use crate::handover::{try_take, WriterSettings};
 use crate::indexer::{self, forward_commits, index_range, Config, Control, Shared};
 
@@ -91,6 +91,8 @@ pub struct RebuildSummary {
     pub documents: u64,
     /// Bytes of text indexed.
     pub text_bytes: u64,
+    /// What the rebuilt index takes on disk.
+    pub index_bytes: u64,
     /// How long it took.
     pub elapsed: Duration,
 }
@@ -160,6 +162,14 @@ impl SearchIndex {
                 .map_err(io)?
         };
         Ok(SearchIndex { shared, store, control, stop, thread: Some(thread) })
+    }
+
+    /// What the index takes on disk now.
+    ///
+    /// # Errors
+    /// If its folder cannot be read.
+    pub fn size_bytes(&self) -> std::io::Result<u64> {
+        folder_bytes(self.folder())
     }
 
     /// The index folder.
@@ -240,7 +250,8 @@ impl SearchIndex {
         let folder = Folder::open(&path)?;
         let snapshot = store.snapshot()?;
         let end = snapshot.position_end()?;
-        let mut writing = try_take(&folder, &options.writer())?.ok_or(IndexError::Busy { path })?;
+        let mut writing =
+            try_take(&folder, &options.writer())?.ok_or_else(|| IndexError::Busy { path: path.clone() })?;
         writing.stop_merges();
         writing.clear(&folder)?;
         progress(0, end);
@@ -251,10 +262,13 @@ impl SearchIndex {
         })?;
         writing.commit(&folder)?;
         writing.merge_all(&folder)?;
+        let index_bytes =
+            folder_bytes(&path).map_err(|source| IndexError::Io { path: path.clone(), source })?;
         Ok(RebuildSummary {
             positions: end,
             documents: added.documents,
             text_bytes: added.text_bytes,
+            index_bytes,
             elapsed: started.elapsed(),
         })
     }

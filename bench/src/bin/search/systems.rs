@@ -22,17 +22,6 @@ use crate::data::{Class, Dataset, Query};
 /// Hits per query, with snippets, on every system.
 pub(crate) const TOP: usize = 10;
 
-/// The bytes of the files under `folder`.
-pub(crate) fn folder_bytes(folder: &Path) -> std::io::Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(folder)? {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        total += if meta.is_dir() { folder_bytes(&entry.path())? } else { meta.len() };
-    }
-    Ok(total)
-}
-
 /// annal: the data set appended to a store, then its index built from the journal.
 pub(crate) struct AnnalSide {
     pub(crate) store: Arc<Store>,
@@ -56,7 +45,7 @@ impl AnnalSide {
         let index_time = started.elapsed();
         let index = SearchIndex::open(Arc::clone(&store), index_options)?;
         index.wait_searchable(Duration::from_secs(3_600))?;
-        let index_bytes = folder_bytes(index.folder())?;
+        let index_bytes = index.size_bytes()?;
         Ok(AnnalSide { store, index, index_time, index_bytes })
     }
 

@@ -194,7 +194,8 @@ impl fmt::Display for SkipReason {
 /// cannot be read is listed in [`ParsedTranscript::skipped`].
 ///
 /// ```
-/// use annal_engine::{parse_transcript, Role, TranscriptFormat};
+/// use annal_engine::Role;
+/// use annal_formats::{parse_transcript, TranscriptFormat};
 /// let jsonl = br#"{"type":"user","uuid":"u1","sessionId":"s1","message":{"role":"user","content":"hi"}}
 /// not json
 /// "#;
