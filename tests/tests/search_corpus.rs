@@ -1,8 +1,8 @@
 #![cfg(feature = "corpus")]
 //! For each real transcript in the folder named by `ANNAL_CORPUS`: identifiers taken from its
 //! own records (paths, flags, ids, versions, snake_case names, URLs) are found in the top 5 hits
-//! for their session, and the hit's original holds the identifier. A missing or empty corpus
-//! fails the test.
+//! for their session, and the hit's original holds the identifier. A missing corpus or format
+//! folder, or a transcript with no identifier checked, fails the test.
 //!
 //! Run: `ANNAL_CORPUS=<corpus folder> cargo test -p annal-tests --features corpus --test search_corpus`
 #![allow(clippy::unwrap_used)]
@@ -11,41 +11,13 @@ mod search_support;
 
 use std::collections::BTreeSet;
 use std::error::Error;
-use std::path::PathBuf;
 
-use annal_engine::{parse_transcript, Block, Record, TranscriptFormat};
+use annal_engine::{parse_transcript, Block, Record};
 use annal_query::{get_original, SearchRequest};
 use search_support::*;
 
-/// The corpus folders annal imports, and their formats.
-const FOLDERS: [(&str, TranscriptFormat); 3] = [
-    ("claude-code-jsonl", TranscriptFormat::Claude),
-    ("codex-rollout-jsonl", TranscriptFormat::Codex),
-    ("opencode-export-json", TranscriptFormat::OpenCode),
-];
-
 /// Identifiers checked per session, spread over it.
 const PER_SESSION: usize = 12;
-
-fn corpus_files() -> Result<Vec<(PathBuf, TranscriptFormat)>, Box<dyn Error>> {
-    let root =
-        PathBuf::from(std::env::var_os("ANNAL_CORPUS").ok_or("set ANNAL_CORPUS to the corpus folder")?);
-    let mut files = Vec::new();
-    for (folder, format) in FOLDERS {
-        let Ok(entries) = std::fs::read_dir(root.join(folder)) else { continue };
-        for entry in entries {
-            let path = entry?.path();
-            if path.is_file() {
-                files.push((path, format));
-            }
-        }
-    }
-    files.sort_by(|a, b| a.0.cmp(&b.0));
-    if files.is_empty() {
-        return Err(format!("no transcripts under {}: the corpus is missing or empty", root.display()).into());
-    }
-    Ok(files)
-}
 
 fn block_texts(record: &Record) -> impl Iterator<Item = &str> {
     record.blocks.iter().filter_map(|block| match block {
@@ -105,8 +77,8 @@ fn identifiers(text: &str, out: &mut Vec<String>) {
 #[test]
 fn identifiers_from_each_transcript_are_found_in_the_top_5_of_their_session() -> Result<(), Box<dyn Error>> {
     let mut checked = 0;
-    for (path, format) in corpus_files()? {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+    for (name, path, format) in annal_tests::corpus::files()? {
+        let checked_before = checked;
         let stem = path.file_stem().and_then(|n| n.to_str()).unwrap_or("session").to_owned();
         let parsed = parse_transcript(&std::fs::read(&path)?, format, &stem);
         let dir = tempfile::tempdir()?;
@@ -154,6 +126,7 @@ fn identifiers_from_each_transcript_are_found_in_the_top_5_of_their_session() ->
             }
         }
         index.close()?;
+        assert!(checked > checked_before, "{name}: no identifier was checked");
     }
     eprintln!("{checked} identifiers found");
     assert!(checked > 0, "no identifiers were checked");
