@@ -16,6 +16,7 @@ use annal_engine::{
 pub mod arb;
 pub mod project;
 pub mod search;
+mod search_oracle;
 
 /// A blob threshold far below the default, so small fuzz inputs reach the blob table too.
 pub const SMALL_BLOB_THRESHOLD: usize = 24;
