@@ -5,7 +5,10 @@
 //!
 //! `ANNAL_KILL_DRILL_KILLS` sets the number of kills (default 20, what CI runs) and
 //! `ANNAL_KILL_DRILL_SEED` the seed of the kill moments and batch shapes, printed so a failing
-//! drill can be rerun with the same choices. The long local run:
+//! drill can be rerun with the same choices. The drill fails unless that many imports are
+//! killed mid-run, half as many part-way through their commits, and half as many append
+//! processes mid-run; kills that miss earn more rounds, up to three times as many in all. The
+//! long local run:
 //!
 //! ```text
 //! ANNAL_KILL_DRILL_KILLS=500 cargo test --release -p annal-cli --test kill_drill -- --nocapture
@@ -25,7 +28,7 @@ use std::time::{Duration, Instant};
 
 use annal_engine::{Block, Store, StoreOptions};
 use serde_json::{json, Value};
-use support::drill::Rng;
+use support::drill::{kill_at, require, KillTimer, Killed, Rng};
 use support::Sandbox;
 
 /// Each round imports a folder of this many transcripts, each its own session committed on its
@@ -242,6 +245,43 @@ fn check_store(
     stored_import
 }
 
+/// What the drill did so far.
+#[derive(Debug, Default)]
+struct Counts {
+    rounds: usize,
+    /// Imports that ended before their kill moment.
+    import_ended: usize,
+    import_killed: usize,
+    /// Imports killed with some of their sessions committed and some not.
+    import_partial: usize,
+    appends_killed: usize,
+    acknowledged: usize,
+    resumed_records: usize,
+}
+
+impl Counts {
+    /// Whether the drill has the kills it needs: `kills` imports killed mid-run, half of them
+    /// part-way through their commits, and half as many append processes killed mid-run.
+    fn enough(&self, kills: usize) -> bool {
+        self.import_killed >= kills && self.import_partial >= kills / 2 && self.appends_killed >= kills / 2
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} rounds, {} imports ended before their kill; imports killed mid-run {} ({} part-way \
+             through their commits), append processes killed mid-run {}, acknowledged appends \
+             checked {}, records added by resumed imports {}",
+            self.rounds,
+            self.import_ended,
+            self.import_killed,
+            self.import_partial,
+            self.appends_killed,
+            self.acknowledged,
+            self.resumed_records
+        )
+    }
+}
+
 #[test]
 fn kill_import_and_appends_at_random_moments() {
     let (kills, seed) = support::drill::settings("kill drill");
@@ -253,77 +293,109 @@ fn kill_import_and_appends_at_random_moments() {
     write_transcripts(&folder, usize::MAX);
     let started = Instant::now();
     calibration.annal(&["import", folder.to_str().unwrap()], "").ok();
-    // Kills fall within a little more than one import; the window follows the machine's pace
-    // (every retry that imports a whole round remeasures it), so kills keep landing inside
-    // imports when other work slows or speeds the machine.
-    let mut window = started.elapsed().mul_f64(1.2);
+    // Kills fall within one import; the window follows the machine's pace: an import that ends
+    // before its kill moment (appends beside it, other work on the machine) sets it to what that
+    // import took, so kills keep landing inside imports when the machine slows or speeds up; and
+    // kills that find nothing committed move the next ones past the import's start-up.
+    let mut timer = KillTimer::measured(started.elapsed());
     println!("kill drill: one import takes {:?} at first", started.elapsed());
 
     let mut sandbox = Sandbox::new();
-    let (mut import_killed, mut appends_killed, mut acknowledged, mut resumed_records) = (0, 0, 0, 0);
-    // Kills that left the import part-way: some of its batches committed, not all.
-    let mut import_partial = 0;
-    for round in 0..kills {
+    let mut counts = Counts::default();
+    // Kills that miss (the import had ended) earn more rounds, up to a bound.
+    while !counts.enough(kills) && counts.rounds < support::drill::rounds_max(kills) {
+        let round = counts.rounds;
+        counts.rounds += 1;
         if round > 0 && round % ROUNDS_PER_STORE == 0 {
             sandbox = Sandbox::new();
         }
-        let folder = sandbox.dir().join(format!("round-{round}"));
-        let ids = write_transcripts(&folder, round);
-        let total: usize = ids.iter().map(Vec::len).sum();
-        let path = folder.to_str().unwrap().to_owned();
-
-        let stop = AtomicBool::new(false);
-        let slot = Mutex::new(None::<Child>);
-        let (loop_seed, kill_after) =
-            (rng.next_u64(), Duration::from_micros(rng.below(window.as_micros() as u64)));
-        let mut import =
-            sandbox.command(&["import", &path]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
-        let (import_running, import_status, log) = thread::scope(|scope| {
-            let appender = scope.spawn(|| append_loop(&sandbox, round, loop_seed, &stop, &slot));
-            thread::sleep(kill_after);
-            // SIGKILL both at this moment (`Child::kill` sends SIGKILL on unix).
-            let running = import.try_wait().unwrap().is_none();
-            let _ = import.kill();
-            {
-                let mut guard = slot.lock().unwrap();
-                stop.store(true, Ordering::Release);
-                if let Some(child) = guard.as_mut() {
-                    let _ = child.kill();
-                }
-            }
-            (running, import.wait().unwrap(), appender.join().unwrap())
-        });
-        if import_running && import_status.signal() == Some(9) {
-            import_killed += 1;
-        } else {
-            assert!(import_status.success(), "round {round}: the import failed on its own: {import_status}");
-        }
-        appends_killed += log.killed;
-        acknowledged += log.acknowledged.len();
-
-        let context = format!("round {round} (seed {seed})");
-        let stored = check_store(&sandbox, round, &ids, &log, &context);
-        if import_status.success() {
-            assert_eq!(stored, total, "{context}: a completed import is missing records");
-        }
-        // Retrying the import completes it, adding exactly what the kill cut off.
-        let retry_started = Instant::now();
-        let run = sandbox.annal(&["import", &path, "--json"], "").ok();
-        if stored == 0 {
-            window = retry_started.elapsed().mul_f64(1.2);
-        }
-        let summary: Value = serde_json::from_str(&run.stdout).unwrap();
-        assert_eq!(summary["recordsNew"].as_u64(), Some((total - stored) as u64), "{context}");
-        assert_eq!(summary["recordsAlreadyPresent"].as_u64(), Some(stored as u64), "{context}");
-        resumed_records += total - stored;
-        import_partial += usize::from(stored > 0 && stored < total);
-        std::fs::remove_dir_all(&folder).unwrap();
+        drill_round(&sandbox, round, rng.next_u64(), &mut timer, &mut counts, seed);
     }
+    let (window, start) = timer.window();
     println!(
-        "kill drill: {kills} kills; imports killed mid-run {import_killed} ({import_partial} part-way \
-         through their commits), append processes killed mid-run {appends_killed}, acknowledged \
-         appends checked {acknowledged}, records added by resumed imports {resumed_records}"
+        "kill drill: {}; last window {window:?}, its commits starting about {start:?}",
+        counts.describe()
     );
     // The drill must have hit running processes, or it tested nothing.
-    assert!(kills == 0 || import_killed + appends_killed as usize > 0, "no kill landed on a running process");
+    let describe = counts.describe();
+    require("imports killed mid-run", counts.import_killed, kills, &describe);
+    require("imports killed part-way through their commits", counts.import_partial, kills / 2, &describe);
+    require("append processes killed mid-run", counts.appends_killed, kills / 2, &describe);
+}
+
+/// One round: an import and the append loop, both killed at one moment; then the checks and
+/// the retried import.
+fn drill_round(
+    sandbox: &Sandbox,
+    round: usize,
+    round_seed: u64,
+    timer: &mut KillTimer,
+    counts: &mut Counts,
+    seed: u64,
+) {
+    let mut rng = Rng::new(round_seed);
+    let folder = sandbox.dir().join(format!("round-{round}"));
+    let ids = write_transcripts(&folder, round);
+    let total: usize = ids.iter().map(Vec::len).sum();
+    let path = folder.to_str().unwrap().to_owned();
+
+    let stop = AtomicBool::new(false);
+    let slot = Mutex::new(None::<Child>);
+    let loop_seed = rng.next_u64();
+    let kill_after = timer.next(&mut rng).expect("the calibration measured a window");
+    let started = Instant::now();
+    let mut import =
+        sandbox.command(&["import", &path]).stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+    let (outcome, import_status, log) = thread::scope(|scope| {
+        let appender = scope.spawn(|| append_loop(sandbox, round, loop_seed, &stop, &slot));
+        let outcome = kill_at(&mut import, started, kill_after);
+        // SIGKILL the append process running at this moment too.
+        {
+            let mut guard = slot.lock().unwrap();
+            stop.store(true, Ordering::Release);
+            if let Some(child) = guard.as_mut() {
+                let _ = child.kill();
+            }
+        }
+        (outcome, import.wait().unwrap(), appender.join().unwrap())
+    });
+    let context = format!("round {round} (seed {seed})");
+    match outcome {
+        Killed::MidRun if import_status.signal() == Some(9) => counts.import_killed += 1,
+        // Ended on its own, before the kill moment or just as it came.
+        Killed::Finished(took) => {
+            counts.import_ended += 1;
+            timer.finished(took);
+        }
+        Killed::MidRun => {
+            counts.import_ended += 1;
+            timer.finished(kill_after);
+        }
+    }
+    if import_status.signal() != Some(9) {
+        assert!(import_status.success(), "{context}: the import failed on its own: {import_status}");
+    }
+    counts.appends_killed += log.killed as usize;
+    counts.acknowledged += log.acknowledged.len();
+
+    let stored = check_store(sandbox, round, &ids, &log, &context);
+    if import_status.success() {
+        assert_eq!(stored, total, "{context}: a completed import is missing records");
+    }
+    // Retrying the import completes it, adding exactly what the kill cut off.
+    let run = sandbox.annal(&["import", &path, "--json"], "").ok();
+    let summary: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(summary["recordsNew"].as_u64(), Some((total - stored) as u64), "{context}");
+    assert_eq!(summary["recordsAlreadyPresent"].as_u64(), Some(stored as u64), "{context}");
+    counts.resumed_records += total - stored;
+    counts.import_partial += usize::from(stored > 0 && stored < total);
+    if import_status.signal() == Some(9) {
+        // Killed before its first commit, or after it: where the next kills aim.
+        if stored == 0 {
+            timer.before_work(kill_after);
+        } else {
+            timer.after_work_started(kill_after);
+        }
+    }
+    std::fs::remove_dir_all(&folder).unwrap();
 }

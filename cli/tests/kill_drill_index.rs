@@ -6,7 +6,10 @@
 //!
 //! `ANNAL_KILL_DRILL_KILLS` sets the number of kills (default 20, what CI runs) and
 //! `ANNAL_KILL_DRILL_SEED` the seed of the kill moments and record shapes, printed so a failing
-//! drill can be rerun with the same choices. The long local run:
+//! drill can be rerun with the same choices. The drill fails unless that many indexing processes
+//! are killed mid-run, a quarter as many of each kind; kills that miss (and the first run of each
+//! kind, which is measured) earn more rounds, up to three times as many in all. The long local
+//! run:
 //!
 //! ```text
 //! ANNAL_KILL_DRILL_KILLS=500 cargo test --release -p annal-cli --test kill_drill_index -- --nocapture
@@ -25,7 +28,7 @@ use std::time::{Duration, Instant};
 use annal_engine::{Block, Record, Role, Store, StoreOptions};
 use annal_query::{IndexOptions, SearchIndex, SearchRequest};
 use annal_support::indexed::index_equals_journal;
-use support::drill::Rng;
+use support::drill::{kill_at, require, KillTimer, Killed, Rng};
 use support::Sandbox;
 
 /// Records appended before each round's indexing process starts (more are appended while it
@@ -105,6 +108,45 @@ fn check_index(store: &Arc<Store>, acknowledged: &[String], context: &str) -> u6
     documents
 }
 
+/// What the drill did so far.
+#[derive(Debug, Default)]
+struct Counts {
+    rounds: usize,
+    /// Runs that ended before their kill moment (or were measured).
+    ended: usize,
+    searches_killed: usize,
+    reindexes_killed: usize,
+    checked: usize,
+    documents: u64,
+}
+
+impl Counts {
+    fn killed(&self) -> usize {
+        self.searches_killed + self.reindexes_killed
+    }
+
+    /// Whether the drill has the kills it needs: `kills` processes killed mid-run, a quarter of
+    /// them of each kind.
+    fn enough(&self, kills: usize) -> bool {
+        self.killed() >= kills && self.searches_killed >= kills / 4 && self.reindexes_killed >= kills / 4
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} rounds, {} runs ended before their kill; indexing processes killed mid-run {} ({} \
+             searches catching up, {} rebuilds); acknowledged records found exactly once {}; last \
+             store's index {} documents, equal to its journal's blocks",
+            self.rounds,
+            self.ended,
+            self.killed(),
+            self.searches_killed,
+            self.reindexes_killed,
+            self.checked,
+            self.documents
+        )
+    }
+}
+
 #[test]
 fn kill_indexing_processes_at_random_moments() {
     let (kills, seed) = support::drill::settings("index kill drill");
@@ -113,84 +155,102 @@ fn kill_indexing_processes_at_random_moments() {
     let mut sandbox = Sandbox::new();
     let mut store = Arc::new(Store::open(&sandbox.db, StoreOptions::default()).unwrap());
     let mut next = 0;
-    // Kills fall within a little more than one indexing run; the window follows the pace of the
-    // runs that end on their own (the store grows, the machine's load changes).
-    let mut window: Option<Duration> = None;
-    let (mut killed_running, mut searches_killed, mut reindexes_killed, mut checked, mut documents) =
-        (0, 0, 0, 0, 0);
-    for round in 0..kills {
+    // Kills fall within one indexing run of their kind; the first run of each kind ends on its
+    // own and is measured, and every run that ends before its kill moment (the store grows, the
+    // machine's load changes) sets the window to what it took.
+    let (mut search_timer, mut reindex_timer) = (KillTimer::default(), KillTimer::default());
+    let mut counts = Counts::default();
+    // Kills that miss (the process had ended) earn more rounds, up to a bound.
+    while !counts.enough(kills) && counts.rounds < support::drill::rounds_max(kills) {
+        let round = counts.rounds;
+        counts.rounds += 1;
         if round > 0 && round % ROUNDS_PER_STORE == 0 {
             drop(store);
             sandbox = Sandbox::new();
             store = Arc::new(Store::open(&sandbox.db, StoreOptions::default()).unwrap());
         }
         let mut acknowledged = append_records(&store, round, &mut next, RECORDS_BEFORE, &mut rng);
-        let reindex = rng.below(3) == 0;
+        // A third rebuilds, at random; once the searches have their share, rebuilds until they
+        // have theirs, so a run of searches does not prolong the drill.
+        let reindex = (counts.searches_killed >= kills - kills / 4 && counts.reindexes_killed < kills / 4)
+            || rng.below(3) == 0;
+        let timer = if reindex { &mut reindex_timer } else { &mut search_timer };
+        let context = format!("round {round} (seed {seed}, {})", if reindex { "reindex" } else { "search" });
+        let (append_seed, kill_after) = (rng.next_u64(), timer.next(&mut rng));
         let args: Vec<String> = if reindex {
             vec!["reindex".into()]
         } else {
             vec!["history".into(), "search".into(), token(round, next), "--json".into()]
         };
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let (append_seed, kill_fraction) = (rng.next_u64(), rng.below(1_000_000));
-        let stop = AtomicBool::new(false);
-        let started = Instant::now();
-        let mut child = sandbox.command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
-        // The first round measures a run; later ones kill within the window.
-        let kill_after = window.map(|w| w.mul_f64(kill_fraction as f64 / 1_000_000.0));
-        let (running, status, during) = thread::scope(|scope| {
-            // Appends go on while the process indexes: it follows the journal as it grows.
-            let appender = scope.spawn(|| {
-                let (mut rng, mut next_here, mut ids) =
-                    (Rng::new(append_seed), u64::MAX / 2 + next, Vec::new());
-                while !stop.load(Ordering::Acquire) {
-                    let count = 1 + rng.below(3) as usize;
-                    ids.extend(append_records(&store, round, &mut next_here, count, &mut rng));
-                    thread::sleep(Duration::from_millis(rng.below(10)));
-                }
-                ids
-            });
-            let running = match kill_after {
-                Some(after) => {
-                    thread::sleep(after);
-                    let running = child.try_wait().unwrap().is_none();
-                    // SIGKILL (`Child::kill` sends SIGKILL on unix).
-                    let _ = child.kill();
-                    running
-                }
-                None => false,
-            };
-            let status = child.wait().unwrap();
-            stop.store(true, Ordering::Release);
-            (running, status, appender.join().unwrap())
-        });
+        let (killed, during) =
+            index_run(&sandbox, &store, &args, kill_after, timer, (round, next, append_seed), &context);
         acknowledged.extend(during);
-        let context = format!("round {round} (seed {seed}, {})", if reindex { "reindex" } else { "search" });
-        if running && status.signal() == Some(9) {
-            killed_running += 1;
-            if reindex {
-                reindexes_killed += 1;
-            } else {
-                searches_killed += 1;
-            }
-        } else {
-            let mut stderr = String::new();
-            std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-            assert!(status.success(), "{context}: the indexing process failed on its own: {status} {stderr}");
-            window = Some(started.elapsed().mul_f64(1.2));
+        match (killed, reindex) {
+            (false, _) => counts.ended += 1,
+            (true, true) => counts.reindexes_killed += 1,
+            (true, false) => counts.searches_killed += 1,
         }
 
         let run = sandbox.annal(&["verify"], "");
         assert_eq!(run.code, Some(0), "{context}: verify failed: {} {}", run.stdout, run.stderr);
-        documents = check_index(&store, &acknowledged, &context);
-        checked += acknowledged.len();
+        counts.documents = check_index(&store, &acknowledged, &context);
+        counts.checked += acknowledged.len();
     }
     println!(
-        "index kill drill: {kills} rounds; indexing processes killed mid-run {killed_running} \
-         ({searches_killed} searches catching up, {reindexes_killed} rebuilds); acknowledged records \
-         found exactly once {checked}; last store's index {documents} documents, equal to its journal's \
-         blocks"
+        "index kill drill: {}; last windows: search {:?}, reindex {:?}",
+        counts.describe(),
+        search_timer.window().0,
+        reindex_timer.window().0
     );
     // The drill must have hit running processes, or it tested nothing.
-    assert!(kills < 2 || killed_running > 0, "no kill landed on a running process");
+    let describe = counts.describe();
+    require("indexing processes killed mid-run", counts.killed(), kills, &describe);
+    require("searches killed mid-run", counts.searches_killed, kills / 4, &describe);
+    require("rebuilds killed mid-run", counts.reindexes_killed, kills / 4, &describe);
+}
+
+/// Runs the indexing process `args` while records are appended beside it, and kills it after
+/// `kill_after` (`None`: lets it end, to measure it); `at` is the round, its last serial and
+/// the appends' seed. Returns whether it was killed mid-run, and the records appended meanwhile.
+fn index_run(
+    sandbox: &Sandbox,
+    store: &Store,
+    args: &[String],
+    kill_after: Option<Duration>,
+    timer: &mut KillTimer,
+    (round, next, append_seed): (usize, u64, u64),
+    context: &str,
+) -> (bool, Vec<String>) {
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let stop = AtomicBool::new(false);
+    let started = Instant::now();
+    let mut child = sandbox.command(&args).stdout(Stdio::null()).stderr(Stdio::piped()).spawn().unwrap();
+    let (outcome, status, during) = thread::scope(|scope| {
+        // Appends go on while the process indexes: it follows the journal as it grows.
+        let appender = scope.spawn(|| {
+            let (mut rng, mut next_here, mut ids) = (Rng::new(append_seed), u64::MAX / 2 + next, Vec::new());
+            while !stop.load(Ordering::Acquire) {
+                let count = 1 + rng.below(3) as usize;
+                ids.extend(append_records(store, round, &mut next_here, count, &mut rng));
+                thread::sleep(Duration::from_millis(rng.below(10)));
+            }
+            ids
+        });
+        let outcome = kill_at(&mut child, started, kill_after.unwrap_or(Duration::MAX));
+        let status = child.wait().unwrap();
+        stop.store(true, Ordering::Release);
+        (outcome, status, appender.join().unwrap())
+    });
+    let killed = matches!(outcome, Killed::MidRun) && status.signal() == Some(9);
+    if !killed {
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+        assert!(status.success(), "{context}: the indexing process failed on its own: {status} {stderr}");
+        // Ended on its own, before the kill moment or just as it came.
+        timer.finished(match outcome {
+            Killed::Finished(took) => took,
+            Killed::MidRun => started.elapsed(),
+        });
+    }
+    (killed, during)
 }

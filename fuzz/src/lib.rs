@@ -8,12 +8,16 @@ use std::collections::HashSet;
 use std::io;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use annal_engine::{canonical_input, derive_target, record_from_json, record_to_json, AppendError, Block, Record, StorageFile, Store, StoreOptions};
+use annal_engine::{
+    canonical_input, derive_target, record_from_json, record_to_json, AppendError, Block, Record,
+    StorageFile, Store, StoreOptions,
+};
 use annal_formats::{detect_format, parse_transcript, TranscriptFormat};
 
 pub mod arb;
 pub mod project;
 pub mod search;
+mod search_oracle;
 
 /// A blob threshold far below the default, so small fuzz inputs reach the blob table too.
 pub const SMALL_BLOB_THRESHOLD: usize = 24;

@@ -1,9 +1,12 @@
 //! The search query parser and its filters under arbitrary input: queries built from the
 //! words, identifiers and syntax of a small fixed store (and raw fuzzed text), with arbitrary
-//! session, role, tool, error and sourceOrder filters, checked against the records themselves.
+//! session, role, tool, error and sourceOrder filters, checked against the records themselves:
+//! every hit is a real, matching block (precision), and for the queries the reference matcher
+//! reads (`search_oracle`) every matching block is found when the limit allows (recall).
 //!
 //! The store and its index are built once per fuzzing process; every input only searches.
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
@@ -12,6 +15,7 @@ use annal_query::{IndexOptions, SearchError, SearchIndex, SearchRequest};
 use arbitrary::Arbitrary;
 
 use crate::fresh_store;
+use crate::search_oracle::{self, Doc, DocId};
 
 /// Words and identifiers the store's records hold, and look-alikes it does not.
 const VOCABULARY: [&str; 24] = [
@@ -40,6 +44,17 @@ const VOCABULARY: [&str; 24] = [
     "+",
     "*",
 ];
+/// The words of [`VOCABULARY`] that are identifiers, searched as written.
+const IDENTIFIERS: [&str; 8] = [
+    "src/api/client.ts",
+    "client.tsx",
+    "test_user_auth",
+    "test_user_authz",
+    "v1.18.31",
+    "--max-output",
+    "localhost:8080",
+    "foo(bar)",
+];
 const ROLES: [Role; 4] = [Role::User, Role::Assistant, Role::Tool, Role::System];
 const TOOLS: [&str; 3] = ["Bash", "Read", "grep"];
 /// Sessions of the store: `base`, `other`, and `fork`, a fork of `base` at sourceOrder 3.
@@ -51,6 +66,8 @@ struct Fixture {
     index: SearchIndex,
     /// (session, records) as appended; `fork` lists only its own records.
     sessions: Vec<(&'static str, Vec<Record>)>,
+    /// What the index must hold, for the reference matcher.
+    docs: Vec<Doc>,
 }
 
 fn text(id: String, role: Role, text: &str) -> Record {
@@ -110,7 +127,9 @@ fn fixture() -> &'static Fixture {
         let options = IndexOptions { folder: Some(dir.path().join("index")), ..IndexOptions::default() };
         let index = SearchIndex::open(store, options).unwrap_or_else(|e| fail(&e));
         index.wait_searchable(Duration::from_secs(60)).unwrap_or_else(|e| fail(&e));
-        Fixture { _dir: dir, index, sessions: vec![("base", base), ("other", other), ("fork", own)] }
+        let docs =
+            search_oracle::documents(&[("base", 0, &base), ("other", 0, &other), ("fork", FORK_AT, &own)]);
+        Fixture { _dir: dir, index, sessions: vec![("base", base), ("other", other), ("fork", own)], docs }
     })
 }
 
@@ -174,7 +193,8 @@ fn record_at<'f>(fixture: &'f Fixture, session: &str, order: u64) -> Option<&'f 
 /// Properties: searching never panics and fails only for what the request is (syntax, nothing
 /// to search, an unknown session, an empty range), never as damage; a search is deterministic;
 /// every hit is a real block of the record the index names, within the limit, and passes every
-/// filter (a fork's session filter admits its parent's records below the fork point only).
+/// filter (a fork's session filter admits its parent's records below the fork point only); and
+/// for a query the reference matcher reads, the hits are exactly its matches, or `limit` of them.
 pub fn check_search(search: &Search) {
     let fixture = fixture();
     let request = search.request();
@@ -239,6 +259,26 @@ pub fn check_search(search: &Search) {
         for range in &hit.snippet.highlights {
             assert!(hit.snippet.text.get(range.clone()).is_some(), "highlight {range:?} off a char boundary");
         }
+    }
+    check_matches(fixture, &request, &hits);
+}
+
+/// The hits against the reference matcher, when it reads the query: none it does not expect
+/// (precision), and all it expects when the limit allows, else exactly `limit` (recall).
+fn check_matches(fixture: &Fixture, request: &SearchRequest, hits: &[annal_query::Hit]) {
+    let fork = ("fork", "base", FORK_AT);
+    let Some(expected) = search_oracle::expected(&fixture.docs, request, &IDENTIFIERS, fork) else {
+        return;
+    };
+    let found: BTreeSet<DocId> =
+        hits.iter().map(|hit| (hit.session.clone(), hit.source_order, hit.block_index)).collect();
+    let extra: Vec<&DocId> = found.difference(&expected).collect();
+    assert!(extra.is_empty(), "{request:?} found blocks that do not match: {extra:?}");
+    if expected.len() <= request.limit {
+        let missing: Vec<&DocId> = expected.difference(&found).collect();
+        assert!(missing.is_empty(), "{request:?} missed matching blocks {missing:?}");
+    } else {
+        assert_eq!(hits.len(), request.limit, "{request:?}: {} blocks match", expected.len());
     }
 }
 

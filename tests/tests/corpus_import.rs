@@ -3,7 +3,7 @@
 //! `ANNAL_CORPUS` (real transcripts from public repositories, read-only): each parses without
 //! panicking, detects as its format, yields the record count counted by hand, pairs every tool
 //! result with an earlier call, appends to a fresh store that then verifies, and appends again
-//! as a no-op. A missing or empty corpus fails the test.
+//! as a no-op. A missing corpus, format folder or counted file fails the test.
 //!
 //! Run: `ANNAL_CORPUS=<corpus folder> cargo test -p annal-tests --features corpus --test corpus_import`
 
@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 
 use annal_engine::{Block, Store, StoreOptions};
 use annal_formats::{detect_format, parse_transcript, ParsedSession, SkipReason, TranscriptFormat};
-use annal_support::corpus::{corpus_root, format_files};
+use annal_support::corpus::{corpus_root, format_file, format_files, FORMAT_FOLDERS};
 use serde_json::Value;
 
 type TestResult = Result<(), Box<dyn Error>>;
@@ -83,8 +83,12 @@ const EXPECTED: &[Expected] = &[
 /// A corpus file: its name under the corpus folder, its path, its format.
 type CorpusFile = (String, PathBuf, TranscriptFormat);
 
+/// The corpus files, and a check that every file counted by hand in [`EXPECTED`] is among them.
 fn corpus_files() -> Result<Vec<CorpusFile>, Box<dyn Error>> {
     let files = format_files(&corpus_root()?)?;
+    for expect in EXPECTED {
+        format_file(&files, &format!("{}/{}", expect.folder, expect.file))?;
+    }
     Ok(files.into_iter().map(|file| (file.name, file.path, file.format)).collect())
 }
 
@@ -164,14 +168,8 @@ fn corpus_transcripts_import_verify_and_reimport() -> TestResult {
     let files = corpus_files()?;
     let expected: BTreeMap<String, &Expected> =
         EXPECTED.iter().map(|e| (format!("{}/{}", e.folder, e.file), e)).collect();
-    // The corpus this table was counted on: if any of its files is here, all must be.
-    let known_here = files.iter().filter(|(name, ..)| expected.contains_key(name)).count();
-    if known_here > 0 {
-        for file in expected.keys() {
-            assert!(files.iter().any(|(name, ..)| name == file), "{file} is missing from the corpus");
-        }
-    }
     let mut per_format: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut counted = 0;
     for (name, path, format) in &files {
         let bytes = std::fs::read(path)?;
         assert_eq!(detect_format(&bytes), Some(*format), "{name}: detected format");
@@ -190,6 +188,7 @@ fn corpus_transcripts_import_verify_and_reimport() -> TestResult {
         );
         let unpaired: Vec<String> = parsed.sessions.iter().flat_map(unpaired_results).collect();
         if let Some(expect) = expected.get(name) {
+            counted += 1;
             assert_eq!(records, expect.records, "{name}: records");
             let lines: Vec<usize> = parsed.skipped.iter().map(|s| s.line).collect();
             assert_eq!(lines, expect.skipped, "{name}: skipped lines");
@@ -209,6 +208,10 @@ fn corpus_transcripts_import_verify_and_reimport() -> TestResult {
         println!("{name}: {records} records in {} session(s)", parsed.sessions.len());
     }
     println!("records per format: {per_format:?}");
+    assert_eq!(counted, EXPECTED.len(), "files counted by hand that were not checked");
+    for (folder, format) in FORMAT_FOLDERS {
+        assert!(per_format.get(format.name()) > Some(&0), "no record imported from {folder}");
+    }
     Ok(())
 }
 
@@ -216,6 +219,7 @@ fn corpus_transcripts_import_verify_and_reimport() -> TestResult {
 /// transcript's records, so importing it again later appends only what is new.
 #[test]
 fn a_cut_transcript_parses_to_a_prefix() -> TestResult {
+    let mut compared = 0;
     for (name, path, format) in corpus_files()? {
         if format == TranscriptFormat::OpenCode {
             continue; // one document: a cut one is not an export
@@ -233,19 +237,19 @@ fn a_cut_transcript_parses_to_a_prefix() -> TestResult {
                 assert_eq!(short.name, long.name, "{name} cut at {cut}");
                 assert!(short.records.len() <= long.records.len(), "{name} cut at {cut}");
                 assert!(short.records[..] == long.records[..short.records.len()], "{name} cut at {cut}");
+                compared += short.records.len();
             }
         }
     }
+    assert!(compared > 0, "no record of a cut transcript was compared");
     Ok(())
 }
 
 #[test]
 fn comment_lines_are_skipped_not_fatal() -> TestResult {
-    let files = corpus_files()?;
-    let Some((_, path, _)) = files.iter().find(|(name, ..)| name.ends_with("general-tool-calls.jsonl"))
-    else {
-        return Ok(()); // another corpus: the general test covers it
-    };
+    let files = format_files(&corpus_root()?)?;
+    let path =
+        &format_file(&files, "claude-code-jsonl/moredip__session-share__general-tool-calls.jsonl")?.path;
     let parsed = parse_transcript(&std::fs::read(path)?, TranscriptFormat::Claude, "general-tool-calls");
     let reasons: Vec<(usize, &SkipReason)> = parsed.skipped.iter().map(|s| (s.line, &s.reason)).collect();
     assert_eq!(reasons, [(1, &SkipReason::Comment), (2, &SkipReason::Comment)]);
@@ -259,9 +263,12 @@ fn comment_lines_are_skipped_not_fatal() -> TestResult {
 fn sub_agent_files_name_their_parent() -> TestResult {
     let files = corpus_files()?;
     let parent = "0ccf1a04-1b4c-43b6-8aa5-79e41db43a68";
-    for (name, path, format) in
-        files.iter().filter(|(name, ..)| name.contains("moredip__session-share__agent-"))
-    {
+    let agents: Vec<&CorpusFile> =
+        files.iter().filter(|(name, ..)| name.contains("moredip__session-share__agent-")).collect();
+    let counted = EXPECTED.iter().filter(|e| e.file.contains("moredip__session-share__agent-")).count();
+    assert!(counted > 0, "the table names no sub-agent file");
+    assert!(agents.len() >= counted, "{} sub-agent files in the corpus, {counted} expected", agents.len());
+    for (name, path, format) in agents {
         let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
         let parsed = parse_transcript(&std::fs::read(path)?, *format, stem);
         let agent = stem.rsplit("__").next().unwrap_or_default();

@@ -1,8 +1,8 @@
 #![cfg(feature = "corpus")]
 //! For each real transcript in the folder named by `ANNAL_CORPUS`: identifiers taken from its
 //! own records (paths, flags, ids, versions, snake_case names, URLs) are found in the top 5 hits
-//! for their session, and the hit's original holds the identifier. A missing or empty corpus
-//! fails the test.
+//! for their session, and the hit's original holds the identifier. A missing corpus or format
+//! folder, or a transcript with no identifier checked, fails the test.
 //!
 //! Run: `ANNAL_CORPUS=<corpus folder> cargo test -p annal-tests --features corpus --test search_corpus`
 #![allow(clippy::unwrap_used)]
@@ -24,8 +24,8 @@ const PER_SESSION: usize = 12;
 #[test]
 fn identifiers_from_each_transcript_are_found_in_the_top_5_of_their_session() -> Result<(), Box<dyn Error>> {
     let mut checked = 0;
-    for FormatFile { path, format, .. } in format_files(&corpus_root()?)? {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default().to_owned();
+    for FormatFile { name, path, format } in format_files(&corpus_root()?)? {
+        let checked_before = checked;
         let stem = path.file_stem().and_then(|n| n.to_str()).unwrap_or("session").to_owned();
         let parsed = parse_transcript(&std::fs::read(&path)?, format, &stem);
         let dir = tempfile::tempdir()?;
@@ -74,6 +74,7 @@ fn identifiers_from_each_transcript_are_found_in_the_top_5_of_their_session() ->
             }
         }
         index.close()?;
+        assert!(checked > checked_before, "{name}: no identifier was checked");
     }
     eprintln!("{checked} identifiers found");
     assert!(checked > 0, "no identifiers were checked");

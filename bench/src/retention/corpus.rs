@@ -24,11 +24,13 @@ const FACTS_MAX: [usize; 3] = [20, 80, 20];
 /// Runs the corpus set into `exam.corpus` and returns the sentence that says what ran.
 ///
 /// # Errors
-/// If `ANNAL_CORPUS` names no readable corpus folder.
+/// If `ANNAL_CORPUS` is not set or names no readable corpus folder, or no session of the corpus
+/// is long enough to run: the feature asks for a corpus section, and an empty one would read as
+/// a result.
 pub fn run_into(exam: &mut Exam, config: &ExamConfig) -> anyhow::Result<String> {
-    let Some(dir) = std::env::var_os("ANNAL_CORPUS").map(PathBuf::from) else {
-        return Ok("real corpus: not run (`ANNAL_CORPUS` was not set).".into());
-    };
+    let dir = std::env::var_os("ANNAL_CORPUS")
+        .map(PathBuf::from)
+        .context("the `corpus` feature runs the real corpus: set `ANNAL_CORPUS` to the corpus folder")?;
     let corpus = Corpus::find(&dir)?;
     let mut sessions = Vec::new();
     let mut files = Vec::new();
@@ -47,6 +49,11 @@ pub fn run_into(exam: &mut Exam, config: &ExamConfig) -> anyhow::Result<String> 
         }
     }
     files.dedup();
+    anyhow::ensure!(
+        !sessions.is_empty(),
+        "no session of at least {RECORDS_MIN} records with facts in the corpus folder {}",
+        dir.display()
+    );
     let jobs: Vec<(usize, usize)> =
         (0..config.windows.len()).flat_map(|w| (0..sessions.len()).map(move |s| (w, s))).collect();
     let runs = parallel(&jobs, config.threads, |&(w, s)| {

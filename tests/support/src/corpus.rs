@@ -122,6 +122,17 @@ pub fn format_files(root: &Path) -> io::Result<Vec<FormatFile>> {
     Ok(files)
 }
 
+/// The corpus file `name` (`folder/file name`, as [`format_files`] names it) among `files`.
+///
+/// # Errors
+/// If it is not there: the error names it.
+pub fn format_file<'a>(files: &'a [FormatFile], name: &str) -> io::Result<&'a FormatFile> {
+    files
+        .iter()
+        .find(|file| file.name == name)
+        .ok_or_else(|| not_found(format!("the corpus has no file {name}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

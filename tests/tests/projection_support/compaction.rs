@@ -74,7 +74,7 @@ pub(crate) struct Scripted {
 
 impl Scripted {
     pub(crate) fn new(behaviour: Behaviour) -> Arc<Scripted> {
-        Arc::new(Scripted { behaviour, calls: Mutex::new(Vec::new()), timeout: Duration::from_secs(30) })
+        Arc::new(Scripted { behaviour, calls: Mutex::new(Vec::new()), timeout: Duration::from_secs(60) })
     }
 
     pub(crate) fn calls(&self) -> usize {
