@@ -163,10 +163,10 @@ pub(crate) fn snippet(text: &str, terms: &Terms, width: usize) -> Snippet {
             let mut start = floor_boundary(text, first.saturating_sub(slack / 3));
             // Do not open in the middle of a word if a word start is near.
             if start > 0 {
-                if let Some(space) = text[start..first].find(char::is_whitespace) {
-                    if space < 16 {
-                        start += space + 1;
-                    }
+                // Past the whole space: a thin or ideographic space is several bytes long.
+                let space = text[start..first].char_indices().find(|(_, c)| c.is_whitespace());
+                if let Some((space, c)) = space.filter(|&(space, _)| space < 16) {
+                    start += space + c.len_utf8();
                 }
             }
             (start, floor_boundary(text, (start + width).max(last)))
@@ -260,6 +260,24 @@ mod tests {
         );
         let s = snippet("a client, an api client", &wanted, 200);
         assert_eq!(s.marked("[", "]"), "a client, an [api client]");
+    }
+
+    #[test]
+    fn multi_byte_spaces_before_the_window_are_stepped_over_whole() {
+        // A window opening a few bytes before a thin space (U+2009) once started inside it.
+        let wanted = terms(&["needle"], &["linux-arm64-0.21.5.tgz"]);
+        for space in ['\u{2009}', '\u{3000}', '\u{a0}', ' '] {
+            for pad in 0..40 {
+                let text = format!(
+                    "{}{space}needle linux-arm64-0.21.5.tgz 日本語 🦀 e\u{301} {}",
+                    "x".repeat(100 + pad),
+                    "tail ".repeat(30)
+                );
+                let s = snippet(&text, &wanted, 80);
+                let marked = s.marked("[", "]");
+                assert!(marked.contains("[needle] [linux-arm64-0.21.5.tgz]"), "{pad} {space:?}: {marked}");
+            }
+        }
     }
 
     #[test]
