@@ -4,26 +4,13 @@
 //! would store.
 
 use annal_engine::{Block, Record};
+pub use annal_support::sessions::payload_bytes;
 use annal_support::sessions::{Profile, SessionSpec};
 use serde_json::{json, Value};
 
 /// `count` records of the agent session of `seed`: the same on every machine.
 pub fn generate(count: usize, seed: u64) -> Vec<Record> {
     SessionSpec { profile: Profile::Agent, seed }.records().take(count).collect()
-}
-
-/// The payload text bytes of a record: text, thinking, tool inputs and tool outputs.
-pub fn payload_bytes(record: &Record) -> usize {
-    record
-        .blocks
-        .iter()
-        .map(|block| match block {
-            Block::Text { text } | Block::Thinking { text } => text.len(),
-            Block::ToolCall { input, .. } => input.len(),
-            Block::ToolResult { output, .. } => output.len(),
-            Block::Blob { data, .. } => data.len(),
-        })
-        .sum()
 }
 
 /// Whether a record carries a tool output of at least 40 KB.

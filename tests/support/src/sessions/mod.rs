@@ -106,22 +106,24 @@ pub fn record(entry_id: String, role: Role, blocks: Vec<Block>) -> Record {
     Record { entry_id, role, timestamp: None, blocks, meta: BTreeMap::new() }
 }
 
+/// The payload bytes of a record: text, thinking, tool inputs, tool outputs and blob data (the
+/// size the benchmarks report a workload by).
+pub fn payload_bytes(record: &Record) -> usize {
+    record
+        .blocks
+        .iter()
+        .map(|block| match block {
+            Block::Text { text } | Block::Thinking { text } => text.len(),
+            Block::ToolCall { input, .. } => input.len(),
+            Block::ToolResult { output, .. } => output.len(),
+            Block::Blob { data, .. } => data.len(),
+        })
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn payload_bytes(record: &Record) -> usize {
-        record
-            .blocks
-            .iter()
-            .map(|block| match block {
-                Block::Text { text } | Block::Thinking { text } => text.len(),
-                Block::ToolCall { input, .. } => input.len(),
-                Block::ToolResult { output, .. } => output.len(),
-                Block::Blob { data, .. } => data.len(),
-            })
-            .sum()
-    }
 
     /// The 200th record's entryId and the payload bytes of the first 200 records of each
     /// profile at seed 1, as the published figures were measured on: a change here is a change
