@@ -8,6 +8,7 @@ use annal_engine::{
     ViewSource,
 };
 use annal_support::projection_checks::{check_pairs, check_projection, check_verbatim, record_tokens};
+use annal_support::sessions::record;
 use arbitrary::Arbitrary;
 
 use crate::{assert_refusal, assert_verifies, fresh_store};
@@ -176,10 +177,6 @@ fn records(turns: &[Turn], first_turn: usize) -> Vec<Record> {
         }
     }
     out
-}
-
-fn record(entry_id: String, role: Role, blocks: Vec<Block>) -> Record {
-    Record { entry_id, role, timestamp: None, blocks, meta: Default::default() }
 }
 
 /// Appends `records`; false when the store refused them for what they are.

@@ -19,7 +19,7 @@ use projection_support::compaction::{
     budget, filled_store, len, options, receipt_meta, starts_with, turn, with_summarizer, Behaviour,
     Scripted, SESSION,
 };
-use projection_support::{check_pairs, generate, texts, Shape};
+use projection_support::{check_pairs, shaped, texts, Shape};
 
 #[test]
 fn a_compaction_commits_what_the_derived_view_showed() {
@@ -173,7 +173,7 @@ fn no_summarizer_and_no_need_are_not_errors() {
     assert_eq!(outcome.fallback_reason.as_deref(), Some("no summarizer was given"));
     // A small session is under the trigger: nothing is written.
     let (_dir, small) = projection_support::store();
-    small.append(SESSION, Some(0), generate(SESSION, &Shape::plain(5, 2))).unwrap();
+    small.append(SESSION, Some(0), shaped(SESSION, &Shape::plain(5, 2))).unwrap();
     let before = len(&small, SESSION);
     let outcome = small.compact(SESSION, &options(Algorithm::DeterministicV1)).unwrap();
     assert_eq!(outcome.status, CompactStatus::NotNeeded);

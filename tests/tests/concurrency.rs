@@ -28,6 +28,25 @@ fn open(dir: &tempfile::TempDir) -> Arc<Store> {
     Arc::new(Store::open(dir.path().join("concurrency.redb"), StoreOptions::default()).unwrap())
 }
 
+/// Runs `work(store, thread)` on `THREADS` threads released together by a barrier, so they
+/// really race, and returns what each returned, in thread order; a thread's panic fails the
+/// test.
+fn on_threads<T: Send>(store: &Store, work: impl Fn(&Store, usize) -> T + Sync) -> Vec<T> {
+    let start = Barrier::new(THREADS);
+    thread::scope(|scope| {
+        let handles: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let (start, work) = (&start, &work);
+                scope.spawn(move || {
+                    start.wait();
+                    work(store, thread)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|handle| handle.join().unwrap()).collect()
+    })
+}
+
 /// Reads a session and returns each record's entryId, checking the chain as it goes.
 fn read_chain(store: &Store, session: &str) -> Vec<String> {
     let snapshot = store.snapshot().unwrap();
@@ -76,43 +95,34 @@ fn racing_for_one_session_with_expected_next() {
             passes
         })
     };
-    let start = Arc::new(Barrier::new(THREADS));
-    let handles: Vec<_> = (0..THREADS)
-        .map(|thread| {
-            let store = Arc::clone(&store);
-            let start = Arc::clone(&start);
-            thread::spawn(move || {
-                start.wait();
-                let mut acks = Vec::new();
-                let mut conflicts = 0u64;
-                for index in 0..PER_THREAD {
-                    loop {
-                        let next = store.snapshot().unwrap().session("shared").unwrap().map_or(0, |s| s.len);
-                        match store.append("shared", Some(next), vec![record(thread, index)]) {
-                            Ok(receipt) => {
-                                assert_eq!(receipt.source_orders, vec![next], "acknowledged at another slot");
-                                assert_eq!(receipt.appended, 1);
-                                assert_eq!(receipt.next, next + 1);
-                                acks.push((record(thread, index).entry_id, next));
-                                break;
-                            }
-                            Err(AppendError::Conflict { expected, actual, .. }) => {
-                                assert_eq!(expected, next);
-                                assert!(actual > next, "a conflict must mean someone got there first");
-                                conflicts += 1;
-                            }
-                            Err(other) => panic!("thread {thread}: {other}"),
-                        }
+    let results = on_threads(&store, |store, thread| {
+        let mut acks = Vec::new();
+        let mut conflicts = 0u64;
+        for index in 0..PER_THREAD {
+            loop {
+                let next = store.snapshot().unwrap().session("shared").unwrap().map_or(0, |s| s.len);
+                match store.append("shared", Some(next), vec![record(thread, index)]) {
+                    Ok(receipt) => {
+                        assert_eq!(receipt.source_orders, vec![next], "acknowledged at another slot");
+                        assert_eq!(receipt.appended, 1);
+                        assert_eq!(receipt.next, next + 1);
+                        acks.push((record(thread, index).entry_id, next));
+                        break;
                     }
+                    Err(AppendError::Conflict { expected, actual, .. }) => {
+                        assert_eq!(expected, next);
+                        assert!(actual > next, "a conflict must mean someone got there first");
+                        conflicts += 1;
+                    }
+                    Err(other) => panic!("thread {thread}: {other}"),
                 }
-                (acks, conflicts)
-            })
-        })
-        .collect();
+            }
+        }
+        (acks, conflicts)
+    });
     let mut acks: BTreeMap<u64, String> = BTreeMap::new();
     let mut conflicts = 0;
-    for handle in handles {
-        let (thread_acks, thread_conflicts) = handle.join().unwrap();
+    for (thread_acks, thread_conflicts) in results {
         conflicts += thread_conflicts;
         for (id, order) in thread_acks {
             assert!(acks.insert(order, id).is_none(), "two appends acknowledged at sourceOrder {order}");
@@ -149,32 +159,21 @@ fn racing_for_one_session_with_expected_next() {
 fn threads_appending_to_their_own_sessions() {
     let dir = tempfile::tempdir().unwrap();
     let store = open(&dir);
-    let start = Arc::new(Barrier::new(THREADS));
-    let handles: Vec<_> = (0..THREADS)
-        .map(|thread| {
-            let store = Arc::clone(&store);
-            let start = Arc::clone(&start);
-            thread::spawn(move || {
-                start.wait();
-                let session = format!("own{thread}");
-                let mut index = 0;
-                while index < PER_THREAD {
-                    // Batches of 1 to 3 records, always with the right expected_next: nobody
-                    // else writes this session, so a conflict would be a bug.
-                    let size = 1 + (index + thread as u64) % 3;
-                    let batch: Vec<Record> =
-                        (index..(index + size).min(PER_THREAD)).map(|i| record(thread, i)).collect();
-                    let count = batch.len() as u64;
-                    let receipt = store.append(&session, Some(index), batch).unwrap();
-                    assert_eq!(receipt.source_orders, (index..index + count).collect::<Vec<_>>());
-                    index += count;
-                }
-            })
-        })
-        .collect();
-    for handle in handles {
-        handle.join().unwrap();
-    }
+    on_threads(&store, |store, thread| {
+        let session = format!("own{thread}");
+        let mut index = 0;
+        while index < PER_THREAD {
+            // Batches of 1 to 3 records, always with the right expected_next: nobody
+            // else writes this session, so a conflict would be a bug.
+            let size = 1 + (index + thread as u64) % 3;
+            let batch: Vec<Record> =
+                (index..(index + size).min(PER_THREAD)).map(|i| record(thread, i)).collect();
+            let count = batch.len() as u64;
+            let receipt = store.append(&session, Some(index), batch).unwrap();
+            assert_eq!(receipt.source_orders, (index..index + count).collect::<Vec<_>>());
+            index += count;
+        }
+    });
     let mut keys = HashMap::new();
     for thread in 0..THREADS {
         let session = format!("own{thread}");

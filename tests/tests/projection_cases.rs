@@ -11,7 +11,7 @@ use annal_engine::{
     Projection, Record, Role, Store, ViewSource,
 };
 
-use projection_support::{check_pairs, check_projection, generate, marker_range, store, texts, Shape};
+use projection_support::{check_pairs, check_projection, marker_range, shaped, store, texts, Shape};
 
 fn project(store: &Store, session: &str, budget: Budget) -> Projection<'static> {
     store.project(session, &ProjectOptions::new(budget)).unwrap()
@@ -59,7 +59,7 @@ fn filler(n: usize, seed: &str) -> String {
 fn a_newest_turn_larger_than_the_tail_is_kept_whole() {
     let mut shape = Shape::plain(21, 12);
     shape.big_newest_turn = true;
-    let records = generate("s", &shape);
+    let records = shaped("s", &shape);
     let budget = Budget { tail_tokens: 1_000, ..Budget::new(48_000, 4_000) };
     let budget = Budget { history_tokens: 2_000, ..budget };
     let (_dir, store) = filled(&records);
@@ -76,7 +76,7 @@ fn a_newest_turn_larger_than_the_tail_is_kept_whole() {
 fn a_tail_opening_mid_turn_keeps_its_request_ahead_of_it() {
     let mut shape = Shape::plain(22, 6);
     shape.big_newest_turn = true;
-    let records = generate("s", &shape);
+    let records = shaped("s", &shape);
     let budget = Budget { tail_tokens: 2_000, history_tokens: 4_000, ..Budget::new(24_000, 2_000) };
     let (_dir, store) = filled(&records);
     let view = project(&store, "s", budget);
@@ -220,7 +220,7 @@ fn evidence_rows_are_whole_json_objects_errors_first() {
 fn a_compacted_view_is_history_then_index_then_tail() {
     let shape =
         Shape { thinking: true, system: true, parallel: true, split_parallel: true, ..Shape::plain(23, 20) };
-    let records = generate("s", &shape);
+    let records = shaped("s", &shape);
     let budget = Budget { tail_tokens: 2_000, history_tokens: 3_000, ..Budget::new(32_000, 4_000) };
     let (_dir, store) = filled(&records);
     let view = project(&store, "s", budget);
@@ -296,7 +296,7 @@ fn a_result_without_its_call_is_a_note_never_an_orphan() {
 
 #[test]
 fn the_json_output_carries_the_hash_of_its_messages() {
-    let records = generate("s", &Shape::plain(24, 16));
+    let records = shaped("s", &Shape::plain(24, 16));
     let budget = Budget { history_tokens: 3_000, ..Budget::new(32_000, 4_000) };
     let (_dir, store) = filled(&records);
     let view = project(&store, "s", budget);

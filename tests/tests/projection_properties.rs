@@ -13,7 +13,7 @@ mod projection_support;
 use annal_engine::{Budget, ProjectOptions, Record, ViewSource};
 use proptest::prelude::*;
 
-use projection_support::{check_projection, check_verbatim, generate, record_tokens, store, Shape};
+use projection_support::{check_projection, check_verbatim, record_tokens, shaped, store, Shape};
 
 fn cases() -> u32 {
     std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(32)
@@ -63,7 +63,7 @@ proptest! {
 
     #[test]
     fn projections_keep_what_they_must(shape in shapes(), budget in budgets()) {
-        let records = generate("s", &shape);
+        let records = shaped("s", &shape);
         let (_dir, store) = store();
         store.append("s", Some(0), records.clone()).unwrap();
         let options = ProjectOptions::new(budget);
@@ -92,14 +92,14 @@ proptest! {
         cuts in (0.0f64..1.0, 0.0f64..1.0),
         seed in any::<u64>(),
     ) {
-        let records = generate("s", &shape);
+        let records = shaped("s", &shape);
         let n = records.len();
         let (a, b) = {
             let x = (cuts.0 * n as f64) as usize;
             let y = (cuts.1 * n as f64) as usize;
             (x.min(y), x.max(y))
         };
-        let detour = generate("d", &Shape::plain(seed, 2));
+        let detour = shaped("d", &Shape::plain(seed, 2));
         let (_dir, forked) = store();
         let mut parent = records[..a].to_vec();
         parent.extend(detour.iter().take(5).cloned());

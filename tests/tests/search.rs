@@ -19,8 +19,6 @@ fn search(index: &annal_query::SearchIndex, query: &str) -> Vec<String> {
 
 #[test]
 fn exact_identifiers_are_found_by_their_exact_text() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(&dir.path().join("s.redb"));
     let records = vec![
         result(
             "e1",
@@ -50,9 +48,7 @@ fn exact_identifiers_are_found_by_their_exact_text() {
         text("d6", Role::Assistant, "released v1.18.3 and v1.8.31 and 1.18.31"),
         text("d7", Role::Assistant, "--max-outputs, or max output"),
     ];
-    store.append("s", Some(0), records).unwrap();
-    let index = open_index(&store);
-    searchable(&index);
+    let (_dir, _store, index) = indexed(records);
     for (query, expected) in [
         ("ECONNRESET", "e1#0"),
         ("econnreset", "e1#0"),
@@ -82,21 +78,11 @@ fn exact_identifiers_are_found_by_their_exact_text() {
 
 #[test]
 fn words_phrases_operators_and_syntax_errors() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(&dir.path().join("s.redb"));
-    store
-        .append(
-            "s",
-            None,
-            vec![
-                text("a", Role::User, "The connection was reset by the proxy."),
-                text("b", Role::Assistant, "Reset the cache; the connection is fine."),
-                text("c", Role::Assistant, "The proxy times out."),
-            ],
-        )
-        .unwrap();
-    let index = open_index(&store);
-    searchable(&index);
+    let (_dir, _store, index) = indexed(vec![
+        text("a", Role::User, "The connection was reset by the proxy."),
+        text("b", Role::Assistant, "Reset the cache; the connection is fine."),
+        text("c", Role::Assistant, "The proxy times out."),
+    ]);
     let mut all = search(&index, "connection reset");
     all.sort();
     assert_eq!(all, vec!["a#0", "b#0"], "every word must match");
@@ -134,8 +120,6 @@ fn words_phrases_operators_and_syntax_errors() {
 /// however the exclusion is written.
 #[test]
 fn excluding_a_phrase_that_first_matches_after_the_first_hit() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(&dir.path().join("s.redb"));
     let records = vec![
         text("a", Role::Assistant, "unrelated words"),
         text("b", Role::Assistant, "ECONNRESET from the upstream"),
@@ -144,9 +128,7 @@ fn excluding_a_phrase_that_first_matches_after_the_first_hit() {
         text("e", Role::Assistant, "ECONNRESET on the proxy at localhost 8080"),
         text("f", Role::Assistant, "ECONNRESET, then it worked"),
     ];
-    store.append("s", None, records).unwrap();
-    let index = open_index(&store);
-    searchable(&index);
+    let (_dir, _store, index) = indexed(records);
     for query in [
         "NOT localhost:8080 ECONNRESET",
         "ECONNRESET -\"localhost 8080\"",
@@ -165,24 +147,14 @@ fn excluding_a_phrase_that_first_matches_after_the_first_hit() {
 
 #[test]
 fn filters_by_role_tool_errors_and_source_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(&dir.path().join("s.redb"));
-    store
-        .append(
-            "s",
-            None,
-            vec![
-                text("u", Role::User, "deploy failed again"),
-                call("k", "c1", "Bash", r#"{"command":"deploy --prod"}"#),
-                result("r1", "c1", "Bash", "deploy failed: exit 1", true),
-                call("k2", "c2", "Read", r#"{"file_path":"deploy.yaml"}"#),
-                result("r2", "c2", "Read", "deploy: steps", false),
-                text("a", Role::Assistant, "The deploy failed because of a typo."),
-            ],
-        )
-        .unwrap();
-    let index = open_index(&store);
-    searchable(&index);
+    let (_dir, _store, index) = indexed(vec![
+        text("u", Role::User, "deploy failed again"),
+        call("k", "c1", "Bash", r#"{"command":"deploy --prod"}"#),
+        result("r1", "c1", "Bash", "deploy failed: exit 1", true),
+        call("k2", "c2", "Read", r#"{"file_path":"deploy.yaml"}"#),
+        result("r2", "c2", "Read", "deploy: steps", false),
+        text("a", Role::Assistant, "The deploy failed because of a typo."),
+    ]);
     let run = |configure: &dyn Fn(&mut SearchRequest)| {
         let mut request = SearchRequest::new("deploy");
         configure(&mut request);
@@ -201,8 +173,7 @@ fn filters_by_role_tool_errors_and_source_order() {
 
 #[test]
 fn a_fork_searches_what_it_inherits_up_to_its_fork_point() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(&dir.path().join("s.redb"));
+    let (_dir, _, store) = fresh_store("s.redb");
     let parent: Vec<_> = (0..6)
         .map(|i| text(&format!("p{i}"), Role::Assistant, if i % 3 == 1 { "a needle here" } else { "hay" }))
         .collect();
@@ -232,31 +203,18 @@ fn a_fork_searches_what_it_inherits_up_to_its_fork_point() {
 
 #[test]
 fn large_texts_are_indexed_and_binary_blobs_are_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(&dir.path().join("s.redb"));
     let big = format!("{}\nfinal line: zzlastmarker reached\n", "filler text line\n".repeat(4_000));
-    store
-        .append(
-            "s",
-            None,
+    let (_dir, store, index) = indexed(vec![
+        result("big", "c", "Bash", &big, false),
+        record(
+            "img",
+            Role::User,
             vec![
-                result("big", "c", "Bash", &big, false),
-                record(
-                    "img",
-                    Role::User,
-                    vec![
-                        Block::Text { text: "see the screenshot".into() },
-                        Block::Blob {
-                            media_type: "image/png".into(),
-                            data: vec![0x89, b'P', b'N', b'G', 0, 1, 2],
-                        },
-                    ],
-                ),
+                Block::Text { text: "see the screenshot".into() },
+                Block::Blob { media_type: "image/png".into(), data: vec![0x89, b'P', b'N', b'G', 0, 1, 2] },
             ],
-        )
-        .unwrap();
-    let index = open_index(&store);
-    searchable(&index);
+        ),
+    ]);
     assert_index_equals_journal(&index, &store);
     let hits = index.search(&SearchRequest::new("zzlastmarker")).unwrap();
     assert_eq!(ids(&hits), vec!["big#0"]);
@@ -272,9 +230,7 @@ fn large_texts_are_indexed_and_binary_blobs_are_not() {
 
 #[test]
 fn the_index_catches_up_after_reopening_and_rebuilds_when_deleted() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.redb");
-    let store = open_store(&path);
+    let (_dir, path, store) = fresh_store("s.redb");
     let index = open_index(&store);
     store.append("s", None, vec![text("one", Role::User, "alpha")]).unwrap();
     searchable(&index);
@@ -306,34 +262,24 @@ fn the_index_catches_up_after_reopening_and_rebuilds_when_deleted() {
 
 #[test]
 fn originals_come_back_verbatim_by_the_ids_hits_carry() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_store(&dir.path().join("s.redb"));
     let output = "line 1\nline 2 with ECONNRESET\r\nline 3\n";
-    store
-        .append(
-            "s",
-            None,
+    let (_dir, store, index) = indexed(vec![
+        record(
+            "mixed",
+            Role::Assistant,
             vec![
-                record(
-                    "mixed",
-                    Role::Assistant,
-                    vec![
-                        Block::Text { text: "Reading it.".into() },
-                        Block::ToolCall {
-                            call_id: "c1".into(),
-                            tool: "Read".into(),
-                            input: r#"{"file_path":"a.rs"}"#.into(),
-                            target: String::new(),
-                        },
-                    ],
-                ),
-                result("out", "c1", "Read", output, true),
-                text("has#7", Role::User, "an id with a hash"),
+                Block::Text { text: "Reading it.".into() },
+                Block::ToolCall {
+                    call_id: "c1".into(),
+                    tool: "Read".into(),
+                    input: r#"{"file_path":"a.rs"}"#.into(),
+                    target: String::new(),
+                },
             ],
-        )
-        .unwrap();
-    let index = open_index(&store);
-    searchable(&index);
+        ),
+        result("out", "c1", "Read", output, true),
+        text("has#7", Role::User, "an id with a hash"),
+    ]);
     let hits = index.search(&SearchRequest::new("ECONNRESET")).unwrap();
     let snapshot = store.snapshot().unwrap();
     let original = get_original(&snapshot, &hits[0].id(), None).unwrap();

@@ -121,9 +121,7 @@ fn hits(index: &SearchIndex, query: &str) -> Vec<String> {
 /// other takes the writer over and indexes from where it stopped; then the first follows.
 #[test]
 fn the_writer_is_handed_over_between_processes() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("shared.redb");
-    let store = open_store(&db);
+    let (_dir, db, store) = fresh_store("shared.redb");
     let index = open_index(&store);
     // The first process to open the index takes its writer.
     until("this process holds the writer", || index.status().writing);
@@ -173,9 +171,7 @@ fn the_writer_is_handed_over_between_processes() {
 /// indexed twice.
 #[test]
 fn a_crash_between_adding_and_committing_loses_and_duplicates_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("crash.redb");
-    let store = open_store(&db);
+    let (_dir, db, store) = fresh_store("crash.redb");
     let before: Vec<_> =
         (0..10).map(|i| text(&format!("a{i}"), Role::User, &format!("apple number {i}"))).collect();
     store.append("s", None, before).unwrap();

@@ -9,8 +9,6 @@
 
 #[path = "project/naive.rs"]
 mod naive;
-#[path = "project/workload.rs"]
-mod workload;
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -19,6 +17,7 @@ use std::time::{Duration, Instant};
 use annal_bench::{core_count, median, scratch_dir};
 use annal_engine::{Budget, CompactOptions, ProjectOptions, ProjectionStats, Sharing, Store, StoreOptions};
 use annal_support::calendar::today_utc;
+use annal_support::sessions::{Profile, SessionSpec};
 use anyhow::{ensure, Context as _};
 use clap::Parser;
 
@@ -86,7 +85,8 @@ fn measure(args: &Args, records: usize) -> anyhow::Result<Measured> {
     )?;
     let jsonl = scratch.path().join("session.jsonl");
     let mut writer = naive::JsonlWriter::create(&jsonl)?;
-    let mut session = workload::Session::new(args.seed);
+    // The tool-heavy profile of annal-support's session family.
+    let mut session = SessionSpec { profile: Profile::ToolHeavy, seed: args.seed }.records();
     let mut payload_bytes = 0u64;
     let mut written = 0usize;
     let loading = Instant::now();

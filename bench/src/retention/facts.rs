@@ -6,7 +6,8 @@
 
 use std::collections::BTreeSet;
 
-use super::text::{codename, id_chars, Rng};
+use annal_support::rng::Rng;
+use annal_support::sessions::prose::{codename, id_chars};
 
 /// Where a fact is stated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

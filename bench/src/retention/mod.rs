@@ -15,7 +15,6 @@ pub mod request;
 pub mod session;
 pub mod sweep;
 pub mod tables;
-pub mod text;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -27,7 +26,7 @@ use self::baselines::{Baseline, Rules};
 use self::drive::{drive, RunResult};
 use self::engine_side::{Annal, Strategy};
 use self::openbook::OpenBook;
-use self::session::{generate, Profile, Session, SessionSpec};
+use self::session::{generate, ExamSpec, Profile, Session};
 
 /// A model's window and output ceiling.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,7 +120,7 @@ pub struct ExamConfig {
 impl Default for ExamConfig {
     fn default() -> ExamConfig {
         ExamConfig {
-            profiles: Profile::ALL.to_vec(),
+            profiles: Profile::WITH_TURNS.to_vec(),
             windows: WINDOWS.to_vec(),
             length_multiple: 3.0,
             length_multiple_1m: 1.25,
@@ -176,7 +175,7 @@ pub fn synthetic(config: &ExamConfig, profile: Profile, window: Window) -> Sessi
     let trigger = f64::from(window.budget().trigger_tokens());
     let multiple =
         if window.window_tokens >= 1_000_000 { config.length_multiple_1m } else { config.length_multiple };
-    let spec = SessionSpec {
+    let spec = ExamSpec {
         profile,
         target_tokens: (trigger * multiple) as u64,
         facts: config.facts,

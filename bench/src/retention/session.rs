@@ -1,49 +1,13 @@
-//! The seeded session generator: four profiles (chat, records, coding, mixed), turns split into
-//! the steps an agent appends between model requests, facts planted across the whole session
-//! and decoys checked never to occur.
+//! The exam's sessions: the turn profiles of annal-support's session family (chat, records,
+//! coding, mixed) generated to a length, with facts planted across the whole session and decoys
+//! checked never to occur.
 
 use annal_engine::{Block, Record, Role};
+pub use annal_support::rng::Rng;
+use annal_support::sessions::SessionSpec;
+pub use annal_support::sessions::{Profile, Turn};
 
 use super::facts::{class_plan, Decoy, Fact, FactClass, ValueSource};
-use super::text::{lines, paragraph, prose, shell_line, source_line, Rng};
-
-/// A session profile.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Profile {
-    /// Conversation only, no tools.
-    Chat,
-    /// One lookup per turn returning a ~60-line record.
-    Records,
-    /// 1–3 parallel tool calls per model step: heavy-tailed shell output, file reads, edits,
-    /// some failures.
-    Coding,
-    /// Alternating 10-turn phases of chat and coding.
-    Mixed,
-}
-
-impl Profile {
-    /// The four profiles, in report order.
-    pub const ALL: [Profile; 4] = [Profile::Chat, Profile::Records, Profile::Coding, Profile::Mixed];
-
-    /// The report label.
-    pub fn label(self) -> &'static str {
-        match self {
-            Profile::Chat => "chat",
-            Profile::Records => "records",
-            Profile::Coding => "coding",
-            Profile::Mixed => "mixed",
-        }
-    }
-}
-
-/// One user turn: the groups of records appended between model requests. A request is made
-/// after every step except one that ends with the model's final answer (the next user message
-/// comes first).
-#[derive(Clone, Debug)]
-pub struct Turn {
-    /// Steps, in order; the first holds the user's message.
-    pub steps: Vec<Vec<Record>>,
-}
 
 /// A generated or imported session with its facts and decoys.
 #[derive(Clone, Debug)]
@@ -95,8 +59,8 @@ const MIN_TURNS: usize = 40;
 
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
-pub struct SessionSpec {
-    /// The profile.
+pub struct ExamSpec {
+    /// The profile (one of [`Profile::WITH_TURNS`]).
     pub profile: Profile,
     /// Generation stops at the first turn boundary past this many tokens.
     pub target_tokens: u64,
@@ -108,172 +72,14 @@ pub struct SessionSpec {
     pub seed: u64,
 }
 
-struct Builder {
-    rng: Rng,
-    records: usize,
-    calls: usize,
-}
-
-impl Builder {
-    fn record(&mut self, role: Role, blocks: Vec<Block>) -> Record {
-        self.records += 1;
-        Record {
-            entry_id: format!("r{:06}", self.records),
-            role,
-            timestamp: None,
-            blocks,
-            meta: Default::default(),
-        }
-    }
-
-    fn text(&mut self, role: Role, text: String) -> Record {
-        self.record(role, vec![Block::Text { text }])
-    }
-
-    fn chat_turn(&mut self) -> Turn {
-        let n = self.rng.between(1, 4);
-        let ask = {
-            let text = paragraph(&mut self.rng, n);
-            self.text(Role::User, text)
-        };
-        let n = self.rng.between(2, 8);
-        let answer = {
-            let text = prose(&mut self.rng, n);
-            self.text(Role::Assistant, text)
-        };
-        Turn { steps: vec![vec![ask], vec![answer]] }
-    }
-
-    fn call(&mut self, tool: &str, input: serde_json::Value) -> (Block, String) {
-        self.calls += 1;
-        let call_id = format!("call-{:06}", self.calls);
-        let block = Block::ToolCall {
-            call_id: call_id.clone(),
-            tool: tool.into(),
-            input: input.to_string(),
-            target: String::new(),
-        };
-        (block, call_id)
-    }
-
-    fn result(&mut self, call_id: String, tool: &str, is_error: bool, output: String) -> Record {
-        self.record(Role::Tool, vec![Block::ToolResult { call_id, tool: tool.into(), is_error, output }])
-    }
-
-    fn records_turn(&mut self) -> Turn {
-        let n = self.rng.between(1, 2);
-        let ask = {
-            let text = paragraph(&mut self.rng, n);
-            self.text(Role::User, text)
-        };
-        let id = format!("rec-{}", self.records);
-        let (call, call_id) = self.call("lookup", serde_json::json!({ "id": id }));
-        let lead = paragraph(&mut self.rng, 1);
-        let step = self.record(Role::Assistant, vec![Block::Text { text: lead }, call]);
-        let count = self.rng.between(50, 70);
-        let body = lines(&mut self.rng, count, |r| {
-            format!("{}: {}", super::text::sentence(r).to_lowercase(), r.between(0, 999))
-        });
-        let result = self.result(call_id, "lookup", false, body);
-        let n = self.rng.between(1, 3);
-        let answer = {
-            let text = prose(&mut self.rng, n);
-            self.text(Role::Assistant, text)
-        };
-        Turn { steps: vec![vec![ask], vec![step, result], vec![answer]] }
-    }
-
-    fn coding_turn(&mut self) -> Turn {
-        let n = self.rng.between(1, 3);
-        let ask = {
-            let text = paragraph(&mut self.rng, n);
-            self.text(Role::User, text)
-        };
-        let mut steps = vec![vec![ask]];
-        for _ in 0..self.rng.between(1, 4) {
-            let mut blocks = Vec::new();
-            if self.rng.chance(600, 1000) {
-                blocks.push(Block::Text { text: paragraph(&mut self.rng, 1) });
-            }
-            let mut results = Vec::new();
-            for _ in 0..self.rng.between(1, 3) {
-                let (tool, input, output) = self.tool_use();
-                let failed = self.rng.chance(80, 1000);
-                let (call, call_id) = self.call(tool, input);
-                blocks.push(call);
-                let output = if failed {
-                    format!("{output}\nerror: exit status {}", self.rng.between(1, 127))
-                } else {
-                    output
-                };
-                results.push((call_id, tool, failed, output));
-            }
-            let mut step = vec![self.record(Role::Assistant, blocks)];
-            for (call_id, tool, failed, output) in results {
-                step.push(self.result(call_id, tool, failed, output));
-            }
-            steps.push(step);
-        }
-        let n = self.rng.between(1, 3);
-        let answer = {
-            let text = prose(&mut self.rng, n);
-            self.text(Role::Assistant, text)
-        };
-        steps.push(vec![answer]);
-        Turn { steps }
-    }
-
-    /// A tool, its input and its output. Shell output is heavy-tailed: 3 × 1000^(u²) lines,
-    /// so the median is about 17 lines and one call in a few hundred prints thousands.
-    fn tool_use(&mut self) -> (&'static str, serde_json::Value, String) {
-        let word = self.rng.pick(&["ledger", "parser", "config", "schema", "journal", "worker"]);
-        match self.rng.between(0, 9) {
-            0..=4 => {
-                let u = self.rng.unit();
-                let count = (3.0 * 1000f64.powf(u * u)) as usize;
-                let command = format!("cargo test -p {word}");
-                (
-                    "Bash",
-                    serde_json::json!({ "command": command }),
-                    lines(&mut self.rng, count.clamp(3, 3000), shell_line),
-                )
-            }
-            5..=7 => {
-                let path =
-                    format!("src/{word}/{}.rs", self.rng.pick(&["mod", "lib", "read", "write", "plan"]));
-                let count = self.rng.between(40, 500);
-                ("Read", serde_json::json!({ "file_path": path }), lines(&mut self.rng, count, source_line))
-            }
-            _ => {
-                let path = format!("src/{word}/mod.rs");
-                let old = source_line(&mut self.rng);
-                let new = source_line(&mut self.rng);
-                let output = format!("The file {path} has been updated.");
-                (
-                    "Edit",
-                    serde_json::json!({ "file_path": path, "old_string": old, "new_string": new }),
-                    output,
-                )
-            }
-        }
-    }
-}
-
-/// Generates a session of `spec.profile` up to `spec.target_tokens`, then plants its facts and
-/// draws its decoys.
-pub fn generate(spec: &SessionSpec) -> Session {
-    let mut builder = Builder { rng: Rng::new(spec.seed), records: 0, calls: 0 };
+/// Generates a session of `spec.profile` (annal-support's session family) up to
+/// `spec.target_tokens`, then plants its facts and draws its decoys.
+pub fn generate(spec: &ExamSpec) -> Session {
+    let mut generated = SessionSpec { profile: spec.profile, seed: spec.seed }.turns();
     let mut turns = Vec::new();
     let mut tokens = 0;
     while tokens < spec.target_tokens || turns.len() < MIN_TURNS {
-        let index = turns.len();
-        let turn = match spec.profile {
-            Profile::Chat => builder.chat_turn(),
-            Profile::Records => builder.records_turn(),
-            Profile::Coding => builder.coding_turn(),
-            Profile::Mixed if (index / 10) % 2 == 0 => builder.chat_turn(),
-            Profile::Mixed => builder.coding_turn(),
-        };
+        let Some(turn) = generated.next() else { break };
         tokens += turn.steps.iter().flatten().map(record_tokens).sum::<u64>();
         turns.push(turn);
     }

@@ -14,4 +14,5 @@ pub mod process;
 pub mod projection_checks;
 pub mod records;
 pub mod rng;
+pub mod sessions;
 pub mod workload;

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 use annal_engine::{Block, Record, Role};
 
 use crate::rng::Rng;
+use crate::sessions::text::Numbered;
 
 /// The store's default blob threshold: text payloads longer than this go to the blob table.
 pub const BLOB_THRESHOLD: usize = 16 << 10;
@@ -31,15 +32,7 @@ const META_VALUES: &[&str] = &["1", "\"x\"", "true", "null", "[1,2,3]", "{\"a\":
 
 /// `len` bytes of words, spaces and digits, different for every seed.
 pub fn filler(rng: &mut Rng, len: usize) -> String {
-    let mut out = String::with_capacity(len + 16);
-    while out.len() < len {
-        let word = WORDS[rng.index(WORDS.len())];
-        out.push_str(word);
-        out.push_str(&rng.below(1000).to_string());
-        out.push(' ');
-    }
-    out.truncate(len);
-    out
+    Numbered { words: WORDS, numbers_below: 1000, newline: None }.exactly(rng, len)
 }
 
 /// Filler text of `min..min + spread` bytes.

@@ -10,7 +10,7 @@ use annal_engine::{
     Summarizer, SummaryRequest,
 };
 
-use super::{generate, store, Shape};
+use super::{shaped, store, Shape};
 
 pub(crate) const SESSION: &str = "s";
 
@@ -25,7 +25,7 @@ pub(crate) fn options(algorithm: Algorithm) -> CompactOptions {
 /// A session well past the trigger of `budget()`.
 pub(crate) fn long_session(seed: u64) -> Vec<Record> {
     let shape = Shape { parallel: true, system: true, thinking: true, ..Shape::plain(seed, 24) };
-    generate(SESSION, &shape)
+    shaped(SESSION, &shape)
 }
 
 pub(crate) fn filled_store(seed: u64) -> (tempfile::TempDir, Store, Vec<Record>) {

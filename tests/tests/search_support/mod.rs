@@ -5,7 +5,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -32,6 +32,25 @@ pub fn quick_options() -> IndexOptions {
 
 pub fn open_index(store: &Arc<Store>) -> SearchIndex {
     SearchIndex::open(Arc::clone(store), quick_options()).unwrap()
+}
+
+/// An empty store in a fresh folder, with the path of its file (for reopening it, or handing it
+/// to another process).
+pub fn fresh_store(file: &str) -> (tempfile::TempDir, PathBuf, Arc<Store>) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(file);
+    let store = open_store(&path);
+    (dir, path, store)
+}
+
+/// A fresh store holding `records` in session `s`, and an index that has caught up with them:
+/// how most search tests begin.
+pub fn indexed(records: Vec<Record>) -> (tempfile::TempDir, Arc<Store>, SearchIndex) {
+    let (dir, _, store) = fresh_store("s.redb");
+    store.append("s", Some(0), records).unwrap();
+    let index = open_index(&store);
+    searchable(&index);
+    (dir, store, index)
 }
 
 pub fn searchable(index: &SearchIndex) -> u64 {

@@ -1,11 +1,13 @@
-//! The projection benchmark's workload: one tool-heavy agent session, generated record by record
-//! from a seed (the shared SplitMix64, so the bytes never change with a dependency), about 8 KB per
-//! record on average: user requests of 150–700 bytes; assistant text with a tool call; tool output of 3–26 KB,
-//! 5% of it 20–60 KB (past 16 KB, outputs go to the blob table), 5% errors; a final answer per
-//! turn.
+//! The tool-heavy profile: the projection benchmark's session, generated record by record so
+//! 800 MB of it never sits in memory; about 8 KB per record on average: user requests of 150–700
+//! bytes; assistant text with a tool call; tool output of 3–26 KB, 5% of it 20–60 KB (past 16 KB,
+//! outputs go to the blob table), 5% errors; a final answer per turn.
 
 use annal_engine::{Block, Record, Role};
-use annal_support::rng::Rng;
+
+use super::record;
+use super::text::Numbered;
+use crate::rng::Rng;
 
 const WORDS: &[&str] = &[
     "ledger", "parser", "config", "schema", "window", "budget", "journal", "monthly", "report", "error",
@@ -13,9 +15,9 @@ const WORDS: &[&str] = &[
     "branch", "index", "token", "record", "session", "export", "import", "field", "line", "column",
 ];
 
-/// Generates the session's records in order.
-#[derive(Debug)]
-pub(crate) struct Session {
+/// The endless stream of the tool-heavy profile's records.
+#[derive(Clone, Debug)]
+pub struct ToolHeavy {
     rng: Rng,
     /// Random words and numbers that texts are sliced from, so generating 800 MB stays cheap.
     text: String,
@@ -25,16 +27,13 @@ pub(crate) struct Session {
     steps_left: usize,
 }
 
-impl Session {
-    pub(crate) fn new(seed: u64) -> Session {
+impl ToolHeavy {
+    /// The session of `seed`.
+    pub fn new(seed: u64) -> ToolHeavy {
         let mut rng = Rng::new(seed);
-        let mut text = String::with_capacity(1 << 21);
-        while text.len() < 1 << 21 {
-            text.push_str(rng.pick(WORDS));
-            text.push_str(&rng.below(100_000).to_string());
-            text.push(if rng.chance(80, 1000) { '\n' } else { ' ' });
-        }
-        Session { rng, text, produced: 0, calls: 0, pending: Vec::new(), steps_left: 0 }
+        let words = Numbered { words: WORDS, numbers_below: 100_000, newline: Some((80, 1000)) };
+        let text = words.at_least(&mut rng, 1 << 21);
+        ToolHeavy { rng, text, produced: 0, calls: 0, pending: Vec::new(), steps_left: 0 }
     }
 
     fn slice(&mut self, len: usize) -> String {
@@ -52,7 +51,7 @@ impl Session {
 
     fn queue(&mut self, role: Role, blocks: Vec<Block>) {
         let entry_id = self.id();
-        self.pending.push(Record { entry_id, role, timestamp: None, blocks, meta: Default::default() });
+        self.pending.push(record(entry_id, role, blocks));
     }
 
     fn refill(&mut self) {
@@ -106,7 +105,7 @@ impl Session {
     }
 }
 
-impl Iterator for Session {
+impl Iterator for ToolHeavy {
     type Item = Record;
 
     fn next(&mut self) -> Option<Record> {

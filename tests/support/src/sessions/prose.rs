@@ -1,11 +1,9 @@
-//! Seeded randomness and filler text: prose, shell output, source lines, codenames.
+//! The turn profiles' filler text: prose, shell output, source lines, codenames.
 //!
-//! Filler never contains a digit run longer than three, so the planted values (four digits or
-//! more, or an uppercase id) cannot occur in it by accident.
+//! Filler never contains a digit run longer than three, so the values the retention exam plants
+//! (four digits or more, or an uppercase id) cannot occur in it by accident.
 
-/// The shared seeded generator (SplitMix64, written out so generated sessions never change with
-/// a dependency).
-pub use annal_support::rng::Rng;
+use crate::rng::Rng;
 
 const WORDS: &[&str] = &[
     "the",
