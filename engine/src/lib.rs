@@ -29,6 +29,7 @@ mod codec;
 mod digest;
 mod error;
 mod hash;
+mod open;
 mod options;
 mod portable;
 mod prepare;

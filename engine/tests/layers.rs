@@ -17,6 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "sync",
             "error",
             "tables",
+            "open",
             "receipts",
             "storage",
             "watermark",
