@@ -23,7 +23,7 @@ use crate::{Error, Options};
 /// so a search sees the turns just appended.
 ///
 /// `Annal` is `Send + Sync`: share one (in an `Arc`) between threads. Appends from many threads
-/// are committed together by the store's one writer thread, each acknowledged after its commit;
+/// are committed together (group commit), each acknowledged after its commit is durable;
 /// reads and searches run in parallel with them.
 #[derive(Debug)]
 pub struct Annal {

@@ -70,7 +70,7 @@
 //!
 //! [`Annal`] is `Send + Sync`: share one handle between
 //! threads, in an `Arc`. Appends from many threads, to one session or many, are committed
-//! together by the store's single writer thread and each is acknowledged only after its commit;
+//! together (group commit) and each is acknowledged only after its commit is durable;
 //! snapshots, projections and searches run alongside. Several processes may open the same file
 //! at once (the default [`Sharing`] mode); one of them indexes for all.
 //!

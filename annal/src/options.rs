@@ -40,6 +40,9 @@ pub struct Options {
     pub write_wait: Duration,
     /// The store's page cache.
     pub cache_size_bytes: usize,
+    /// The durability log of a store opened [`Sharing::Exclusive`]: one sync of it makes a
+    /// group of appends durable (default 16 MiB); zero syncs the store file on every commit.
+    pub log_size_bytes: usize,
     /// The search index folder; default `<store file>.index` beside the store.
     pub index_folder: Option<PathBuf>,
     /// Open the search index with the store, so it follows every append in the background
@@ -61,6 +64,7 @@ impl Default for Options {
             blob_threshold_bytes: store.blob_threshold_bytes,
             write_wait: store.write_wait,
             cache_size_bytes: store.cache_size_bytes,
+            log_size_bytes: store.log_size_bytes,
             index_folder: None,
             index_eagerly: true,
             search_wait: SEARCH_WAIT_DEFAULT,
@@ -77,6 +81,8 @@ impl Options {
             write_wait: self.write_wait,
             cache_size_bytes: self.cache_size_bytes,
             sharing: self.sharing,
+            log_size_bytes: self.log_size_bytes,
+            ..StoreOptions::default()
         }
     }
 

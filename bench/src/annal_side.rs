@@ -7,7 +7,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use annal_engine::{BlockView, Payload, Record, Sharing, Store, StoreOptions};
+use annal_engine::{log_path, BlockView, Payload, Record, Sharing, Store, StoreOptions};
 use anyhow::{ensure, Context as _};
 
 use crate::mirror::touch_str;
@@ -64,13 +64,14 @@ impl Annal {
         Ok(self.store.snapshot()?.table_sizes()?.iter().map(|t| t.stored_bytes).sum())
     }
 
-    /// Closes the store and returns the size of its file.
+    /// Closes the store and returns the size of its files (the store, and its durability log
+    /// if one were left).
     ///
     /// # Errors
     /// If the store does not close cleanly or the file cannot be inspected.
     pub fn close(self) -> anyhow::Result<u64> {
         self.store.close()?;
-        crate::files_bytes(&[self.path])
+        crate::files_bytes(&[log_path(&self.path), self.path])
     }
 }
 

@@ -9,6 +9,7 @@ pub mod corpus;
 pub mod cputime;
 pub mod loaders;
 pub mod mirror;
+pub mod physical;
 pub mod records;
 pub mod report;
 pub mod retention;

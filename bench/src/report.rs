@@ -61,6 +61,8 @@ pub struct AppendReport {
     pub sizes_single: Option<Sizes>,
     /// File sizes after (c).
     pub sizes_batched: Sizes,
+    /// The p50 of a 4 KiB append and `fdatasync` to a plain file on the same disk, this run.
+    pub fdatasync_p50: Duration,
 }
 
 /// `1234567` as `1,234,567`.
@@ -129,6 +131,11 @@ pub fn append_markdown(r: &AppendReport) -> String {
     row(&mut out, &["scenario", "measure", "annal", "SQLite", "annal / SQLite", "target", "result"]);
     row(&mut out, &["---", "---", "--:", "--:", "--:", "---", "---"]);
 
+    let sync = r.fdatasync_p50;
+    row(
+        &mut out,
+        &["disk", "4 KiB append + fdatasync, p50", &ms(sync), &ms(sync), "–", "the physical limit", "–"],
+    );
     let (a, b, c) = (&r.single, &r.threaded, &r.batched);
     let a_name = format!("(a) 1 thread, 1 record per call, {} calls", thousands(a.annal.calls as u64));
     let a_p50 = a.annal.p50();
@@ -141,8 +148,8 @@ pub fn append_markdown(r: &AppendReport) -> String {
             &ms(a_p50),
             &ms(a.sqlite.p50()),
             &ratio(a_p50, a.sqlite.p50()),
-            "annal p50 ≤ 1 ms",
-            met(a_p50 <= Duration::from_millis(1)),
+            "annal p50 ≤ 1.5× fdatasync",
+            met(a_p50.as_secs_f64() <= 1.5 * sync.as_secs_f64()),
         ],
     );
     let a_p99 = ratio(a.annal.p99(), a.sqlite.p99());
@@ -192,7 +199,19 @@ pub fn append_markdown(r: &AppendReport) -> String {
         ],
     );
     let b_p50 = ratio(b.annal.p50(), b.sqlite.p50());
-    row(&mut out, &["(b)", "p50 latency", &ms(b.annal.p50()), &ms(b.sqlite.p50()), &b_p50, "–", "–"]);
+    let b_met = met(b.annal.p50().as_secs_f64() <= 4.0 * sync.as_secs_f64());
+    row(
+        &mut out,
+        &[
+            "(b)",
+            "p50 latency",
+            &ms(b.annal.p50()),
+            &ms(b.sqlite.p50()),
+            &b_p50,
+            "annal p50 ≤ 4× fdatasync",
+            b_met,
+        ],
+    );
     let b_p99 = ratio(b.annal.p99(), b.sqlite.p99());
     row(&mut out, &["(b)", "p99 latency", &ms(b.annal.p99()), &ms(b.sqlite.p99()), &b_p99, "–", "–"]);
 
@@ -206,8 +225,8 @@ pub fn append_markdown(r: &AppendReport) -> String {
             &rate(c.annal.throughput()),
             &rate(c.sqlite.throughput()),
             &format!("{:.2}", c.throughput_ratio()),
-            "≥ 1.5× SQLite's",
-            met(c.throughput_ratio() >= 1.5),
+            "≥ 2× SQLite's",
+            met(c.throughput_ratio() >= 2.0),
         ],
     );
     let c_p50 = ratio(c.annal.p50(), c.sqlite.p50());
@@ -222,7 +241,9 @@ pub fn append_markdown(r: &AppendReport) -> String {
         let measure = format!("file bytes ÷ payload bytes, {label}");
         let annal = format!("{x:.2} ({} B)", thousands(sizes.annal));
         let sqlite = format!("{y:.2} ({} B)", thousands(sizes.sqlite));
-        row(&mut out, &["size", &measure, &annal, &sqlite, &format!("{:.2}", x / y), "–", "–"]);
+        let target = if label == "after (c)" { "annal ≤ 1.0" } else { "–" };
+        let result = if label == "after (c)" { met(x <= 1.0) } else { "–" };
+        row(&mut out, &["size", &measure, &annal, &sqlite, &format!("{:.2}", x / y), target, result]);
     };
     size_row("after (c)", r.sizes_batched);
     if let Some(sizes) = r.sizes_single {

@@ -199,7 +199,8 @@ fn a_50_mb_image_in_a_tool_result_is_stored_once_as_a_blob() {
         let of = |name: &str| sizes.iter().find(|t| t.table == name).map(|t| (t.entries, t.stored_bytes));
         let (blobs, blob_bytes) = of("blobs").unwrap();
         assert_eq!(blobs, 1, "the image is one blob");
-        assert!(blob_bytes >= image.len() as u64, "{blob_bytes}");
+        // A repeated pattern is kept compressed; it reads back whole below.
+        assert!(blob_bytes < image.len() as u64 / 100, "{blob_bytes}");
         let journal_bytes = of("journal").unwrap().1;
         assert!(
             journal_bytes < 64 << 10,

@@ -12,14 +12,16 @@ use crate::claim::Claim;
 use crate::codec;
 use crate::codec::StoredBlock;
 use crate::digest::{Digest, DIGEST_LEN};
-use crate::error::{AppendError, Failure, ForkError};
+use crate::error::{AppendError, Failure};
 use crate::hash::{chain_hash, hash_to_hex, seal, Hash, ZERO_HASH};
-use crate::prepare::Prepared;
-use crate::read::{Segment, SessionInfo, SessionLookup};
+use crate::packing::{pack_record, patch_record, unpack_record};
+use crate::prepare::{settle_ids, Prepared};
+use crate::read::{Segment, SessionLookup};
 use crate::receipts::receipt_key_of;
+use crate::redo::{self, Redo, Target};
 use crate::tables::{
-    meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_NEXT_POSITION, META_NEXT_SESSION_KEY,
-    NO_PARENT, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
+    meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_LOG_APPLIED, META_NEXT_POSITION,
+    META_NEXT_SESSION_KEY, NO_PARENT, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
 };
 
 /// What an append did.
@@ -45,6 +47,8 @@ pub(crate) struct Tables<'txn> {
     blobs: Table<'txn, [u8; 32], &'static [u8]>,
     /// Compaction receipts by (session key, sourceOrder): indexed by every append.
     pub(crate) receipts: Table<'txn, (u64, u64), [u8; 32]>,
+    /// Every insert of the group so far, for the durability log.
+    pub(crate) redo: Redo,
 }
 
 impl SessionLookup for Tables<'_> {
@@ -80,20 +84,6 @@ struct Encoded {
     receipt: Option<[u8; 32]>,
 }
 
-/// Gives each record appended without an entryId its derived id, now that the session's next
-/// sourceOrder is known: the record at batch index `i` would land at `next + i`.
-fn settle_ids(session: &str, next: u64, prepared: &mut [Prepared]) {
-    for (index, record) in prepared.iter_mut().enumerate() {
-        if let Some(pending) = record.pending_id.take() {
-            let (entry_id, hash) = pending.settle(session, next + index as u64);
-            record.stored.entry_id.clone_from(&entry_id);
-            record.entry_id = entry_id;
-            record.content_hash = hash;
-            record.digest.content_hash = hash;
-        }
-    }
-}
-
 fn visible(lineage: &[Segment], key: u64, order: u64) -> bool {
     lineage.iter().any(|s| s.key == key && s.orders.0 <= order && order < s.orders.1)
 }
@@ -110,7 +100,15 @@ impl<'txn> Tables<'txn> {
             positions: txn.open_table(POSITIONS)?,
             blobs: txn.open_table(BLOBS)?,
             receipts: txn.open_table(RECEIPTS)?,
+            redo: Redo::default(),
         })
+    }
+
+    /// Records that the tables hold the durability log's groups up to `seq` (not itself a
+    /// redo op: replay sets it after each group it puts back).
+    pub(crate) fn set_log_applied(&mut self, seq: u64) -> Result<(), Failure> {
+        self.meta.insert(META_LOG_APPLIED, seq.to_le_bytes().as_slice())?;
+        Ok(())
     }
 
     /// The next position the store will assign.
@@ -118,15 +116,17 @@ impl<'txn> Tables<'txn> {
         meta_u64(&self.meta, META_NEXT_POSITION)
     }
 
-    fn allocate_session_key(&mut self) -> Result<u64, Failure> {
+    pub(crate) fn allocate_session_key(&mut self) -> Result<u64, Failure> {
         let key = meta_u64(&self.meta, META_NEXT_SESSION_KEY)?;
-        self.meta.insert(META_NEXT_SESSION_KEY, (key + 1).to_le_bytes().as_slice())?;
+        let next = (key + 1).to_le_bytes();
+        self.meta.insert(META_NEXT_SESSION_KEY, next.as_slice())?;
+        self.redo.put(Target::Meta, META_NEXT_SESSION_KEY.as_bytes(), &next);
         Ok(key)
     }
 
     /// The chain hash of the record at `order` of a session whose lineage is given, and the
     /// hash before it.
-    fn hashes_at(&self, lineage: &[Segment], order: u64) -> Result<(Hash, Hash), Failure> {
+    pub(crate) fn hashes_at(&self, lineage: &[Segment], order: u64) -> Result<(Hash, Hash), Failure> {
         let segment = lineage
             .iter()
             .find(|s| s.orders.0 <= order && order < s.orders.1)
@@ -134,7 +134,8 @@ impl<'txn> Tables<'txn> {
         let bytes = self.journal.get((segment.key, order))?.ok_or_else(|| {
             Failure::Corrupted(format!("record {order} of session key {} is missing", segment.key))
         })?;
-        let archived = codec::access(bytes.value()).map_err(Failure::Corrupted)?;
+        let archive = unpack_record(bytes.value()).map_err(Failure::Corrupted)?;
+        let archived = codec::access(&archive).map_err(Failure::Corrupted)?;
         Ok((archived.hash, archived.prev_hash))
     }
 
@@ -218,7 +219,7 @@ impl<'txn> Tables<'txn> {
         // Write phase.
         if existing.is_none() {
             row.key = self.allocate_session_key()?;
-            self.names.insert(row.key, session)?;
+            self.name_session(row.key, session)?;
         }
         self.write(&mut row, session, &encoded)?;
         Ok(Ok(AppendReceipt {
@@ -317,8 +318,17 @@ impl<'txn> Tables<'txn> {
                 }),
             );
             head = stored.hash;
-            let bytes = codec::encode(&stored)
-                .map_err(|e| Failure::Corrupted(format!("cannot encode record: {e}")))?;
+            let fields = codec::chain_fields(&stored.prev_hash, &stored.hash, stored.seal);
+            let bytes = match record.value {
+                Some(mut value) => {
+                    patch_record(&mut value, &fields).map_err(Failure::Corrupted)?;
+                    value
+                }
+                None => pack_record(
+                    &codec::encode(&stored)
+                        .map_err(|e| Failure::Corrupted(format!("cannot encode record: {e}")))?,
+                ),
+            };
             let mut digest = record.digest;
             digest.position = position;
             encoded.push(Encoded {
@@ -342,62 +352,47 @@ impl<'txn> Tables<'txn> {
     fn write(&mut self, row: &mut SessionRow, session: &str, encoded: &[Encoded]) -> Result<(), Failure> {
         for record in encoded {
             let key = (row.key, record.order);
+            let pair = redo::pair(key);
             if let Some(checkpoint) = &record.receipt {
                 self.receipts.insert(key, checkpoint)?;
+                self.redo.put(Target::Receipts, &pair, checkpoint);
             }
             self.journal.insert(key, record.bytes.as_slice())?;
-            self.digests.insert(key, record.digest.encode())?;
+            self.redo.put(Target::Journal, &pair, &record.bytes);
+            let digest = record.digest.encode();
+            self.digests.insert(key, digest)?;
+            self.redo.put(Target::Digests, &pair, &digest);
             self.entries.insert(record.entry_id.as_str(), key)?;
+            self.redo.put(Target::Entries, record.entry_id.as_bytes(), &pair);
             self.positions.insert(record.position, key)?;
+            self.redo.put(Target::Positions, &record.position.to_le_bytes(), &pair);
             for (hash, data) in &record.blobs {
                 if self.blobs.get(hash)?.is_none() {
                     self.blobs.insert(hash, data.as_slice())?;
+                    self.redo.put(Target::Blobs, hash, data);
                 }
             }
         }
         if let Some(last) = encoded.last() {
             row.next = last.order + 1;
             row.head = last.hash;
-            self.meta.insert(META_NEXT_POSITION, (last.position + 1).to_le_bytes().as_slice())?;
+            let next = (last.position + 1).to_le_bytes();
+            self.meta.insert(META_NEXT_POSITION, next.as_slice())?;
+            self.redo.put(Target::Meta, META_NEXT_POSITION.as_bytes(), &next);
         }
-        self.sessions.insert(session, row.encode())?;
+        self.put_row(session, row)
+    }
+
+    pub(crate) fn name_session(&mut self, key: u64, name: &str) -> Result<(), Failure> {
+        self.names.insert(key, name)?;
+        self.redo.put(Target::Names, &key.to_le_bytes(), name.as_bytes());
         Ok(())
     }
 
-    /// Applies one fork: a new session row pointing at the parent, O(1) in the parent's size.
-    pub(crate) fn fork(
-        &mut self,
-        parent: &str,
-        at: u64,
-        name: &str,
-    ) -> Result<Result<SessionInfo, ForkError>, Failure> {
-        let Some(parent_row) = self.row_by_name(parent)? else {
-            return Ok(Err(ForkError::UnknownSession(parent.to_owned())));
-        };
-        if at > parent_row.next {
-            return Ok(Err(ForkError::OutOfRange { session: parent.to_owned(), at, len: parent_row.next }));
-        }
-        if self.row_by_name(name)?.is_some() {
-            return Ok(Err(ForkError::NameTaken(name.to_owned())));
-        }
-        let head = if at == 0 {
-            ZERO_HASH
-        } else if at == parent_row.next {
-            parent_row.head
-        } else {
-            let lineage = self.lineage(&parent_row)?;
-            self.hashes_at(&lineage, at - 1)?.0
-        };
-        let key = self.allocate_session_key()?;
-        let row = SessionRow { key, parent: parent_row.key, fork_at: at, next: at, head };
-        self.names.insert(key, name)?;
-        self.sessions.insert(name, row.encode())?;
-        Ok(Ok(SessionInfo {
-            name: name.to_owned(),
-            parent: Some(parent.to_owned()),
-            fork_at: Some(at),
-            len: at,
-            head,
-        }))
+    pub(crate) fn put_row(&mut self, name: &str, row: &SessionRow) -> Result<(), Failure> {
+        let encoded = row.encode();
+        self.sessions.insert(name, encoded)?;
+        self.redo.put(Target::Sessions, name.as_bytes(), &encoded);
+        Ok(())
     }
 }

@@ -60,6 +60,53 @@ pub(crate) fn encode(record: &StoredRecord) -> Result<Vec<u8>, String> {
     rkyv::api::high::to_bytes_in::<_, rancor::Error>(record, Vec::new()).map_err(|err| err.to_string())
 }
 
+/// The chain fields of an archived record, as stored: `prev_hash` (32 bytes), `hash` (32), `seal`
+/// (8, little endian). They are set after everything else (by the committing thread, once the
+/// session's head is known), so a record can be encoded, and compressed without them, earlier.
+pub(crate) const CHAIN_FIELDS_BYTES: usize = 72;
+
+/// Where the chain fields of an archive of `len` bytes lie: rkyv puts the root object last.
+fn chain_offsets(len: usize) -> Option<[(usize, usize); 3]> {
+    let root = len.checked_sub(std::mem::size_of::<ArchivedRecord>())?;
+    Some([
+        (root + std::mem::offset_of!(ArchivedRecord, prev_hash), 32),
+        (root + std::mem::offset_of!(ArchivedRecord, hash), 32),
+        (root + std::mem::offset_of!(ArchivedRecord, seal), 8),
+    ])
+}
+
+/// The chain fields of `prev_hash`, `hash` and `seal`, in stored form.
+pub(crate) fn chain_fields(prev_hash: &[u8; 32], hash: &[u8; 32], seal: u64) -> [u8; CHAIN_FIELDS_BYTES] {
+    let mut out = [0u8; CHAIN_FIELDS_BYTES];
+    out[..32].copy_from_slice(prev_hash);
+    out[32..64].copy_from_slice(hash);
+    out[64..].copy_from_slice(&seal.to_le_bytes());
+    out
+}
+
+/// Copies the chain fields out of an encoded archive and zeroes them there; `None` if the bytes
+/// are too short to be an archive.
+pub(crate) fn take_chain_fields(archive: &mut [u8]) -> Option<[u8; CHAIN_FIELDS_BYTES]> {
+    let mut out = [0u8; CHAIN_FIELDS_BYTES];
+    let mut at = 0;
+    for (offset, len) in chain_offsets(archive.len())? {
+        out[at..at + len].copy_from_slice(&archive[offset..offset + len]);
+        archive[offset..offset + len].fill(0);
+        at += len;
+    }
+    Some(out)
+}
+
+/// Writes chain fields into an encoded archive; `None` if the bytes are too short.
+pub(crate) fn put_chain_fields(archive: &mut [u8], fields: &[u8; CHAIN_FIELDS_BYTES]) -> Option<()> {
+    let mut at = 0;
+    for (offset, len) in chain_offsets(archive.len())? {
+        archive[offset..offset + len].copy_from_slice(&fields[at..at + len]);
+        at += len;
+    }
+    Some(())
+}
+
 /// Validates `bytes` as an archived record and borrows it in place.
 pub(crate) fn access(bytes: &[u8]) -> Result<&ArchivedRecord, String> {
     rkyv::access::<ArchivedRecord, rancor::Error>(bytes).map_err(|err| err.to_string())
@@ -100,6 +147,22 @@ mod tests {
     }
 
     #[test]
+    fn chain_fields_are_found_where_rkyv_puts_them() {
+        let mut record = sample();
+        let bytes = encode(&record).unwrap();
+        let mut cleared = bytes.clone();
+        let fields = take_chain_fields(&mut cleared).unwrap();
+        assert_eq!(fields, chain_fields(&[2; 32], &[1; 32], 3));
+        record.hash = [0; 32];
+        record.prev_hash = [0; 32];
+        record.seal = 0;
+        assert_eq!(cleared, encode(&record).unwrap(), "zeroing the fields is encoding them as zero");
+        put_chain_fields(&mut cleared, &fields).unwrap();
+        assert_eq!(cleared, bytes);
+        assert!(take_chain_fields(&mut [0u8; 8]).is_none());
+    }
+
+    #[test]
     fn round_trip_reads_in_place_at_any_alignment() {
         let bytes = encode(&sample()).unwrap();
         // redb gives values at alignment 1: read from every offset of a larger buffer.
@@ -120,7 +183,8 @@ mod tests {
 
         #[test]
         fn flipped_bytes_never_panic(at in any::<prop::sample::Index>(), mask in 1u8..=255) {
-            let mut bytes = encode(&sample()).unwrap();
+            // As the journal stores it: a tag byte, then the archive.
+            let mut bytes = crate::packing::pack_record(&encode(&sample()).unwrap());
             let at = at.index(bytes.len());
             bytes[at] ^= mask;
             let _ = check_record_bytes(&bytes);
@@ -128,7 +192,7 @@ mod tests {
 
         #[test]
         fn truncated_bytes_are_rejected(cut in any::<prop::sample::Index>()) {
-            let bytes = encode(&sample()).unwrap();
+            let bytes = crate::packing::pack_record(&encode(&sample()).unwrap());
             let cut = cut.index(bytes.len());
             prop_assert!(check_record_bytes(&bytes[..cut]).is_err() || cut == bytes.len());
         }

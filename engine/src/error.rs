@@ -14,6 +14,12 @@ pub(crate) enum Failure {
     Corrupted(String),
 }
 
+impl From<io::Error> for Failure {
+    fn from(err: io::Error) -> Failure {
+        Failure::Io(err)
+    }
+}
+
 impl From<redb::Error> for Failure {
     fn from(err: redb::Error) -> Failure {
         match err {

@@ -1,19 +1,25 @@
-//! Opening a store file: creating it atomically, turning redb's open errors into annal's, and
-//! creating or checking the tables and format version of a store.
+//! Opening a store file: creating it atomically, turning redb's open errors into annal's,
+//! creating, checking or upgrading the tables and format version of a store, and replaying its
+//! durability log.
 
 use std::fs::OpenOptions;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use redb::{Database, DatabaseError, ReadableDatabase, TableHandle};
 
 use crate::error::{Failure, OpenError};
-use crate::options::StoreOptions;
+use crate::log::{Frame, Log, LogFile};
+use crate::options::{Sharing, StoreOptions};
+use crate::redo::Replay;
+use crate::storage::StorageFile;
 use crate::tables::{
-    decode_u64, BLOBS, CHECKPOINTS, CLAIMS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META,
-    META_FORMAT_VERSION, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES,
+    decode_u64, meta_u64, BLOBS, CHECKPOINTS, CLAIMS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META,
+    META_FORMAT_VERSION, META_LOG_APPLIED, META_STORE_ID, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES,
 };
+use crate::upgrade::upgrade_journal_from_v1;
 use crate::writer;
+use crate::writer::Logged;
 
 /// Creates a new store at `path` atomically: it is built and initialised under a temporary name
 /// in the same folder, then linked into place, so a crash during creation never leaves a file
@@ -43,11 +49,7 @@ pub(crate) fn create_store_file(path: &Path, options: &StoreOptions) -> Result<(
             Err(err) => return Err(io_error(err)),
         }
         // The new name must survive a crash too.
-        if let Some(folder) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            if let Ok(dir) = std::fs::File::open(folder) {
-                let _ = dir.sync_all();
-            }
-        }
+        let _ = sync_folder(path);
         Ok(())
     })();
     let _ = std::fs::remove_file(&temp);
@@ -92,44 +94,20 @@ fn table_names(db: &Database) -> Result<Vec<String>, Failure> {
     Ok(names)
 }
 
-/// Creates the tables and format version of a new store, or checks an existing one's.
+/// Creates the tables, format version and store id of a new store, checks an existing one's,
+/// and upgrades a store of an older format version in one transaction.
 pub(crate) fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
-    let failure = |f: Failure| match f {
-        Failure::Io(source) => OpenError::Io { path: path.to_path_buf(), source },
-        Failure::Corrupted(reason) => OpenError::Corrupted { path: path.to_path_buf(), reason },
-    };
-    let check_version = |bytes: &[u8]| -> Result<(), OpenError> {
-        let found = decode_u64(bytes).map_err(failure)?;
-        let found = u32::try_from(found).unwrap_or(u32::MAX);
-        if found > FORMAT_VERSION {
-            return Err(OpenError::NewerFormat {
-                path: path.to_path_buf(),
-                found,
-                supported: FORMAT_VERSION,
-            });
-        }
-        Ok(())
-    };
+    let failure = |f: Failure| open_failure(path, f);
     let names = table_names(db).map_err(failure)?;
     if names.iter().any(|n| n == META.name()) {
         let txn = db.begin_read().map_err(|e| failure(e.into()))?;
         let meta = txn.open_table(META).map_err(|e| failure(e.into()))?;
         let version = redb::ReadableTable::get(&meta, META_FORMAT_VERSION).map_err(|e| failure(e.into()))?;
         if let Some(version) = version {
-            check_version(version.value())?;
-            let all = [
-                SESSIONS.name(),
-                SESSION_NAMES.name(),
-                JOURNAL.name(),
-                DIGESTS.name(),
-                ENTRIES.name(),
-                POSITIONS.name(),
-                BLOBS.name(),
-                CHECKPOINTS.name(),
-                RECEIPTS.name(),
-                CLAIMS.name(),
-            ];
-            if all.iter().all(|t| names.iter().any(|n| n == t)) {
+            let current = check_version(path, version.value())? == FORMAT_VERSION;
+            let has_id =
+                redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))?.is_some();
+            if current && has_id && all_tables().iter().all(|t| names.iter().any(|n| n == t)) {
                 return Ok(());
             }
         }
@@ -151,12 +129,18 @@ pub(crate) fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> 
         let stored = redb::ReadableTable::get(&meta, META_FORMAT_VERSION)
             .map_err(|e| failure(e.into()))?
             .map(|v| v.value().to_vec());
-        match stored {
-            Some(version) => check_version(&version)?,
-            None => {
-                meta.insert(META_FORMAT_VERSION, u64::from(FORMAT_VERSION).to_le_bytes().as_slice())
-                    .map_err(|e| failure(e.into()))?;
+        if let Some(version) = stored {
+            if check_version(path, &version)? < 2 {
+                upgrade_journal_from_v1(&txn).map_err(failure)?;
             }
+        }
+        // Version 1 becomes 2 by gaining a store id and a tag byte on each journal value (its
+        // blobs read as they are); a new store starts at the current version. Either way in
+        // this one transaction.
+        meta.insert(META_FORMAT_VERSION, u64::from(FORMAT_VERSION).to_le_bytes().as_slice())
+            .map_err(|e| failure(e.into()))?;
+        if redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))?.is_none() {
+            meta.insert(META_STORE_ID, new_store_id(path).as_slice()).map_err(|e| failure(e.into()))?;
         }
         let open = |r: Result<(), redb::TableError>| r.map_err(|e| failure(e.into()));
         open(txn.open_table(SESSIONS).map(drop))?;
@@ -174,9 +158,191 @@ pub(crate) fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> 
     txn.commit().map_err(|e| failure(e.into()))
 }
 
+/// Every table a store of the current format has.
+fn all_tables() -> [&'static str; 10] {
+    [
+        SESSIONS.name(),
+        SESSION_NAMES.name(),
+        JOURNAL.name(),
+        DIGESTS.name(),
+        ENTRIES.name(),
+        POSITIONS.name(),
+        BLOBS.name(),
+        CHECKPOINTS.name(),
+        RECEIPTS.name(),
+        CLAIMS.name(),
+    ]
+}
+
+/// The stored format version, refused when newer than this build's.
+fn check_version(path: &Path, bytes: &[u8]) -> Result<u32, OpenError> {
+    let found = decode_u64(bytes).map_err(|f| open_failure(path, f))?;
+    let found = u32::try_from(found).unwrap_or(u32::MAX);
+    if found > FORMAT_VERSION {
+        return Err(OpenError::NewerFormat { path: path.to_path_buf(), found, supported: FORMAT_VERSION });
+    }
+    Ok(found)
+}
+
+/// 16 bytes no other store is likely to have: the path, the time and the process hashed.
+fn new_store_id(path: &Path) -> [u8; 16] {
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(path.as_os_str().as_encoded_bytes());
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    hasher.update(&now.as_nanos().to_le_bytes());
+    hasher.update(&std::process::id().to_le_bytes());
+    let mut id = [0u8; 16];
+    id.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+    id
+}
+
+/// The store id written at open.
+pub(crate) fn store_id(db: &Database, path: &Path) -> Result<[u8; 16], OpenError> {
+    let failure = |f: Failure| open_failure(path, f);
+    let txn = db.begin_read().map_err(|e| failure(e.into()))?;
+    let meta = txn.open_table(META).map_err(|e| failure(e.into()))?;
+    let id = redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))?;
+    let id = id.ok_or_else(|| failure(Failure::Corrupted("the store has no store id".into())))?;
+    id.value().try_into().map_err(|_| failure(Failure::Corrupted("the store id is not 16 bytes".into())))
+}
+
 pub(crate) fn open_failure(path: &Path, failure: Failure) -> OpenError {
     match failure {
         Failure::Io(source) => OpenError::Io { path: path.to_path_buf(), source },
         Failure::Corrupted(reason) => OpenError::Corrupted { path: path.to_path_buf(), reason },
+    }
+}
+
+/// Where a store's durability log lives.
+pub(crate) enum LogPlace {
+    /// Beside the store file, named as [`log_path`] says.
+    Beside(PathBuf),
+    /// Custom storage (tests' simulated disks).
+    Storage(Box<dyn StorageFile>),
+    /// No log: every commit is durable in redb.
+    Nowhere,
+}
+
+/// The log of the store at `store`: the file's name with `-log` added, as SQLite adds `-wal`.
+pub fn log_path(store: &Path) -> PathBuf {
+    let mut name = store.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "store".into());
+    name.push("-log");
+    store.with_file_name(name)
+}
+
+/// Replays the groups the log holds beyond the tables (those a crash took from redb) and
+/// returns the log when this process writes through one: a store opened alone, with a log
+/// size above zero. A store shared between processes commits durably in redb, since redb
+/// refuses commits that only this process could see; its log is only replayed.
+pub(crate) fn open_log(
+    db: &Database,
+    shown: &Path,
+    place: LogPlace,
+    options: &StoreOptions,
+) -> Result<Option<Logged>, OpenError> {
+    let writes = options.log_size_bytes > 0;
+    let (file, log_shown): (Box<dyn StorageFile>, PathBuf) = match place {
+        LogPlace::Nowhere => return Ok(None),
+        LogPlace::Storage(storage) => (storage, shown.to_path_buf()),
+        LogPlace::Beside(path) => {
+            let writes = writes && options.sharing == Sharing::Exclusive;
+            let mut file_options = OpenOptions::new();
+            file_options.read(true).write(true).create(writes);
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::OpenOptionsExt;
+                file_options.mode(0o600);
+            }
+            let existed = path.exists();
+            match file_options.open(&path) {
+                Ok(file) if writes => {
+                    if !existed {
+                        sync_folder(&path).map_err(|source| OpenError::Io { path: path.clone(), source })?;
+                    }
+                    (Box::new(LogFile(file)), path)
+                }
+                Ok(file) => {
+                    replay_from(db, shown, Box::new(LogFile(file)), &path, options)?;
+                    return Ok(None);
+                }
+                Err(err) if err.kind() == io::ErrorKind::NotFound && !writes => return Ok(None),
+                Err(source) => return Err(OpenError::Io { path, source }),
+            }
+        }
+    };
+    let logged = replay_from(db, shown, file, &log_shown, options)?;
+    Ok(writes.then_some(logged))
+}
+
+fn replay_from(
+    db: &Database,
+    shown: &Path,
+    file: Box<dyn StorageFile>,
+    log_shown: &Path,
+    options: &StoreOptions,
+) -> Result<Logged, OpenError> {
+    let id = store_id(db, shown)?;
+    let (mut log, frames) =
+        Log::open(file, id, options.log_size_bytes as u64).map_err(|f| open_failure(log_shown, f))?;
+    let applied = replay(db, &frames, options.write_wait).map_err(|e| match e {
+        Ok(waited) => OpenError::AlreadyOpen {
+            path: shown.to_path_buf(),
+            detail: format!("another process held the write lock for {waited:?} while the log was replayed"),
+        },
+        Err(failure) => open_failure(log_shown, failure),
+    })?;
+    log.reset();
+    Ok(Logged { log, applied })
+}
+
+/// Puts back, in one durable transaction, the logged groups the tables lack, and returns the
+/// sequence number of the last group the tables hold.
+fn replay(
+    db: &Database,
+    frames: &[Frame],
+    wait: std::time::Duration,
+) -> Result<u64, Result<std::time::Duration, Failure>> {
+    let applied = {
+        let txn = db.begin_read().map_err(|e| Err(e.into()))?;
+        let meta = txn.open_table(META).map_err(|e| Err(e.into()))?;
+        meta_u64(&meta, META_LOG_APPLIED).map_err(Err)?
+    };
+    if frames.last().is_none_or(|last| last.seq <= applied) {
+        return Ok(applied);
+    }
+    // Another process may have replayed meanwhile: decide again inside the transaction.
+    let txn = writer::begin_write(db, wait)?;
+    let last = (|| -> Result<u64, Failure> {
+        let mut replay = Replay::open(&txn)?;
+        let applied = replay.applied()?;
+        let mut pending = frames.iter().filter(|frame| frame.seq > applied).peekable();
+        if let Some(first) = pending.peek().filter(|first| first.seq != applied + 1) {
+            return Err(Failure::Corrupted(format!(
+                "the log's groups start at {} but the store holds only those up to {applied}",
+                first.seq
+            )));
+        }
+        let mut last = applied;
+        for frame in pending {
+            replay.apply(&frame.redo)?;
+            replay.set_applied(frame.seq)?;
+            last = frame.seq;
+        }
+        Ok(last)
+    })()
+    .map_err(Err)?;
+    txn.commit().map_err(|e| Err(e.into()))?;
+    Ok(last)
+}
+
+/// Makes the name of `path` in its folder durable (where the platform can open a folder).
+fn sync_folder(path: &Path) -> io::Result<()> {
+    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        Some(folder) => match std::fs::File::open(folder) {
+            Ok(dir) => dir.sync_all(),
+            // Folders cannot be opened as files everywhere (Windows); nothing to sync there.
+            Err(_) => Ok(()),
+        },
+        None => Ok(()),
     }
 }

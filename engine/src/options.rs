@@ -42,11 +42,13 @@ impl Default for Limits {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Sharing {
     /// Any number of processes read and write the store at once (redb's multi-writer mode). Its
-    /// commits take two fsyncs and byte-range locks, so single appends are slower.
+    /// commits take two fsyncs and byte-range locks, so single appends are slower, and it has
+    /// no durability log: redb refuses commits that only one process could see.
     #[default]
     Processes,
-    /// This process alone: another process's open fails with `OpenError::AlreadyOpen`. Commits
-    /// take one fsync; the choice for an embedder that owns its store.
+    /// This process alone: another process's open fails with `OpenError::AlreadyOpen`. A group
+    /// of appends takes one fsync of the durability log; the choice for an embedder that owns
+    /// its store.
     Exclusive,
 }
 
@@ -66,6 +68,15 @@ pub struct StoreOptions {
     pub cache_size_bytes: usize,
     /// Whether other processes may have the store open at the same time.
     pub sharing: Sharing,
+    /// The durability log beside a store opened [`Sharing::Exclusive`]: a group of appends is
+    /// durable after one sync of the log, and the store file is synced when the log is full,
+    /// when the store is idle and when it closes. Zero commits every group durably in the
+    /// store file instead (as [`Sharing::Processes`] always does).
+    pub log_size_bytes: usize,
+    /// How long the store stays idle before the log's groups are checkpointed into the store
+    /// file, so a reopen after a crash replays little; `None` checkpoints only when the log is
+    /// full and at close (what tests that count syncs need).
+    pub checkpoint_idle: Option<Duration>,
 }
 
 impl Default for StoreOptions {
@@ -77,6 +88,8 @@ impl Default for StoreOptions {
             write_wait: Duration::from_secs(10),
             cache_size_bytes: 256 << 20,
             sharing: Sharing::Processes,
+            log_size_bytes: 16 << 20,
+            checkpoint_idle: Some(Duration::from_millis(500)),
         }
     }
 }

@@ -6,11 +6,13 @@
 //! positions, chains hashes and writes.
 
 use crate::claim::{PendingId, PLACEHOLDER_ID};
+use crate::codec;
 use crate::codec::{StoredBlock, StoredMeta, StoredPayload, StoredRecord};
 use crate::digest::{flags, name_key, Digest};
 use crate::error::AppendError;
 use crate::hash::{content_hash, Hash, ZERO_HASH};
 use crate::options::{Limits, StoreOptions};
+use crate::packing::{pack, pack_record};
 use crate::portable::{canonical_input_parsed, canonical_json};
 use crate::record::{Block, Record};
 use crate::target::{is_priority_target, target_of};
@@ -29,6 +31,10 @@ pub(crate) struct Prepared {
     /// A record appended without an entryId: the writer derives its id (and content hash) once
     /// it knows the sourceOrder; see [`PendingId`].
     pub(crate) pending_id: Option<Box<PendingId>>,
+    /// The journal value, encoded and compressed here on the caller's thread with its chain
+    /// fields zero, for the committing thread to patch; `None` for a record whose entryId is
+    /// derived at commit (its archive holds that id).
+    pub(crate) value: Option<Vec<u8>>,
 }
 
 pub(crate) fn check_session_name(name: &str, limits: &Limits) -> Result<(), String> {
@@ -118,7 +124,9 @@ fn prepare_record(
     let hash = content_hash(&record);
     let entry_id = record.entry_id.clone();
     let (stored, digest, blobs) = stored_form(record, hash, options);
-    Ok(Prepared { entry_id, content_hash: hash, stored, digest, blobs, pending_id })
+    // An encoding failure is left to the committing thread, which encodes again and reports it.
+    let value = pending_id.is_none().then(|| codec::encode(&stored).ok()).flatten().map(|a| pack_record(&a));
+    Ok(Prepared { entry_id, content_hash: hash, stored, digest, blobs, pending_id, value })
 }
 
 /// What a record must be before anything else is done with it: an entryId within the limit,
@@ -215,7 +223,7 @@ impl Payloads {
         }
         let hash = *blake3::hash(text.as_bytes()).as_bytes();
         let len = text.len() as u64;
-        self.blobs.push((hash, text.into_bytes()));
+        self.blobs.push((hash, pack(text.into_bytes())));
         StoredPayload::Blob { hash, len }
     }
 }
@@ -273,8 +281,22 @@ fn stored_block(
             let hash = *blake3::hash(&data).as_bytes();
             let size_bytes = data.len() as u64;
             digest.flags |= flags::BLOB;
-            payloads.blobs.push((hash, data));
+            payloads.blobs.push((hash, pack(data)));
             StoredBlock::Blob { hash, media_type, size_bytes }
+        }
+    }
+}
+
+/// Gives each record appended without an entryId its derived id, now that the session's next
+/// sourceOrder is known: the record at batch index `i` would land at `next + i`.
+pub(crate) fn settle_ids(session: &str, next: u64, prepared: &mut [Prepared]) {
+    for (index, record) in prepared.iter_mut().enumerate() {
+        if let Some(pending) = record.pending_id.take() {
+            let (entry_id, hash) = pending.settle(session, next + index as u64);
+            record.stored.entry_id.clone_from(&entry_id);
+            record.entry_id = entry_id;
+            record.content_hash = hash;
+            record.digest.content_hash = hash;
         }
     }
 }

@@ -13,6 +13,7 @@ use crate::codec;
 use crate::digest::{Digest, DIGEST_LEN};
 use crate::error::{Failure, ReadError};
 use crate::hash::Hash;
+use crate::packing::{unpack, HeldRecord};
 use crate::record::{Block, Record};
 use crate::tables::{
     SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, POSITIONS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
@@ -130,7 +131,7 @@ impl SessionLookup for Snapshot {
 /// A stored record's bytes, held inside the snapshot; [`RecordGuard::view`] validates and borrows.
 pub struct RecordGuard<'s> {
     source_order: u64,
-    bytes: redb::AccessGuard<'s, &'static [u8]>,
+    bytes: HeldRecord<'s>,
 }
 
 impl std::fmt::Debug for RecordGuard<'_> {
@@ -153,7 +154,7 @@ impl RecordGuard<'_> {
         let corrupted = |reason: String| ReadError::Corrupted {
             reason: format!("record at sourceOrder {}: {reason}", self.source_order),
         };
-        let archived = codec::access(self.bytes.value()).map_err(corrupted)?;
+        let archived = codec::access(self.bytes.archive().map_err(corrupted)?).map_err(corrupted)?;
         // Structure alone is not enough: a flipped byte inside a text is still valid UTF-8.
         crate::hash::check_archived(archived).map_err(|reason| corrupted(reason.into()))?;
         RecordView::new(archived, self.source_order).ok_or_else(|| corrupted("unknown role tag".into()))
@@ -194,7 +195,7 @@ impl<'s> Iterator for Records<'s> {
                             }));
                         }
                         self.expected += 1;
-                        return Some(Ok(RecordGuard { source_order: order, bytes }));
+                        return Some(Ok(RecordGuard { source_order: order, bytes: HeldRecord::new(bytes) }));
                     }
                     Some(Err(err)) => {
                         self.range = None;
@@ -393,10 +394,10 @@ impl Snapshot {
     /// [`ReadError::Corrupted`] if the blob is missing, I/O.
     pub fn blob(&self, hash: &Hash) -> Result<Vec<u8>, ReadError> {
         match self.blobs.get(hash)? {
-            Some(bytes) if blake3::hash(bytes.value()).as_bytes() == hash => Ok(bytes.value().to_vec()),
-            Some(_) => Err(ReadError::Corrupted {
-                reason: format!("blob {} does not match its hash", crate::hash::hash_to_hex(hash)),
-            }),
+            Some(bytes) => match unpack(hash, bytes.value()) {
+                Ok(original) => Ok(original.into_owned()),
+                Err(reason) => Err(ReadError::Corrupted { reason }),
+            },
             None => Err(ReadError::Corrupted {
                 reason: format!("blob {} is missing", crate::hash::hash_to_hex(hash)),
             }),

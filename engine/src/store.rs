@@ -1,4 +1,4 @@
-//! The store: the handle over a redb file (opened through `open.rs`), its writer thread, and the
+//! The store: the handle over a redb file (opened through `open.rs`), its group commit, and the
 //! public write and read calls.
 
 use std::any::Any;
@@ -6,15 +6,16 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::thread::JoinHandle;
 
-use crossbeam_channel::Sender;
 use redb::{ConcurrencyMode, Database, ReadableDatabase};
 
 use crate::apply::AppendReceipt;
 use crate::claim::Claim;
 use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
-use crate::open::{create_store_file, initialize, open_error, open_failure, refuses_writes};
+use crate::group::GroupCommit;
+use crate::open::{
+    create_store_file, initialize, log_path, open_error, open_failure, open_log, refuses_writes, LogPlace,
+};
 use crate::options::{Sharing, StoreOptions};
 use crate::portable::PortableRecord;
 use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared};
@@ -23,20 +24,20 @@ use crate::record::Record;
 use crate::storage::{Backend, StorageFile};
 use crate::verify::{verify, VerifyReport};
 use crate::watermark::Watermark;
-use crate::writer::{self, Request, Shared};
+use crate::writer::{Request, Shared};
 
 /// An open annal store: one redb file holding every session's journal.
 ///
 /// `Store` is `Send + Sync`: share it between threads (for example in an `Arc`). Appends from
-/// all threads go through one writer thread that commits them in groups; reads run in
-/// parallel on snapshots. Several processes may open the same file at once.
+/// all threads are committed in groups (one transaction, one sync each); reads run in
+/// parallel on snapshots. Several processes may open the same file at once,
+/// unless it is opened [`Sharing::Exclusive`], which writes through a durability log.
 pub struct Store {
     db: Arc<Database>,
     path: Option<PathBuf>,
     options: StoreOptions,
     shared: Arc<Shared>,
-    requests: Option<Sender<Request>>,
-    writer: Option<JoinHandle<()>>,
+    commit: Arc<GroupCommit>,
     /// Per-store state of the layers above the journal (the projections' cache, this
     /// process's compaction claims), each made on first use. The journal holds them without
     /// knowing their types, so it depends on no layer above it.
@@ -67,7 +68,16 @@ impl Store {
                 })
             }
             Ok(_) => {}
-            Err(err) if err.kind() == io::ErrorKind::NotFound => create_store_file(path, &options)?,
+            Err(err) if err.kind() == io::ErrorKind::NotFound => {
+                // A log left beside a store that is gone belongs to no store now.
+                match std::fs::remove_file(log_path(path)) {
+                    Err(err) if err.kind() != io::ErrorKind::NotFound => {
+                        return Err(OpenError::Io { path: log_path(path), source: err })
+                    }
+                    _ => {}
+                }
+                create_store_file(path, &options)?
+            }
             Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
         }
         let mut builder = redb::Builder::new();
@@ -82,7 +92,7 @@ impl Store {
             }
             other => other,
         })?;
-        Store::start(db, Some(path.to_path_buf()), options)
+        Store::start(db, Some(path.to_path_buf()), options, LogPlace::Beside(log_path(path)))
     }
 
     /// Opens a store on custom storage (one process only): how tests simulate crashes and
@@ -95,12 +105,36 @@ impl Store {
         builder.set_cache_size(options.cache_size_bytes);
         let path = PathBuf::from("<custom storage>");
         let db = builder.create_with_backend(Backend(Box::new(storage))).map_err(|e| open_error(&path, e))?;
-        Store::start(db, None, options)
+        Store::start(db, None, options, LogPlace::Nowhere)
     }
 
-    fn start(db: Database, path: Option<PathBuf>, options: StoreOptions) -> Result<Store, OpenError> {
+    /// Opens a store on custom storage with its durability log on custom storage too (one
+    /// process only; a `log_size_bytes` of zero only replays the log): how tests crash both
+    /// files at once.
+    ///
+    /// # Errors
+    /// As [`Store::open`].
+    pub fn open_with_log(
+        storage: impl StorageFile,
+        log: impl StorageFile,
+        options: StoreOptions,
+    ) -> Result<Store, OpenError> {
+        let mut builder = redb::Builder::new();
+        builder.set_cache_size(options.cache_size_bytes);
+        let path = PathBuf::from("<custom storage>");
+        let db = builder.create_with_backend(Backend(Box::new(storage))).map_err(|e| open_error(&path, e))?;
+        Store::start(db, None, options, LogPlace::Storage(Box::new(log)))
+    }
+
+    fn start(
+        db: Database,
+        path: Option<PathBuf>,
+        options: StoreOptions,
+        log: LogPlace,
+    ) -> Result<Store, OpenError> {
         let shown = path.clone().unwrap_or_else(|| PathBuf::from("<custom storage>"));
         initialize(&db, &shown, &options)?;
+        let logged = open_log(&db, &shown, log, &options)?;
         let db = Arc::new(db);
         let position_end = {
             let txn = db.begin_read().map_err(|e| open_failure(&shown, Failure::from(e)))?;
@@ -114,34 +148,25 @@ impl Store {
             watermark: Watermark::new(position_end),
             feeds: std::sync::Mutex::new(Vec::new()),
         });
-        let (sender, receiver) = crossbeam_channel::unbounded();
-        let writer = {
-            let db = Arc::clone(&db);
-            let shared = Arc::clone(&shared);
-            let wait = options.write_wait;
-            std::thread::Builder::new()
-                .name("annal-writer".into())
-                .spawn(move || writer::run(db, receiver, shared, wait))
-                .map_err(|source| OpenError::Io { path: shown.clone(), source })?
-        };
-        Ok(Store {
-            db,
-            path,
-            options,
-            shared,
-            requests: Some(sender),
-            writer: Some(writer),
-            extensions: Mutex::new(Vec::new()),
-        })
+        let commit = GroupCommit::start(
+            Arc::clone(&db),
+            Arc::clone(&shared),
+            options.write_wait,
+            logged,
+            options.checkpoint_idle,
+        )
+        .map_err(|source| OpenError::Io { path: shown.clone(), source })?;
+        Ok(Store { db, path, options, shared, commit, extensions: Mutex::new(Vec::new()) })
     }
 
     pub(crate) fn database(&self) -> &Database {
         &self.db
     }
 
-    /// Hands a request to the writer thread; false if the store is closing.
-    pub(crate) fn submit(&self, request: Request) -> bool {
-        self.requests.as_ref().is_some_and(|requests| requests.send(request).is_ok())
+    /// Hands a request to group commit; its answer comes on the request's reply channel, which
+    /// is dropped unanswered once the store has closed.
+    pub(crate) fn submit(&self, request: Request) {
+        self.commit.submit(request);
     }
 
     /// This store's `T`, made on first use: the state a layer above the journal keeps per store.
@@ -233,7 +258,7 @@ impl Store {
     ) -> Result<AppendReceipt, AppendError> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         let request = Request::Append { session: session.to_owned(), expected_next, prepared, claims, reply };
-        self.requests.as_ref().ok_or(AppendError::Closed)?.send(request).map_err(|_| AppendError::Closed)?;
+        self.commit.submit(request);
         answer.recv().map_err(|_| AppendError::Closed)?
     }
 
@@ -250,7 +275,7 @@ impl Store {
             .map_err(|reason| ForkError::InvalidSessionName { name: new_name.to_owned(), reason })?;
         let (reply, answer) = crossbeam_channel::bounded(1);
         let request = Request::Fork { parent: session.to_owned(), at, name: new_name.to_owned(), reply };
-        self.requests.as_ref().ok_or(ForkError::Closed)?.send(request).map_err(|_| ForkError::Closed)?;
+        self.commit.submit(request);
         answer.recv().map_err(|_| ForkError::Closed)?
     }
 
@@ -307,9 +332,12 @@ impl Store {
     }
 
     fn stop_writer(&mut self) {
-        self.requests.take();
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
+        self.commit.close();
+        // The closing checkpoint emptied the log: a closed store is one file.
+        if let Some(log) = self.path.as_deref().map(log_path) {
+            if std::fs::metadata(&log).is_ok_and(|meta| meta.len() == 0) {
+                let _ = std::fs::remove_file(log);
+            }
         }
     }
 }

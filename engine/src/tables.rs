@@ -9,17 +9,21 @@ use crate::digest::DIGEST_LEN;
 use crate::error::Failure;
 use crate::hash::Hash;
 
-/// The on-disk format this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+/// The on-disk format this build writes and the newest it reads. Version 2 added the
+/// durability log beside the file (`log_applied`, `store_id`) and zstd-compressed blobs; a
+/// version 1 store is upgraded when opened (docs/format.md).
+pub const FORMAT_VERSION: u32 = 2;
 
-/// `key → value` settings: `format_version`, `next_session_key`, `next_position` (all u64 or u32 LE).
+/// `key → value` settings: `format_version`, `next_session_key`, `next_position`,
+/// `log_applied` (u64 LE each) and `store_id` (16 bytes).
 pub(crate) const META: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("meta");
 /// Session name → [`SessionRow`].
 pub(crate) const SESSIONS: TableDefinition<'_, &str, [u8; SESSION_ROW_LEN]> =
     TableDefinition::new("sessions");
 /// Session key → session name.
 pub(crate) const SESSION_NAMES: TableDefinition<'_, u64, &str> = TableDefinition::new("session_names");
-/// (session key, sourceOrder) → archived record bytes (codec.rs).
+/// (session key, sourceOrder) → the record: a tag byte, then its archive as it is or compressed
+/// (packing.rs, codec.rs).
 pub(crate) const JOURNAL: TableDefinition<'_, (u64, u64), &[u8]> = TableDefinition::new("journal");
 /// (session key, sourceOrder) → digest (digest.rs).
 pub(crate) const DIGESTS: TableDefinition<'_, (u64, u64), [u8; DIGEST_LEN]> = TableDefinition::new("digests");
@@ -41,6 +45,10 @@ pub(crate) const CLAIMS: TableDefinition<'_, [u8; 32], [u8; 40]> = TableDefiniti
 pub(crate) const META_FORMAT_VERSION: &str = "format_version";
 pub(crate) const META_NEXT_SESSION_KEY: &str = "next_session_key";
 pub(crate) const META_NEXT_POSITION: &str = "next_position";
+/// The sequence number of the last group of the durability log that the tables hold.
+pub(crate) const META_LOG_APPLIED: &str = "log_applied";
+/// 16 random bytes naming this store, written in its log's header and frame checks.
+pub(crate) const META_STORE_ID: &str = "store_id";
 
 /// Marks "no parent" in a session row.
 pub(crate) const NO_PARENT: u64 = u64::MAX;

@@ -6,6 +6,7 @@ use crate::codec;
 use crate::digest::Digest;
 use crate::error::ReadError;
 use crate::hash::{archived_content_hash, chain_hash, hash_to_hex, Hash, ZERO_HASH};
+use crate::packing::{unpack, unpack_record};
 use crate::read::{SessionLookup, Snapshot};
 use crate::view::{BlockView, Payload, RecordView};
 
@@ -60,9 +61,37 @@ pub(crate) fn verify(snapshot: &Snapshot, only: Option<&str>) -> Result<VerifyRe
         None => snapshot.sessions()?,
     };
     let mut report = VerifyReport::default();
-    for info in &sessions {
+    // Sessions are checked on every core: a store's records are decompressed and hashed once
+    // each, which is CPU work that splits cleanly by session. Results keep the sessions' order.
+    let threads = std::thread::available_parallelism().map_or(1, usize::from).min(sessions.len()).max(1);
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    type Checked = Result<(u64, Result<(), Problem>), ReadError>;
+    let mut checked: Vec<(usize, Checked)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut mine = Vec::new();
+                    loop {
+                        let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        let Some(info) = sessions.get(at) else { return mine };
+                        let mut records = 0;
+                        let result = verify_session(snapshot, &info.name, &mut records);
+                        mine.push((at, result.map(|outcome| (records, outcome))));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| worker.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    checked.sort_by_key(|(at, _)| *at);
+    for ((_, result), info) in checked.into_iter().zip(&sessions) {
+        let (records, outcome) = result?;
         report.sessions += 1;
-        if let Err(problem) = verify_session(snapshot, &info.name, &mut report.records)? {
+        report.records += records;
+        if let Err(problem) = outcome {
             report.problems.push(Problem { session: Some(info.name.clone()), ..problem });
         }
     }
@@ -71,12 +100,8 @@ pub(crate) fn verify(snapshot: &Snapshot, only: Option<&str>) -> Result<VerifyRe
             let (key, bytes) = item?;
             report.blobs += 1;
             let key = key.value();
-            if blake3::hash(bytes.value()).as_bytes() != &key {
-                report.problems.push(Problem {
-                    session: None,
-                    source_order: None,
-                    detail: format!("blob {} does not match its hash", hash_to_hex(&key)),
-                });
+            if let Err(detail) = unpack(&key, bytes.value()) {
+                report.problems.push(Problem { session: None, source_order: None, detail });
             }
         }
     }
@@ -116,7 +141,11 @@ fn verify_session(
         if order != expected {
             return Ok(Err(problem(Some(expected), format!("record missing (next stored is {order})"))));
         }
-        let archived = match codec::access(bytes.value()) {
+        let archived = match unpack_record(bytes.value()) {
+            Ok(archive) => archive,
+            Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
+        };
+        let archived = match codec::access(&archived) {
             Ok(archived) => archived,
             Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
         };
@@ -181,10 +210,12 @@ fn verify_session(
     Ok(Ok(()))
 }
 
-/// Validates arbitrary bytes as a stored record and, if valid, walks every field: the fuzz
-/// target's entry point. Must never panic, whatever the bytes.
+/// Validates arbitrary bytes as a journal value (tag, then the archived record as it is or
+/// compressed) and, if valid, walks every field: the fuzz target's entry point. Must never
+/// panic, whatever the bytes.
 pub fn check_record_bytes(bytes: &[u8]) -> Result<crate::hash::Hash, String> {
-    let archived = crate::codec::access(bytes)?;
+    let archive = unpack_record(bytes)?;
+    let archived = crate::codec::access(&archive)?;
     crate::view::RecordView::new(archived, 0).ok_or("unknown role tag")?;
     crate::hash::check_archived(archived)?;
     Ok(archived.hash)

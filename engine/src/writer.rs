@@ -1,9 +1,12 @@
-//! The single writer thread: group commit of everything queued, acknowledged after the commit.
+//! Committing a group: everything queued applied in one redb write transaction, made durable
+//! once, and answered after the commit (`group.rs` decides which thread does it and when). A
+//! caller hears back only after the commit returned: an acknowledged record is durable.
 //!
-//! Appenders send requests over a crossbeam channel and wait on their own reply channel. The
-//! writer takes whatever is queued (up to [`GROUP_REQUESTS_MAX`]), applies it in one redb write
-//! transaction and commits once, so N concurrent appenders share one fsync. A caller hears back
-//! only after the commit returned: an acknowledged record is durable.
+//! With a durability log (`log.rs`, a store this process opened alone), a group's writes are
+//! made durable by one `fdatasync` of the log and redb commits them without syncing; a durable
+//! redb commit (a checkpoint) follows when the log is full, when the writer has been idle for
+//! a moment (`group.rs`), when a group carries a side write, and when the store closes. Without
+//! one, every commit is durable in redb.
 //!
 //! Invariant: after any storage failure on the write path the `poisoned` flag is set and every
 //! later request is refused; a failed fsync is never retried (its data may be gone from the
@@ -11,22 +14,29 @@
 
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
-use std::sync::Arc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use std::io;
+
+use crossbeam_channel::Sender;
 use redb::{Database, TransactionError, WriteTransaction};
 
 use crate::apply::{AppendReceipt, Tables};
 use crate::claim::Claim;
 use crate::error::{AppendError, Failure, ForkError};
+use crate::log::Log;
 use crate::prepare::Prepared;
 use crate::read::SessionInfo;
+use crate::redo::Redo;
 use crate::watermark::Watermark;
 
-/// The most requests committed in one transaction; bounds the latency a group adds.
-const GROUP_REQUESTS_MAX: usize = 1024;
+/// The writer's durability log and the sequence number of the last group it logged.
+#[derive(Debug)]
+pub(crate) struct Logged {
+    pub(crate) log: Log,
+    pub(crate) applied: u64,
+}
 
 pub(crate) enum Request {
     Append {
@@ -176,34 +186,56 @@ impl Shared {
     }
 }
 
-pub(crate) fn run(db: Arc<Database>, requests: Receiver<Request>, shared: Arc<Shared>, wait: Duration) {
+/// Commits one group taken from the queue and answers its callers; a storage failure
+/// poisons the store.
+pub(crate) fn serve(
+    db: &Database,
+    mut group: Vec<Request>,
+    shared: &Shared,
+    wait: Duration,
+    logged: Option<&mut Logged>,
+) {
     let poisoned = &shared.poisoned;
-    while let Ok(first) = requests.recv() {
-        let mut group = vec![first];
-        while group.len() < GROUP_REQUESTS_MAX {
-            match requests.try_recv() {
-                Ok(request) => group.push(request),
-                Err(_) => break,
-            }
+    if poisoned.load(Ordering::Acquire) {
+        group.into_iter().for_each(Request::refuse_poisoned);
+        return;
+    }
+    match commit_group(db, &mut group, wait, logged) {
+        Ok((position_end, outcomes)) => {
+            // Before anyone is answered: a caller whose append returned must find the
+            // watermark at or past its records.
+            shared.committed(position_end);
+            outcomes.into_iter().for_each(Outcome::answer);
         }
-        if poisoned.load(Ordering::Acquire) {
-            group.into_iter().for_each(Request::refuse_poisoned);
-            continue;
-        }
-        match commit_group(&db, &mut group, wait) {
-            Ok((position_end, outcomes)) => {
-                // Before anyone is answered: a caller whose append returned must find the
-                // watermark at or past its records.
-                shared.committed(position_end);
-                outcomes.into_iter().for_each(Outcome::answer);
+        Err(failure) => {
+            if matches!(failure, GroupFailure::Storage(Failure::Io(_))) {
+                poisoned.store(true, Ordering::Release);
             }
-            Err(failure) => {
-                if matches!(failure, GroupFailure::Storage(Failure::Io(_))) {
-                    poisoned.store(true, Ordering::Release);
-                }
-                group.into_iter().for_each(|request| request.fail(&failure));
-            }
+            group.into_iter().for_each(|request| request.fail(&failure));
         }
+    }
+}
+
+/// Groups with more to write than this are committed durably in the store file: writing them
+/// once there costs less than writing them to the log and again at the checkpoint.
+const LOGGED_GROUP_BYTES_MAX: usize = 1 << 20;
+
+/// Whether a group's writes go to the log (else to a durable commit of the store file).
+fn takes(log: &Log, redo: &Redo) -> bool {
+    redo.len() <= LOGGED_GROUP_BYTES_MAX && log.fits(redo.len())
+}
+
+/// Makes every logged group durable in redb and starts the log's next cycle. A failure
+/// poisons the store: the groups stay in the log, for the next open to replay.
+pub(crate) fn checkpoint(db: &Database, logged: Option<&mut Logged>, shared: &Shared, wait: Duration) {
+    let Some(logged) = logged.filter(|l| !l.log.is_empty()) else { return };
+    if shared.poisoned.load(Ordering::Acquire) {
+        return;
+    }
+    let committed = begin_write(db, wait).map_err(drop).and_then(|txn| txn.commit().map_err(drop));
+    match committed {
+        Ok(()) => logged.log.reset(),
+        Err(()) => shared.poisoned.store(true, Ordering::Release),
     }
 }
 
@@ -231,14 +263,16 @@ fn commit_group(
     db: &Database,
     group: &mut Vec<Request>,
     wait: Duration,
+    logged: Option<&mut Logged>,
 ) -> Result<(u64, Vec<Outcome>), GroupFailure> {
-    let txn = begin_write(db, wait).map_err(|e| match e {
+    let mut txn = begin_write(db, wait).map_err(|e| match e {
         Ok(waited) => GroupFailure::Busy(waited),
         Err(failure) => GroupFailure::Storage(failure),
     })?;
+    let has_side = group.iter().any(|request| matches!(request, Request::Side(_)));
     let mut outcomes = Vec::with_capacity(group.len());
     let mut position_end = 0;
-    let applied = (|| -> Result<(), Failure> {
+    let applied = (|| -> Result<Redo, Failure> {
         let mut tables = Tables::open(&txn)?;
         for request in group.iter_mut() {
             match request {
@@ -256,14 +290,37 @@ fn commit_group(
             }
         }
         position_end = tables.position_end()?;
-        Ok(())
+        let redo = std::mem::take(&mut tables.redo);
+        if let Some(logged) = logged.as_ref().filter(|l| !has_side && takes(&l.log, &redo)) {
+            tables.set_log_applied(logged.applied + 1)?;
+        }
+        Ok(redo)
     })();
-    if let Err(failure) = applied {
-        // Dropping an uncommitted transaction discards it.
-        drop(txn);
-        return Err(GroupFailure::Storage(failure));
+    // Dropping an uncommitted transaction discards it.
+    let redo = applied.map_err(GroupFailure::Storage)?;
+    let storage = |failure: Failure| GroupFailure::Storage(failure);
+    match logged {
+        // A group that writes nothing has nothing to make durable.
+        Some(_) if redo.len() == 0 && !has_side => {
+            txn.set_durability(redb::Durability::None)
+                .map_err(|e| storage(Failure::Io(io::Error::other(e))))?;
+            txn.commit().map_err(|e| storage(e.into()))?;
+        }
+        Some(logged) if !has_side && takes(&logged.log, &redo) => {
+            let seq = logged.applied + 1;
+            logged.log.append(seq, redo.as_bytes()).map_err(|e| storage(Failure::Io(e)))?;
+            txn.set_durability(redb::Durability::None)
+                .map_err(|e| storage(Failure::Io(io::Error::other(e))))?;
+            txn.commit().map_err(|e| storage(e.into()))?;
+            logged.applied = seq;
+        }
+        // A durable commit also makes every logged group before it durable.
+        Some(logged) => {
+            txn.commit().map_err(|e| storage(e.into()))?;
+            logged.log.reset();
+        }
+        None => txn.commit().map_err(|e| storage(e.into()))?,
     }
-    txn.commit().map_err(|e| GroupFailure::Storage(Failure::from(e)))?;
     group.clear();
     Ok((position_end, outcomes))
 }

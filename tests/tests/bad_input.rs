@@ -22,7 +22,11 @@ fn record(i: usize) -> Record {
             call_id: format!("c{i}"),
             tool: "Bash".into(),
             is_error: false,
-            output: format!("line {i}\n").repeat(4_000),
+            // Noisy, as real output is, so compression leaves it tens of KB.
+            output: {
+                let mut rng = annal_support::rng::Rng::new(i as u64);
+                (0..4_000).map(|j| format!("line {i}.{j} {:016x}\n", rng.next_u64())).collect()
+            },
         });
     }
     record

@@ -77,6 +77,23 @@ fn find_all(haystack: &[u8], needle: &[u8]) -> Vec<usize> {
 }
 
 fn fixture(with_tool_call: bool) -> Fixture {
+    fixture_with(victim(with_tool_call))
+}
+
+/// The victim with a tool output long enough (a few KB, under the blob threshold) that the
+/// journal keeps the record compressed.
+fn compressed_victim() -> Record {
+    let mut record = victim(true);
+    record.blocks.push(Block::ToolResult {
+        call_id: "call-0003".to_owned(),
+        tool: "Bash".to_owned(),
+        is_error: false,
+        output: (0..120).map(|i| format!("line {i}: 東京 ☕ ok\n")).collect(),
+    });
+    record
+}
+
+fn fixture_with(victim: Record) -> Fixture {
     let disk = SimDisk::new();
     let store = Store::open_with_storage(disk.clone(), options()).unwrap();
     let other = vec![Record::text("other-1", Role::User, "a session nobody damages")];
@@ -84,7 +101,7 @@ fn fixture(with_tool_call: bool) -> Fixture {
     let records = vec![
         Record::text("victim-0", Role::User, "before the victim"),
         Record::text("victim-1", Role::Assistant, "still before the victim"),
-        victim(with_tool_call),
+        victim.clone(),
         Record::text("victim-3", Role::User, "after the victim: its prevHash is the victim's hash"),
     ];
     // The victim's batch is the store's last write, so no later commit copies its page.
@@ -97,18 +114,43 @@ fn fixture(with_tool_call: bool) -> Fixture {
     };
     store.close().unwrap();
     let image = disk.live_image();
-    // The value starts with the entryId's bytes (rkyv writes a struct's out-of-line data first,
-    // field by field, and the entryId is the first field); its length is measured through the
-    // public API, so fields added to the archive later are covered too.
-    let len = archived_len(&victim(with_tool_call));
+    // The value is a tag byte (0: kept as it is), then the archive, which starts with the
+    // entryId's bytes (rkyv writes a struct's out-of-line data first, field by field, and the
+    // entryId is the first field); its length is measured through the public API, so fields
+    // added to the archive later are covered too.
+    let len = archived_len(&victim);
     let tail: Vec<u8> = hash.iter().chain(prev.iter()).copied().collect();
-    let start = find_all(&image, ENTRY.as_bytes())
+    // A compressed value (tag 1, the chain fields prevHash · hash · seal, then a zstd frame) is
+    // the store's only one.
+    let magic: &[u8] = &[0x28, 0xb5, 0x2f, 0xfd];
+    let packed: Vec<usize> = find_all(&image, &prev)
         .into_iter()
-        .find(|s| image.get(*s..s + len).is_some_and(|value| find_all(value, &tail).len() == 1))
-        .expect("the victim's value is not in the image");
+        .filter_map(|s| s.checked_sub(1))
+        .filter(|s| {
+            image[*s] == 1 && image[s + 33..s + 65] == hash && image.get(s + 73..s + 77) == Some(magic)
+        })
+        .collect();
+    let start = if packed.is_empty() {
+        find_all(&image, ENTRY.as_bytes())
+            .into_iter()
+            .filter_map(|s| s.checked_sub(1))
+            .find(|s| image[*s] == 0 && image.get(*s..s + len).is_some_and(|v| find_all(v, &tail).len() == 1))
+            .expect("the victim's value is not in the image")
+    } else {
+        packed[0]
+    };
     let value = image[start..start + len].to_vec();
-    assert_eq!(find_all(&value, MARKER.as_bytes()).len(), 1, "the marker is not inside the located value");
-    assert_eq!(find_all(&value, &tail).len(), 1, "the victim's hashes are not inside the located value");
+    if packed.is_empty() {
+        assert_eq!(
+            find_all(&value, MARKER.as_bytes()).len(),
+            1,
+            "the marker is not inside the located value"
+        );
+        assert_eq!(find_all(&value, &tail).len(), 1, "the victim's hashes are not inside the located value");
+    } else {
+        assert!(packed.iter().all(|at| image[*at..*at + len] == value[..]), "two compressed values");
+        assert!(len < 1500, "the compressed victim is {len} bytes");
+    }
     let copies = find_all(&image, &value);
     Fixture { image, value: start..start + len, copies, records, other, hashes: (hash, prev) }
 }
@@ -330,6 +372,20 @@ fn every_byte_of_the_archive_flipped() {
     let effects = assert_all_handled("flips across the archive", runs);
     let detected = effects.iter().filter(|e| **e == Effect::Detected).count();
     // Most bytes of an archive carry meaning; only padding may be flipped without effect.
+    assert!(detected > fixture.value.len(), "only {detected} of {} flips were detected", effects.len());
+}
+
+/// (4) Every byte of a compressed record's value in turn: a flip inside the zstd frame makes
+/// the read fail as `Corrupted` (the frame does not decompress, or what it gives fails its
+/// hashes), never different content.
+#[test]
+fn every_byte_of_a_compressed_record_flipped() {
+    let fixture = fixture_with(compressed_victim());
+    let runs = (0..fixture.value.len())
+        .flat_map(|offset| [0x01u8, 0x80].map(|mask| (offset, mask)))
+        .map(|(offset, mask)| (format!("byte {offset} ^ {mask:#04x}"), damage(&fixture, offset, mask)));
+    let effects = assert_all_handled("flips across a compressed record", runs);
+    let detected = effects.iter().filter(|e| **e == Effect::Detected).count();
     assert!(detected > fixture.value.len(), "only {detected} of {} flips were detected", effects.len());
 }
 

@@ -1,6 +1,9 @@
 //! Crash consistency and I/O faults: a workload runs on a simulated disk that crashes at each
 //! sync in turn, fails each write, resize and sync in turn, or fills up; the store reopened from
 //! what the disk kept must hold every acknowledged append, no partial batch, and verify clean.
+//! Each test runs on the store file alone and on the store file with its durability log (a
+//! small one, which the workload fills and checkpoints many times, with groups too large for
+//! it committed in the store file directly).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
@@ -19,7 +22,50 @@ const ROUNDS: usize = 2;
 
 fn options() -> StoreOptions {
     // A small page cache keeps memory low across hundreds of simulated runs.
-    StoreOptions { cache_size_bytes: 4 << 20, ..StoreOptions::default() }
+    // No idle checkpoints: a slow run must sync exactly where the probe did.
+    StoreOptions { cache_size_bytes: 4 << 20, checkpoint_idle: None, ..StoreOptions::default() }
+}
+
+/// The files a store runs on.
+#[derive(Clone, Copy, Debug)]
+enum Files {
+    /// The store file alone: every commit durable in it.
+    Store,
+    /// The store file and a 32 KiB durability log on the same machine.
+    Logged,
+}
+
+const BOTH: [Files; 2] = [Files::Store, Files::Logged];
+
+impl Files {
+    fn open(self, disk: &SimDisk) -> Result<Store, OpenError> {
+        match self {
+            Files::Store => Store::open_with_storage(disk.clone(), options()),
+            Files::Logged => Store::open_with_log(
+                disk.clone(),
+                disk.second_file(),
+                StoreOptions { log_size_bytes: 32 << 10, ..options() },
+            ),
+        }
+    }
+}
+
+/// Which of a machine's images a reboot finds.
+#[derive(Clone, Copy, Debug)]
+enum Image {
+    Crash,
+    Durable,
+    Live,
+}
+
+/// A machine holding what `disk` and the log beside it left.
+fn reboot(disk: &SimDisk, image: Image) -> SimDisk {
+    let take = |file: &SimDisk| match image {
+        Image::Crash => file.crash_image().unwrap_or_else(|| file.durable_image()),
+        Image::Durable => file.durable_image(),
+        Image::Live => file.live_image(),
+    };
+    SimDisk::from_images(vec![take(disk), take(&disk.second_file())])
 }
 
 /// What a faulty run acknowledged: the model of every append that returned `Ok`, and the step
@@ -37,8 +83,8 @@ struct Outcome {
 /// Reopens a store from `image` and checks it holds the acknowledged appends, with the
 /// in-flight step either wholly present or wholly absent, that verify is clean, and that
 /// retrying the workload completes it. Returns whether the in-flight step was present.
-fn check_recovered(image: Vec<u8>, outcome: &Outcome, context: &str) -> bool {
-    let store = match Store::open_with_storage(SimDisk::from_image(image), options()) {
+fn check_recovered(files: Files, machine: SimDisk, outcome: &Outcome, context: &str) -> bool {
+    let store = match files.open(&machine) {
         Ok(store) => store,
         // A fault while the store was first being created (before `open` returned) can leave
         // a file that redb does not recognise: it writes its magic number last. Nothing was
@@ -101,7 +147,7 @@ fn resume(store: &Store, mut model: Model, steps: &[Step], context: &str) {
 
 /// Runs the workload on a fresh store over `disk` until the first failure. Checks each success
 /// against the model.
-fn run_until_failure(disk: &SimDisk, steps: &[Step]) -> (Option<Store>, Outcome) {
+fn run_until_failure(files: Files, disk: &SimDisk, steps: &[Step]) -> (Option<Store>, Outcome) {
     let mut outcome = Outcome {
         steps: steps.to_vec(),
         acknowledged: Model::new(),
@@ -109,7 +155,7 @@ fn run_until_failure(disk: &SimDisk, steps: &[Step]) -> (Option<Store>, Outcome)
         error: None,
         opened: false,
     };
-    let store = match Store::open_with_storage(disk.clone(), options()) {
+    let store = match files.open(disk) {
         Ok(store) => store,
         Err(_) => return (None, outcome),
     };
@@ -127,9 +173,9 @@ fn run_until_failure(disk: &SimDisk, steps: &[Step]) -> (Option<Store>, Outcome)
 
 /// The number of syncs, and of writes, resizes and syncs together, of the whole workload,
 /// opening and closing included.
-fn probe(steps: &[Step]) -> (u64, u64) {
+fn probe(files: Files, steps: &[Step]) -> (u64, u64) {
     let disk = SimDisk::new();
-    let store = Store::open_with_storage(disk.clone(), options()).unwrap();
+    let store = files.open(&disk).unwrap();
     let mut model = Model::new();
     for step in steps {
         step.run_checked(&store, &mut model).unwrap();
@@ -142,25 +188,29 @@ fn probe(steps: &[Step]) -> (u64, u64) {
 }
 
 fn crash_at_every_sync(keep: impl Fn(u64) -> CrashKeep) {
+    BOTH.into_iter().for_each(|files| crash_at_every_sync_on(files, &keep));
+}
+
+fn crash_at_every_sync_on(files: Files, keep: &impl Fn(u64) -> CrashKeep) {
     let steps = workload(SEED, ROUNDS);
-    let (syncs, _) = probe(&steps);
+    let (syncs, _) = probe(files, &steps);
     let mut in_flight_found = 0;
     for k in 1..=syncs {
         let keep = keep(k);
-        let context = format!("crash at sync {k} of {syncs} ({keep:?})");
+        let context = format!("{files:?}: crash at sync {k} of {syncs} ({keep:?})");
         let disk = SimDisk::new();
         disk.crash_at_sync(k, keep);
-        let (store, outcome) = run_until_failure(&disk, &steps);
+        let (store, outcome) = run_until_failure(files, &disk, &steps);
         if let Some(store) = store {
             // Closing a crashed store may fail; it must not panic or change the crash image.
             let _ = store.close();
         }
         assert!(disk.crashed(), "{context}: the workload never reached that sync");
-        if check_recovered(disk.crash_image().unwrap(), &outcome, &context) {
+        if check_recovered(files, reboot(&disk, Image::Crash), &outcome, &context) {
             in_flight_found += 1;
         }
     }
-    eprintln!("{syncs} crash points; the in-flight step survived {in_flight_found} times");
+    eprintln!("{files:?}: {syncs} crash points; the in-flight step survived {in_flight_found} times");
 }
 
 /// (1a) Crash at every sync in turn; whatever was not synced is lost.
@@ -215,10 +265,14 @@ struct ThreadEnd {
 /// reached the disk.
 #[test]
 fn crash_at_every_sync_during_concurrent_appends() {
+    BOTH.into_iter().for_each(crash_during_concurrent_appends);
+}
+
+fn crash_during_concurrent_appends(files: Files) {
     const THREADS: usize = 4;
     let batches: Vec<Vec<Vec<Record>>> = (0..THREADS).map(thread_batches).collect();
     let run = |disk: &SimDisk| -> Option<Vec<ThreadEnd>> {
-        let store = Store::open_with_storage(disk.clone(), options()).ok()?;
+        let store = files.open(disk).ok()?;
         let ends = std::thread::scope(|scope| {
             let handles: Vec<_> = batches
                 .iter()
@@ -254,12 +308,11 @@ fn crash_at_every_sync_during_concurrent_appends() {
             1 => CrashKeep::Nothing,
             _ => CrashKeep::RandomPrefix(k),
         };
-        let context = format!("concurrent appends, crash at sync {k} ({keep:?})");
+        let context = format!("{files:?}: concurrent appends, crash at sync {k} ({keep:?})");
         let disk = SimDisk::new();
         disk.crash_at_sync(k, keep);
         let ends = run(&disk);
-        let image = disk.crash_image().unwrap_or_else(|| disk.durable_image());
-        let store = match (Store::open_with_storage(SimDisk::from_image(image), options()), &ends) {
+        let store = match (files.open(&reboot(&disk, Image::Crash)), &ends) {
             (Ok(store), _) => store,
             (Err(OpenError::NotAStore { .. }), None) => continue,
             (Err(e), _) => panic!("{context}: reopening failed: {e}"),
@@ -298,13 +351,17 @@ fn crash_at_every_sync_during_concurrent_appends() {
 /// as synced and as left on disk, reopens with every acknowledged append.
 #[test]
 fn io_error_at_every_operation() {
+    BOTH.into_iter().for_each(io_error_at_every_operation_on);
+}
+
+fn io_error_at_every_operation_on(files: Files) {
     let steps = workload(SEED, 1);
-    let (_, total) = probe(&steps);
+    let (_, total) = probe(files, &steps);
     for n in 1..=total {
-        let context = format!("I/O error at operation {n} of {total}");
+        let context = format!("{files:?}: I/O error at operation {n} of {total}");
         let disk = SimDisk::new();
         disk.fail_op(n, &[]);
-        let (store, outcome) = run_until_failure(&disk, &steps);
+        let (store, outcome) = run_until_failure(files, &disk, &steps);
         if let Some(store) = store {
             let failed = outcome.in_flight.is_some();
             if failed {
@@ -328,8 +385,13 @@ fn io_error_at_every_operation() {
             assert_eq!(disk.injected_failures(), 1, "{context}: opening failed without a fault");
         }
         assert_eq!(disk.injected_failures(), 1, "{context}: the fault never fired");
-        check_recovered(disk.durable_image(), &outcome, &format!("{context}, durable image"));
-        check_recovered(disk.live_image(), &outcome, &format!("{context}, image after close"));
+        check_recovered(files, reboot(&disk, Image::Durable), &outcome, &format!("{context}, durable image"));
+        check_recovered(
+            files,
+            reboot(&disk, Image::Live),
+            &outcome,
+            &format!("{context}, image after close"),
+        );
     }
 }
 
@@ -339,14 +401,18 @@ fn io_error_at_every_operation() {
 /// after the store is closed.
 #[test]
 fn failed_sync_that_loses_its_writes() {
+    BOTH.into_iter().for_each(failed_sync_that_loses_its_writes_on);
+}
+
+fn failed_sync_that_loses_its_writes_on(files: Files) {
     let steps = workload(SEED, ROUNDS);
-    let (syncs, _) = probe(&steps);
+    let (syncs, _) = probe(files, &steps);
     for n in 1..=syncs {
-        let context = format!("sync {n} of {syncs} failed and lost its writes");
+        let context = format!("{files:?}: sync {n} of {syncs} failed and lost its writes");
         let disk = SimDisk::new();
         disk.fail_op(n, &[OpKind::Sync]);
         disk.failed_sync_loses_writes();
-        let (store, outcome) = run_until_failure(&disk, &steps);
+        let (store, outcome) = run_until_failure(files, &disk, &steps);
         if let Some(store) = store {
             if outcome.in_flight.is_some() {
                 assert!(store.is_poisoned(), "{context}: the store takes writes after a failed sync");
@@ -354,7 +420,7 @@ fn failed_sync_that_loses_its_writes() {
             let _ = store.close();
         }
         assert_eq!(disk.injected_failures(), 1, "{context}: the fault never fired");
-        check_recovered(disk.durable_image(), &outcome, &context);
+        check_recovered(files, reboot(&disk, Image::Durable), &outcome, &context);
     }
 }
 
@@ -379,7 +445,7 @@ fn full_disk_at_many_sizes() {
         let context = format!("disk full at {capacity} of {full} bytes");
         let disk = SimDisk::new();
         disk.set_capacity(Some(capacity));
-        let (store, outcome) = run_until_failure(&disk, &steps);
+        let (store, outcome) = run_until_failure(Files::Store, &disk, &steps);
         let Some(store) = store else {
             // Too small even to create the store: nothing was acknowledged.
             assert!(outcome.acknowledged.is_empty());
@@ -409,8 +475,18 @@ fn full_disk_at_many_sizes() {
                 || check_snapshot(&snapshot, &with, &mut HashMap::new()).is_ok();
             assert!(ok, "{context}: reopened on the full disk, the acknowledged appends do not read back");
         }
-        check_recovered(disk.durable_image(), &outcome, &format!("{context}, durable image"));
-        check_recovered(disk.live_image(), &outcome, &format!("{context}, image after close"));
+        check_recovered(
+            Files::Store,
+            reboot(&disk, Image::Durable),
+            &outcome,
+            &format!("{context}, durable image"),
+        );
+        check_recovered(
+            Files::Store,
+            reboot(&disk, Image::Live),
+            &outcome,
+            &format!("{context}, image after close"),
+        );
     }
     assert!(hit > 10, "only {hit} capacities stopped the workload");
 }

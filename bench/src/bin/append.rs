@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use annal_bench::annal_side::Annal;
+use annal_bench::physical::fdatasync_p50;
 use annal_bench::records::{generate, Workload};
 use annal_bench::report::{append_markdown, AppendReport, Pair, Sizes};
 use annal_bench::scenarios::{batches, concurrent, median_run, sequential, Run};
@@ -159,6 +160,8 @@ fn main() -> anyhow::Result<()> {
     let single_records = &records[..calls];
 
     let rounds = args.rounds;
+    let fdatasync_p50 = fdatasync_p50(&dir, 500)?;
+    eprintln!("4 KiB append + fdatasync: p50 {:.3} ms", fdatasync_p50.as_secs_f64() * 1e3);
     let sharing = if args.sharing == "exclusive" { Sharing::Exclusive } else { Sharing::Processes };
     eprintln!("annal sharing mode: {}", args.sharing);
     let (single, sizes_single) = both(&dir, sharing, "(a)", Scenario::Single, single_records, rounds)?;
@@ -179,6 +182,7 @@ fn main() -> anyhow::Result<()> {
         batched,
         sizes_single: (calls == args.records).then_some(sizes_single),
         sizes_batched,
+        fdatasync_p50,
     };
     print!("{}", append_markdown(&report));
     Ok(())

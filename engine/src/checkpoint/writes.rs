@@ -45,9 +45,7 @@ impl Store {
             return Err(CompactError::Poisoned);
         }
         let (reply, answer) = crossbeam_channel::bounded(1);
-        if !self.submit(Request::Side(Box::new(build(reply)))) {
-            return Err(CompactError::Closed);
-        }
+        self.submit(Request::Side(Box::new(build(reply))));
         answer.recv().map_err(|_| CompactError::Closed)?.map_err(write_error)
     }
 

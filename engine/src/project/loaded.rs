@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::codec;
 use crate::error::ReadError;
+use crate::packing::HeldRecord;
 use crate::view::RecordView;
 
 use super::outline::Outline;
@@ -18,7 +19,7 @@ use super::source::ProjectionSnapshot;
 /// One stored record.
 struct Stored<'s> {
     order: u64,
-    bytes: redb::AccessGuard<'s, &'static [u8]>,
+    bytes: HeldRecord<'s>,
     /// Its content hash and seal were checked.
     checked: AtomicBool,
 }
@@ -76,7 +77,11 @@ impl<'s> Loaded<'s> {
                     break;
                 }
                 expected += 1;
-                self.records.push(Stored { order, bytes, checked: AtomicBool::new(false) });
+                self.records.push(Stored {
+                    order,
+                    bytes: HeldRecord::new(bytes),
+                    checked: AtomicBool::new(false),
+                });
             }
             if expected != last + 1 {
                 return Err(ReadError::Corrupted {
@@ -117,7 +122,7 @@ impl<'g> Views<'g, '_> {
         let corrupted = |reason: String| ReadError::Corrupted {
             reason: format!("record at sourceOrder {order}: {reason}"),
         };
-        let archived = codec::access(stored.bytes.value()).map_err(corrupted)?;
+        let archived = codec::access(stored.bytes.archive().map_err(corrupted)?).map_err(corrupted)?;
         if !stored.checked.load(Ordering::Relaxed) {
             // Structure alone is not enough: a flipped byte inside a text is still valid UTF-8.
             crate::hash::check_archived(archived).map_err(|reason| corrupted(reason.into()))?;

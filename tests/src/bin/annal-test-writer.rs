@@ -2,10 +2,11 @@
 //! over and over while others write, checking everything it sees.
 //!
 //! ```text
-//! annal-test-writer append DB PREFIX COUNT SESSION[,SESSION...] [--cas]
+//! annal-test-writer append DB PREFIX COUNT SESSION[,SESSION...] [--cas] [--exclusive]
 //!     appends COUNT records, one per append, cycling over the sessions; prints
 //!     "ack SESSION ENTRY SOURCE_ORDER" after each acknowledged append. With --cas, each
-//!     append names the session's length as expected_next and retries on Conflict.
+//!     append names the session's length as expected_next and retries on Conflict. With
+//!     --exclusive, the store is opened alone, so appends go through its durability log.
 //! annal-test-writer read DB STOP_FILE READY_FILE
 //!     reads every session in a loop until STOP_FILE exists (one more pass after), checking
 //!     each snapshot is whole; creates READY_FILE after its first pass; prints
@@ -18,7 +19,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
-use annal_engine::{AppendError, Hash, Snapshot, Store, StoreOptions, ZERO_HASH};
+use annal_engine::{AppendError, Hash, Sharing, Snapshot, Store, StoreOptions, ZERO_HASH};
 use annal_support::process::record_for;
 
 fn main() -> ExitCode {
@@ -27,8 +28,9 @@ fn main() -> ExitCode {
         match args.first().map(String::as_str) {
             Some("append") if args.len() >= 5 => {
                 let count = args[3].parse().map_err(|e| format!("bad count: {e}"));
+                let flag = |name: &str| args[5..].iter().any(|a| a == name);
                 count.and_then(|count| {
-                    append(&args[1], &args[2], count, &args[4], args.get(5).is_some_and(|a| a == "--cas"))
+                    append(&args[1], &args[2], count, &args[4], flag("--cas"), flag("--exclusive"))
                 })
             }
             Some("read") if args.len() == 4 => read(&args[1], Path::new(&args[2]), Path::new(&args[3])),
@@ -44,8 +46,17 @@ fn main() -> ExitCode {
     }
 }
 
-fn append(db: &str, prefix: &str, count: u64, sessions: &str, cas: bool) -> Result<(), String> {
-    let store = Store::open(db, StoreOptions::default()).map_err(|e| format!("open: {e}"))?;
+fn append(
+    db: &str,
+    prefix: &str,
+    count: u64,
+    sessions: &str,
+    cas: bool,
+    exclusive: bool,
+) -> Result<(), String> {
+    let sharing = if exclusive { Sharing::Exclusive } else { Sharing::Processes };
+    let options = StoreOptions { sharing, ..StoreOptions::default() };
+    let store = Store::open(db, options).map_err(|e| format!("open: {e}"))?;
     let sessions: Vec<&str> = sessions.split(',').collect();
     let mut out = std::io::stdout().lock();
     for index in 0..count {

@@ -5,6 +5,9 @@
 //! pending list; a sync replays that list onto the durable image. redb may write, resize and
 //! sync in any order, so nothing here assumes an order of operations.
 //!
+//! A disk may hold several files ([`SimDisk::second_file`]): a store and its durability log.
+//! Faults, counts and the crash are the machine's, so a crash freezes every file at once.
+//!
 //! Faults are counted down like redb's own crash tests do:
 //! - [`SimDisk::crash_at_sync`]: the k-th sync is where the machine dies. That sync fails, the
 //!   crash image is frozen (the durable image, plus whichever pending operations the
@@ -92,11 +95,20 @@ impl Pending {
     }
 }
 
+/// One file's images.
 #[derive(Debug, Default)]
-struct State {
+struct FileImage {
     live: Vec<u8>,
     durable: Vec<u8>,
     pending: Vec<Pending>,
+    crash_image: Option<Vec<u8>>,
+}
+
+#[derive(Debug, Default)]
+struct State {
+    files: Vec<FileImage>,
+    /// Whether the crash happened (every file then has its crash image).
+    crashed: bool,
     counts: OpCounts,
     /// Fail the operation that brings the total count to this value (once).
     fail_at_op: Option<u64>,
@@ -109,13 +121,19 @@ struct State {
     failed_sync_loses_writes: bool,
     crash_at_sync: Option<u64>,
     crash_keep: Option<CrashKeep>,
-    crash_image: Option<Vec<u8>>,
     capacity: Option<u64>,
 }
 
 impl State {
     fn dead(&self) -> bool {
-        self.crash_image.is_some()
+        self.crashed
+    }
+
+    fn file(&mut self, index: usize) -> &mut FileImage {
+        if self.files.len() <= index {
+            self.files.resize_with(index + 1, FileImage::default);
+        }
+        &mut self.files[index]
     }
 
     /// Counts an operation and says whether the armed fault fires on it.
@@ -137,24 +155,30 @@ impl State {
     }
 
     fn crash(&mut self) {
-        let mut image = self.durable.clone();
-        match self.crash_keep {
-            None | Some(CrashKeep::Nothing) => {}
-            Some(CrashKeep::RandomSubset(seed)) => {
-                let mut rng = Rng::new(seed);
-                for op in &self.pending {
-                    if rng.chance(1, 2) {
-                        op.apply(&mut image);
+        let keep = self.crash_keep;
+        for (index, file) in self.files.iter_mut().enumerate() {
+            let mut image = file.durable.clone();
+            // Each file draws its own subset or prefix from the seed.
+            let salt = index as u64 * 0x9e37_79b9;
+            match keep {
+                None | Some(CrashKeep::Nothing) => {}
+                Some(CrashKeep::RandomSubset(seed)) => {
+                    let mut rng = Rng::new(seed ^ salt);
+                    for op in &file.pending {
+                        if rng.chance(1, 2) {
+                            op.apply(&mut image);
+                        }
                     }
                 }
+                Some(CrashKeep::Everything) => file.pending.iter().for_each(|op| op.apply(&mut image)),
+                Some(CrashKeep::RandomPrefix(seed)) => {
+                    let keep = Rng::new(seed ^ salt).index(file.pending.len() + 1);
+                    file.pending[..keep].iter().for_each(|op| op.apply(&mut image));
+                }
             }
-            Some(CrashKeep::Everything) => self.pending.iter().for_each(|op| op.apply(&mut image)),
-            Some(CrashKeep::RandomPrefix(seed)) => {
-                let keep = Rng::new(seed).index(self.pending.len() + 1);
-                self.pending[..keep].iter().for_each(|op| op.apply(&mut image));
-            }
+            file.crash_image = Some(image);
         }
-        self.crash_image = Some(image);
+        self.crashed = true;
     }
 }
 
@@ -171,16 +195,20 @@ fn injected() -> io::Error {
 #[derive(Clone, Default)]
 pub struct SimDisk {
     state: Arc<Mutex<State>>,
+    /// Which file of the machine this handle reads and writes.
+    file: usize,
 }
 
 impl fmt::Debug for SimDisk {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let state = self.lock();
+        let mut state = self.lock();
+        let counts = state.counts;
+        let file = state.file(self.file);
         f.debug_struct("SimDisk")
-            .field("live_len", &state.live.len())
-            .field("durable_len", &state.durable.len())
-            .field("pending", &state.pending.len())
-            .field("counts", &state.counts)
+            .field("live_len", &file.live.len())
+            .field("durable_len", &file.durable.len())
+            .field("pending", &file.pending.len())
+            .field("counts", &counts)
             .finish_non_exhaustive()
     }
 }
@@ -193,12 +221,27 @@ impl SimDisk {
 
     /// A disk holding `image`, all of it durable: what a machine finds after a reboot.
     pub fn from_image(image: Vec<u8>) -> SimDisk {
+        SimDisk::from_images(vec![image])
+    }
+
+    /// A disk holding one file per image, all of it durable; the handle is to the first.
+    pub fn from_images(images: Vec<Vec<u8>>) -> SimDisk {
         let disk = SimDisk::default();
         {
             let mut state = disk.lock();
-            state.durable = image.clone();
-            state.live = image;
+            for (index, image) in images.into_iter().enumerate() {
+                let file = state.file(index);
+                file.durable = image.clone();
+                file.live = image;
+            }
         }
+        disk
+    }
+
+    /// Another file on the same machine (a store's log): the same faults, counts and crash.
+    pub fn second_file(&self) -> SimDisk {
+        let disk = SimDisk { state: Arc::clone(&self.state), file: 1 };
+        disk.lock().file(1);
         disk
     }
 
@@ -251,22 +294,22 @@ impl SimDisk {
 
     /// What survived the crash, once it happened.
     pub fn crash_image(&self) -> Option<Vec<u8>> {
-        self.lock().crash_image.clone()
+        self.lock().file(self.file).crash_image.clone()
     }
 
     /// What a crash right now would leave: everything synced, nothing else.
     pub fn durable_image(&self) -> Vec<u8> {
-        self.lock().durable.clone()
+        self.lock().file(self.file).durable.clone()
     }
 
     /// What reads see now.
     pub fn live_image(&self) -> Vec<u8> {
-        self.lock().live.clone()
+        self.lock().file(self.file).live.clone()
     }
 
     /// The current live length.
     pub fn live_len(&self) -> u64 {
-        self.lock().live.len() as u64
+        self.lock().file(self.file).live.len() as u64
     }
 }
 
@@ -276,16 +319,17 @@ fn to_usize(value: u64) -> io::Result<usize> {
 
 impl StorageFile for SimDisk {
     fn len(&self) -> io::Result<u64> {
-        Ok(self.lock().live.len() as u64)
+        Ok(self.lock().file(self.file).live.len() as u64)
     }
 
     fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-        let state = self.lock();
+        let mut state = self.lock();
+        let live = &state.file(self.file).live;
         let offset = to_usize(offset)?;
-        let end = offset.checked_add(out.len()).filter(|end| *end <= state.live.len()).ok_or_else(|| {
+        let end = offset.checked_add(out.len()).filter(|end| *end <= live.len()).ok_or_else(|| {
             io::Error::new(io::ErrorKind::UnexpectedEof, "read past the end of the simulated disk")
         })?;
-        out.copy_from_slice(&state.live[offset..end]);
+        out.copy_from_slice(&live[offset..end]);
         Ok(())
     }
 
@@ -298,8 +342,9 @@ impl StorageFile for SimDisk {
             return Err(injected());
         }
         let len = to_usize(len)?;
-        state.live.resize(len, 0);
-        state.pending.push(Pending::SetLen(len));
+        let file = state.file(self.file);
+        file.live.resize(len, 0);
+        file.pending.push(Pending::SetLen(len));
         Ok(())
     }
 
@@ -310,7 +355,7 @@ impl StorageFile for SimDisk {
         }
         if state.injected_fault(OpKind::Sync) {
             if state.failed_sync_loses_writes {
-                state.pending.clear();
+                state.file(self.file).pending.clear();
             }
             return Err(injected());
         }
@@ -318,12 +363,11 @@ impl StorageFile for SimDisk {
             state.crash();
             return Err(dead_disk());
         }
-        let pending = std::mem::take(&mut state.pending);
-        let mut durable = std::mem::take(&mut state.durable);
+        let file = state.file(self.file);
+        let pending = std::mem::take(&mut file.pending);
         for op in &pending {
-            op.apply(&mut durable);
+            op.apply(&mut file.durable);
         }
-        state.durable = durable;
         Ok(())
     }
 
@@ -342,11 +386,12 @@ impl StorageFile for SimDisk {
                 return Err(io::Error::new(io::ErrorKind::StorageFull, "no space left on simulated disk"));
             }
         }
-        if state.live.len() < end {
-            state.live.resize(end, 0);
+        let file = state.file(self.file);
+        if file.live.len() < end {
+            file.live.resize(end, 0);
         }
-        state.live[offset..end].copy_from_slice(data);
-        state.pending.push(Pending::Write { offset, data: data.to_vec() });
+        file.live[offset..end].copy_from_slice(data);
+        file.pending.push(Pending::Write { offset, data: data.to_vec() });
         Ok(())
     }
 }

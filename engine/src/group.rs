@@ -1,0 +1,216 @@
+//! Group commit. With the durability log (a store opened alone), it is led by the appending
+//! threads: a caller queues its request and, when no other thread is committing, commits
+//! everything queued itself; otherwise the thread committing takes it into its next group. A
+//! lone appender never waits for another thread to wake up, and concurrent appenders still
+//! share one sync per group. Without the log, each commit costs redb's two syncs, and a
+//! committer thread serves the queue instead, so callers keep queueing (and preparing) while a
+//! group is on disk.
+//!
+//! Invariant (no request is stranded): whoever holds the state lock drains the queue before
+//! letting go and looks at it again after letting go. A caller that found the lock held had
+//! queued its request before that look, so the holder, or the next thread to take the lock,
+//! serves it.
+
+use std::io;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use redb::Database;
+
+use crate::writer::{checkpoint, serve, Logged, Request, Shared};
+
+/// The most requests committed in one transaction; bounds the latency a group adds.
+const GROUP_REQUESTS_MAX: usize = 1024;
+
+/// What committing needs; `None` once the store closed.
+#[derive(Debug)]
+struct WriterState {
+    db: Arc<Database>,
+    logged: Option<Logged>,
+    wait: Duration,
+    last_commit: Instant,
+    idle: Duration,
+}
+
+/// The queue of requests and the right to commit them.
+#[derive(Debug)]
+pub(crate) struct GroupCommit {
+    queue: Sender<Request>,
+    queued: Receiver<Request>,
+    state: Mutex<Option<WriterState>>,
+    shared: Arc<Shared>,
+    /// Whether callers commit (with the log), or the committer thread does.
+    callers_lead: bool,
+    /// Stops the idle checkpoints or the committer thread: dropped at close.
+    stop: Mutex<Option<Sender<()>>>,
+    idle: Mutex<Option<JoinHandle<()>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while committing leaves the state as a failed group would: nothing half-applied
+    // is visible, since the transaction was dropped uncommitted.
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl GroupCommit {
+    /// Starts group commit; with a log and an `idle` time, a thread checkpoints the log once
+    /// nothing was committed for that long.
+    pub(crate) fn start(
+        db: Arc<Database>,
+        shared: Arc<Shared>,
+        wait: Duration,
+        logged: Option<Logged>,
+        idle: Option<Duration>,
+    ) -> io::Result<Arc<GroupCommit>> {
+        let (queue, queued) = crossbeam_channel::unbounded();
+        let callers_lead = logged.is_some();
+        let idle = idle.filter(|_| callers_lead);
+        let state = WriterState {
+            db,
+            logged,
+            wait,
+            last_commit: Instant::now(),
+            idle: idle.unwrap_or(Duration::MAX),
+        };
+        let commit = Arc::new(GroupCommit {
+            queue,
+            queued,
+            state: Mutex::new(Some(state)),
+            shared,
+            callers_lead,
+            stop: Mutex::new(None),
+            idle: Mutex::new(None),
+        });
+        if !callers_lead {
+            let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+            let weak = Arc::downgrade(&commit);
+            let queued = commit.queued.clone();
+            let committer = std::thread::Builder::new()
+                .name("annal-writer".into())
+                .spawn(move || serve_queue(&weak, &queued, &stopped))?;
+            *lock(&commit.stop) = Some(stop);
+            *lock(&commit.idle) = Some(committer);
+        } else if let Some(every) = idle {
+            let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+            let weak = Arc::downgrade(&commit);
+            let idle = std::thread::Builder::new()
+                .name("annal-checkpoint".into())
+                .spawn(move || idle_checkpoints(&weak, &stopped, every))?;
+            *lock(&commit.stop) = Some(stop);
+            *lock(&commit.idle) = Some(idle);
+        }
+        Ok(commit)
+    }
+
+    /// Queues `request` and serves the queue unless another thread is serving it; the answer
+    /// comes on the request's reply channel. Once closed, the request is dropped unanswered,
+    /// which its caller reads as closed.
+    pub(crate) fn submit(&self, request: Request) {
+        // The receiver lives as long as `self`: sending cannot fail.
+        let _ = self.queue.send(request);
+        // Without the log the committer thread serves the queue, until the store closed.
+        if self.callers_lead || lock(&self.stop).is_none() {
+            self.lead();
+        }
+    }
+
+    fn lead(&self) {
+        loop {
+            let mut state = match self.state.try_lock() {
+                Ok(state) => state,
+                Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+                Err(TryLockError::WouldBlock) => return,
+            };
+            self.drain(&mut state);
+            drop(state);
+            if self.queued.is_empty() {
+                return;
+            }
+        }
+    }
+
+    /// Commits everything queued, group by group.
+    fn drain(&self, state: &mut Option<WriterState>) {
+        while let Ok(first) = self.queued.try_recv() {
+            self.serve_group(state, first);
+        }
+    }
+
+    /// Commits `first` and whatever else is queued, up to a group's worth.
+    fn serve_group(&self, state: &mut Option<WriterState>, first: Request) {
+        let mut group = vec![first];
+        while group.len() < GROUP_REQUESTS_MAX {
+            match self.queued.try_recv() {
+                Ok(request) => group.push(request),
+                Err(_) => break,
+            }
+        }
+        match state.as_mut() {
+            Some(state) => {
+                serve(&state.db, group, &self.shared, state.wait, state.logged.as_mut());
+                state.last_commit = Instant::now();
+            }
+            // Closed: dropping a request drops its reply channel, which tells its caller.
+            None => drop(group),
+        }
+    }
+
+    fn checkpoint_if_idle(&self) {
+        let mut state = lock(&self.state);
+        if let Some(state) = state.as_mut().filter(|s| s.last_commit.elapsed() >= s.idle) {
+            checkpoint(&state.db, state.logged.as_mut(), &self.shared, state.wait);
+        }
+        self.drain(&mut state);
+        drop(state);
+        self.lead();
+    }
+
+    /// Serves what is queued, checkpoints and empties the log (a closed store is its file
+    /// alone), and refuses every later request.
+    pub(crate) fn close(&self) {
+        lock(&self.stop).take();
+        if let Some(idle) = lock(&self.idle).take() {
+            let _ = idle.join();
+        }
+        let mut state = lock(&self.state);
+        self.drain(&mut state);
+        if let Some(mut closing) = state.take() {
+            checkpoint(&closing.db, closing.logged.as_mut(), &self.shared, closing.wait);
+            let clean = !self.shared.poisoned.load(Ordering::Acquire);
+            if let Some(logged) = closing.logged.as_mut().filter(|l| clean && l.log.is_empty()) {
+                logged.log.discard();
+            }
+        }
+        drop(state);
+        self.lead();
+    }
+}
+
+/// The committer thread of a store without the log: waits for a request, then commits it with
+/// whatever else is queued.
+fn serve_queue(commit: &Weak<GroupCommit>, queued: &Receiver<Request>, stopped: &Receiver<()>) {
+    loop {
+        let first = crossbeam_channel::select! {
+            recv(queued) -> request => match request {
+                Ok(request) => request,
+                Err(_) => return,
+            },
+            recv(stopped) -> _ => return,
+        };
+        let Some(commit) = commit.upgrade() else { return };
+        let mut state = lock(&commit.state);
+        commit.serve_group(&mut state, first);
+    }
+}
+
+fn idle_checkpoints(commit: &Weak<GroupCommit>, stopped: &Receiver<()>, every: Duration) {
+    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+        match commit.upgrade() {
+            Some(commit) => commit.checkpoint_if_idle(),
+            None => return,
+        }
+    }
+}
