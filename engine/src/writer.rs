@@ -220,9 +220,12 @@ pub(crate) fn serve(
 /// once there costs less than writing them to the log and again at the checkpoint.
 const LOGGED_GROUP_BYTES_MAX: usize = 1 << 20;
 
-/// Whether a group's writes go to the log (else to a durable commit of the store file).
+/// Whether a group's writes go to the log as a frame (else to a durable commit of the store
+/// file, or, with nothing to write, to no sync at all). Only a group that writes a frame may
+/// set `log_applied`: a number taken without a frame would make the next frame, which reuses
+/// it, look applied once a checkpoint made that number durable.
 fn takes(log: &Log, redo: &Redo) -> bool {
-    redo.len() <= LOGGED_GROUP_BYTES_MAX && log.fits(redo.len())
+    redo.len() > 0 && redo.len() <= LOGGED_GROUP_BYTES_MAX && log.fits(redo.len())
 }
 
 /// Makes every logged group durable in redb and starts the log's next cycle. A failure

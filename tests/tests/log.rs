@@ -66,6 +66,30 @@ fn an_append_is_durable_after_one_sync_of_the_log_and_replayed_after_a_crash() {
     drop(store);
 }
 
+/// A group that writes nothing (an append of what is already stored) takes no sequence
+/// number: after an idle checkpoint the next group's frame must still be replayed.
+#[test]
+fn a_group_that_writes_nothing_leaves_the_next_frame_replayable() {
+    let disk = SimDisk::new();
+    let options = StoreOptions { checkpoint_idle: Some(Duration::from_millis(20)), ..logged() };
+    let store = Store::open_with_log(disk.clone(), disk.second_file(), options.clone()).unwrap();
+    store.append("s", None, vec![text(0)]).unwrap();
+    let again = store.append("s", None, vec![text(0)]).unwrap();
+    assert_eq!(again.appended, 0, "the same record again stores nothing");
+    // Wait for the idle checkpoint: the store file's durable image changes when it runs.
+    let before = disk.durable_image();
+    let started = Instant::now();
+    while disk.durable_image() == before {
+        assert!(started.elapsed() < Duration::from_secs(30), "no idle checkpoint ran");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    store.append("s", None, vec![text(1)]).unwrap();
+    let recovered = crash_now(&disk);
+    let reopened = Store::open_with_log(recovered.clone(), recovered.second_file(), logged()).unwrap();
+    assert_eq!(entry_ids(&reopened, "s"), ["e0", "e1"], "an acknowledged append was lost");
+    drop(store);
+}
+
 #[test]
 fn a_torn_last_frame_is_not_replayed_and_the_rest_is() {
     let disk = SimDisk::new();
