@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use redb::{Database, DatabaseError, ReadableDatabase, TableHandle};
 
 use crate::error::{Failure, OpenError};
-use crate::log::{Frame, Log, LogFile};
+use crate::log::{Frame, Log, LogFile, HEADER_BYTES};
 use crate::options::{Sharing, StoreOptions};
 use crate::redo::Replay;
 use crate::storage::StorageFile;
@@ -261,8 +261,15 @@ pub(crate) fn open_log(
                     }
                     (Box::new(LogFile(file)), path)
                 }
+                // Only replayed. A log shorter than its header (emptied at close, or its making
+                // cut short) holds nothing, and a process that does not write through it leaves
+                // it alone.
                 Ok(file) => {
-                    replay_from(db, shown, Box::new(LogFile(file)), &path, options)?;
+                    let len =
+                        file.metadata().map_err(|source| OpenError::Io { path: path.clone(), source })?.len();
+                    if len >= HEADER_BYTES {
+                        replay_from(db, shown, Box::new(LogFile(file)), &path, options)?;
+                    }
                     return Ok(None);
                 }
                 Err(err) if err.kind() == io::ErrorKind::NotFound && !writes => return Ok(None),

@@ -162,6 +162,20 @@ fn a_closed_store_is_its_one_file_and_a_log_left_by_a_vanished_store_is_ignored(
     assert_eq!(entry_ids(&store, "fresh"), ["e9"]);
 }
 
+#[test]
+fn a_shared_open_leaves_an_empty_log_alone_and_removes_it_at_close() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.redb");
+    Store::open(&path, StoreOptions::default()).unwrap().close().unwrap();
+    // What a crash between emptying the log at close and removing it leaves.
+    std::fs::write(log_path(&path), b"").unwrap();
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    store.append("s", None, vec![text(0)]).unwrap();
+    assert_eq!(std::fs::metadata(log_path(&path)).unwrap().len(), 0, "a shared open wrote a log");
+    store.close().unwrap();
+    assert!(!log_path(&path).exists(), "the empty log was left behind");
+}
+
 /// Reads "ack SESSION ENTRY ORDER" lines until `wanted` arrived or the writer ended.
 fn read_acks(stdout: impl std::io::Read, wanted: usize, acked: &mut Vec<String>) {
     for line in BufReader::new(stdout).lines() {
