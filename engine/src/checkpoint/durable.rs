@@ -1,6 +1,7 @@
-//! The durable side of compactions: claims, releases and checkpoint commits, applied by the
-//! writer thread inside its group transaction so they are atomic with everything else it
-//! commits, and serialised across processes by redb's write lock.
+//! The durable side of compactions: claims, releases and checkpoint commits, applied by group
+//! commit inside its transaction so they are atomic with everything else it commits (a group
+//! with one is committed durably in the store file, never only to the log), and serialised
+//! across processes by redb's write lock.
 //!
 //! A commit checks the claim (owner and fencing token), appends the receipt to the session,
 //! stores the plan and clears the claim, all in one transaction: a checkpoint never exists
