@@ -20,8 +20,8 @@ use crate::read::{Segment, SessionLookup};
 use crate::receipts::receipt_key_of;
 use crate::redo::{self, Redo, Target};
 use crate::tables::{
-    meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_LOG_APPLIED, META_NEXT_POSITION,
-    META_NEXT_SESSION_KEY, NO_PARENT, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
+    meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_NEXT_POSITION, META_NEXT_SESSION_KEY,
+    NO_PARENT, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
 };
 
 /// What an append did.
@@ -37,14 +37,14 @@ pub struct AppendReceipt {
 }
 
 pub(crate) struct Tables<'txn> {
-    meta: Table<'txn, &'static str, &'static [u8]>,
-    sessions: Table<'txn, &'static str, [u8; SESSION_ROW_LEN]>,
-    names: Table<'txn, u64, &'static str>,
-    journal: Table<'txn, (u64, u64), &'static [u8]>,
-    digests: Table<'txn, (u64, u64), [u8; DIGEST_LEN]>,
-    entries: Table<'txn, &'static str, (u64, u64)>,
-    positions: Table<'txn, u64, (u64, u64)>,
-    blobs: Table<'txn, [u8; 32], &'static [u8]>,
+    pub(crate) meta: Table<'txn, &'static str, &'static [u8]>,
+    pub(crate) sessions: Table<'txn, &'static str, [u8; SESSION_ROW_LEN]>,
+    pub(crate) names: Table<'txn, u64, &'static str>,
+    pub(crate) journal: Table<'txn, (u64, u64), &'static [u8]>,
+    pub(crate) digests: Table<'txn, (u64, u64), [u8; DIGEST_LEN]>,
+    pub(crate) entries: Table<'txn, &'static str, (u64, u64)>,
+    pub(crate) positions: Table<'txn, u64, (u64, u64)>,
+    pub(crate) blobs: Table<'txn, [u8; 32], &'static [u8]>,
     /// Compaction receipts by (session key, sourceOrder): indexed by every append.
     pub(crate) receipts: Table<'txn, (u64, u64), [u8; 32]>,
     /// Every insert of the group so far, for the durability log.
@@ -89,7 +89,8 @@ fn visible(lineage: &[Segment], key: u64, order: u64) -> bool {
 }
 
 impl<'txn> Tables<'txn> {
-    pub(crate) fn open(txn: &'txn WriteTransaction) -> Result<Tables<'txn>, Failure> {
+    /// The tables of `txn`; with `recording`, every insert is also kept in redo form for the log.
+    pub(crate) fn open(txn: &'txn WriteTransaction, recording: bool) -> Result<Tables<'txn>, Failure> {
         Ok(Tables {
             meta: txn.open_table(META)?,
             sessions: txn.open_table(SESSIONS)?,
@@ -100,15 +101,8 @@ impl<'txn> Tables<'txn> {
             positions: txn.open_table(POSITIONS)?,
             blobs: txn.open_table(BLOBS)?,
             receipts: txn.open_table(RECEIPTS)?,
-            redo: Redo::default(),
+            redo: Redo::new(recording),
         })
-    }
-
-    /// Records that the tables hold the durability log's groups up to `seq` (not itself a
-    /// redo op: replay sets it after each group it puts back).
-    pub(crate) fn set_log_applied(&mut self, seq: u64) -> Result<(), Failure> {
-        self.meta.insert(META_LOG_APPLIED, seq.to_le_bytes().as_slice())?;
-        Ok(())
     }
 
     /// The next position the store will assign.

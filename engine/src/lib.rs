@@ -42,6 +42,7 @@ mod read;
 mod receipts;
 mod record;
 mod redo;
+mod replay;
 mod storage;
 mod store;
 mod sync;

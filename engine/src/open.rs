@@ -9,13 +9,13 @@ use std::path::{Path, PathBuf};
 use redb::{Database, DatabaseError, ReadableDatabase, TableHandle};
 
 use crate::error::{Failure, OpenError};
-use crate::log::{Frame, Log, LogFile, HEADER_BYTES};
+use crate::log::{Log, LogFile, HEADER_BYTES};
 use crate::options::{Sharing, StoreOptions};
-use crate::redo::Replay;
+use crate::replay::replay;
 use crate::storage::StorageFile;
 use crate::tables::{
-    decode_u64, meta_u64, BLOBS, CHECKPOINTS, CLAIMS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META,
-    META_FORMAT_VERSION, META_LOG_APPLIED, META_STORE_ID, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES,
+    decode_u64, BLOBS, CHECKPOINTS, CLAIMS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META,
+    META_FORMAT_VERSION, META_STORE_ID, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES,
 };
 use crate::upgrade::upgrade_journal_from_v1;
 use crate::writer;
@@ -300,46 +300,6 @@ fn replay_from(
     })?;
     log.reset();
     Ok(Logged { log, applied })
-}
-
-/// Puts back, in one durable transaction, the logged groups the tables lack, and returns the
-/// sequence number of the last group the tables hold.
-fn replay(
-    db: &Database,
-    frames: &[Frame],
-    wait: std::time::Duration,
-) -> Result<u64, Result<std::time::Duration, Failure>> {
-    let applied = {
-        let txn = db.begin_read().map_err(|e| Err(e.into()))?;
-        let meta = txn.open_table(META).map_err(|e| Err(e.into()))?;
-        meta_u64(&meta, META_LOG_APPLIED).map_err(Err)?
-    };
-    if frames.last().is_none_or(|last| last.seq <= applied) {
-        return Ok(applied);
-    }
-    // Another process may have replayed meanwhile: decide again inside the transaction.
-    let txn = writer::begin_write(db, wait)?;
-    let last = (|| -> Result<u64, Failure> {
-        let mut replay = Replay::open(&txn)?;
-        let applied = replay.applied()?;
-        let mut pending = frames.iter().filter(|frame| frame.seq > applied).peekable();
-        if let Some(first) = pending.peek().filter(|first| first.seq != applied + 1) {
-            return Err(Failure::Corrupted(format!(
-                "the log's groups start at {} but the store holds only those up to {applied}",
-                first.seq
-            )));
-        }
-        let mut last = applied;
-        for frame in pending {
-            replay.apply(&frame.redo)?;
-            replay.set_applied(frame.seq)?;
-            last = frame.seq;
-        }
-        Ok(last)
-    })()
-    .map_err(Err)?;
-    txn.commit().map_err(|e| Err(e.into()))?;
-    Ok(last)
 }
 
 /// Makes the name of `path` in its folder durable (where the platform can open a folder).

@@ -1,5 +1,5 @@
 //! The redo form of a group's writes: every insert the writer makes into the journal's tables,
-//! as bytes the durability log (`log.rs`) keeps and replays into the same tables on open.
+//! as bytes the durability log (`log.rs`) keeps; `replay.rs` puts them back on open.
 //!
 //! Replay is physical: it puts the same values under the same keys, so it never re-runs the
 //! append logic and cannot decide differently from the commit it repeats. Applying a group
@@ -10,14 +10,7 @@
 //! keys   = (u64, u64) as 16 bytes, u64 as 8 bytes, strings as UTF-8, hashes as 32 bytes
 //! ```
 
-use redb::{Table, WriteTransaction};
-
-use crate::digest::DIGEST_LEN;
 use crate::error::Failure;
-use crate::tables::{
-    meta_u64, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_LOG_APPLIED, POSITIONS, RECEIPTS, SESSIONS,
-    SESSION_NAMES, SESSION_ROW_LEN,
-};
 
 /// The tables a group writes, by their tag in the redo form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -50,14 +43,23 @@ impl Target {
     }
 }
 
-/// A group's inserts, in the order they were made.
+/// A group's inserts, in the order they were made; recorded only when a log will keep them.
 #[derive(Debug, Default)]
 pub(crate) struct Redo {
+    recording: bool,
     bytes: Vec<u8>,
 }
 
 impl Redo {
+    /// A redo form that records (`true`) or ignores every put.
+    pub(crate) fn new(recording: bool) -> Redo {
+        Redo { recording, bytes: Vec::new() }
+    }
+
     pub(crate) fn put(&mut self, target: Target, key: &[u8], value: &[u8]) {
+        if !self.recording {
+            return;
+        }
         self.bytes.push(target as u8);
         for part in [key, value] {
             // Keys and values are bounded by the batch limit (1 GiB), well under u32::MAX.
@@ -83,28 +85,28 @@ pub(crate) fn pair(key: (u64, u64)) -> [u8; 16] {
     out
 }
 
-fn unpair(bytes: &[u8]) -> Result<(u64, u64), Failure> {
+pub(crate) fn unpair(bytes: &[u8]) -> Result<(u64, u64), Failure> {
     let raw: [u8; 16] = fixed(bytes)?;
     let (a, b) = raw.split_at(8);
     Ok((u64_of(a)?, u64_of(b)?))
 }
 
-fn u64_of(bytes: &[u8]) -> Result<u64, Failure> {
+pub(crate) fn u64_of(bytes: &[u8]) -> Result<u64, Failure> {
     fixed::<8>(bytes).map(u64::from_le_bytes)
 }
 
-fn fixed<const N: usize>(bytes: &[u8]) -> Result<[u8; N], Failure> {
+pub(crate) fn fixed<const N: usize>(bytes: &[u8]) -> Result<[u8; N], Failure> {
     bytes
         .try_into()
         .map_err(|_| Failure::Corrupted(format!("log: a field of {} bytes where {N} belong", bytes.len())))
 }
 
-fn text(bytes: &[u8]) -> Result<&str, Failure> {
+pub(crate) fn text(bytes: &[u8]) -> Result<&str, Failure> {
     std::str::from_utf8(bytes).map_err(|_| Failure::Corrupted("log: a key that is not UTF-8".into()))
 }
 
 /// Splits a redo form into its ops.
-fn ops(mut bytes: &[u8]) -> impl Iterator<Item = Result<(Target, &[u8], &[u8]), Failure>> {
+pub(crate) fn ops(mut bytes: &[u8]) -> impl Iterator<Item = Result<(Target, &[u8], &[u8]), Failure>> {
     std::iter::from_fn(move || {
         if bytes.is_empty() {
             return None;
@@ -136,72 +138,13 @@ fn part(bytes: &[u8]) -> Result<(&[u8], &[u8]), Failure> {
     Ok((rest.get(..len).ok_or_else(cut)?, &rest[len..]))
 }
 
-/// The tables replay writes into, opened once per replayed run of groups.
-pub(crate) struct Replay<'txn> {
-    meta: Table<'txn, &'static str, &'static [u8]>,
-    sessions: Table<'txn, &'static str, [u8; SESSION_ROW_LEN]>,
-    names: Table<'txn, u64, &'static str>,
-    journal: Table<'txn, (u64, u64), &'static [u8]>,
-    digests: Table<'txn, (u64, u64), [u8; DIGEST_LEN]>,
-    entries: Table<'txn, &'static str, (u64, u64)>,
-    positions: Table<'txn, u64, (u64, u64)>,
-    blobs: Table<'txn, [u8; 32], &'static [u8]>,
-    receipts: Table<'txn, (u64, u64), [u8; 32]>,
-}
-
-impl<'txn> Replay<'txn> {
-    pub(crate) fn open(txn: &'txn WriteTransaction) -> Result<Replay<'txn>, Failure> {
-        Ok(Replay {
-            meta: txn.open_table(META)?,
-            sessions: txn.open_table(SESSIONS)?,
-            names: txn.open_table(SESSION_NAMES)?,
-            journal: txn.open_table(JOURNAL)?,
-            digests: txn.open_table(DIGESTS)?,
-            entries: txn.open_table(ENTRIES)?,
-            positions: txn.open_table(POSITIONS)?,
-            blobs: txn.open_table(BLOBS)?,
-            receipts: txn.open_table(RECEIPTS)?,
-        })
-    }
-
-    /// The sequence number of the last logged group the tables hold.
-    pub(crate) fn applied(&self) -> Result<u64, Failure> {
-        meta_u64(&self.meta, META_LOG_APPLIED)
-    }
-
-    pub(crate) fn set_applied(&mut self, seq: u64) -> Result<(), Failure> {
-        self.meta.insert(META_LOG_APPLIED, seq.to_le_bytes().as_slice())?;
-        Ok(())
-    }
-
-    /// Puts every op of one group's redo form. A form that does not parse is `Corrupted`: the
-    /// log's checksum passed, so the bytes are what was written.
-    pub(crate) fn apply(&mut self, redo: &[u8]) -> Result<(), Failure> {
-        for op in ops(redo) {
-            let (target, key, value) = op?;
-            match target {
-                Target::Meta => drop(self.meta.insert(text(key)?, value)?),
-                Target::Sessions => drop(self.sessions.insert(text(key)?, fixed::<SESSION_ROW_LEN>(value)?)?),
-                Target::Names => drop(self.names.insert(u64_of(key)?, text(value)?)?),
-                Target::Journal => drop(self.journal.insert(unpair(key)?, value)?),
-                Target::Digests => drop(self.digests.insert(unpair(key)?, fixed::<DIGEST_LEN>(value)?)?),
-                Target::Entries => drop(self.entries.insert(text(key)?, unpair(value)?)?),
-                Target::Positions => drop(self.positions.insert(u64_of(key)?, unpair(value)?)?),
-                Target::Blobs => drop(self.blobs.insert(fixed::<32>(key)?, value)?),
-                Target::Receipts => drop(self.receipts.insert(unpair(key)?, fixed::<32>(value)?)?),
-            }
-        }
-        Ok(())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn ops_round_trip_and_a_cut_form_is_corrupted() {
-        let mut redo = Redo::default();
+        let mut redo = Redo::new(true);
         redo.put(Target::Entries, "ид-東京 🦀".as_bytes(), &pair((3, 9)));
         redo.put(Target::Journal, &pair((3, 9)), b"");
         let parsed: Vec<_> = ops(redo.as_bytes()).collect::<Result<_, _>>().expect("parses");

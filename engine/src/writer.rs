@@ -276,7 +276,7 @@ fn commit_group(
     let mut outcomes = Vec::with_capacity(group.len());
     let mut position_end = 0;
     let applied = (|| -> Result<Redo, Failure> {
-        let mut tables = Tables::open(&txn)?;
+        let mut tables = Tables::open(&txn, logged.is_some())?;
         for request in group.iter_mut() {
             match request {
                 Request::Append { session, expected_next, prepared, claims, reply } => {

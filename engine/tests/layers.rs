@@ -30,6 +30,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "fork",
             "writer",
             "group",
+            "replay",
             "store",
             "read",
             "verify",

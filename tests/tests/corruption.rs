@@ -365,13 +365,18 @@ fn flipped_marker_text_is_reported() {
 /// the original record or `Corrupted`, and verify agrees.
 #[test]
 fn every_byte_of_the_archive_flipped() {
-    let fixture = fixture(false);
+    // Most bytes of an archive carry meaning; only padding may be flipped without effect.
+    flip_every_byte_of_the_value(&fixture(false), "flips across the archive");
+}
+
+/// Flips a low and a high bit of every byte of the victim's value in turn; every promise must
+/// hold, and more flips must be detected than the value has bytes.
+fn flip_every_byte_of_the_value(fixture: &Fixture, what: &str) {
     let runs = (0..fixture.value.len())
         .flat_map(|offset| [0x01u8, 0x80].map(|mask| (offset, mask)))
-        .map(|(offset, mask)| (format!("byte {offset} ^ {mask:#04x}"), damage(&fixture, offset, mask)));
-    let effects = assert_all_handled("flips across the archive", runs);
+        .map(|(offset, mask)| (format!("byte {offset} ^ {mask:#04x}"), damage(fixture, offset, mask)));
+    let effects = assert_all_handled(what, runs);
     let detected = effects.iter().filter(|e| **e == Effect::Detected).count();
-    // Most bytes of an archive carry meaning; only padding may be flipped without effect.
     assert!(detected > fixture.value.len(), "only {detected} of {} flips were detected", effects.len());
 }
 
@@ -380,13 +385,7 @@ fn every_byte_of_the_archive_flipped() {
 /// hashes), never different content.
 #[test]
 fn every_byte_of_a_compressed_record_flipped() {
-    let fixture = fixture_with(compressed_victim());
-    let runs = (0..fixture.value.len())
-        .flat_map(|offset| [0x01u8, 0x80].map(|mask| (offset, mask)))
-        .map(|(offset, mask)| (format!("byte {offset} ^ {mask:#04x}"), damage(&fixture, offset, mask)));
-    let effects = assert_all_handled("flips across a compressed record", runs);
-    let detected = effects.iter().filter(|e| **e == Effect::Detected).count();
-    assert!(detected > fixture.value.len(), "only {detected} of {} flips were detected", effects.len());
+    flip_every_byte_of_the_value(&fixture_with(compressed_victim()), "flips across a compressed record");
 }
 
 /// (4) A tool call's target is stored in the record too: damage to it must not pass unnoticed,
