@@ -100,8 +100,9 @@ pub use annal_engine::{
 };
 // Projections and compaction.
 pub use annal_engine::{
-    Algorithm, Budget, CompactOptions, CompactOutcome, CompactStatus, Message, MessageBlock, ProjectOptions,
-    Projection, ProjectionStats, Summarizer, SummaryRequest, ViewSource,
+    Algorithm, Budget, CompactOptions, CompactOutcome, CompactStatus, Message, MessageBlock, Omission,
+    OmissionReason, OmittedEntry, ProjectOptions, Projection, ProjectionStats, Summarizer, SummaryRequest,
+    ViewSource,
 };
 // Transcripts of other agents, exports.
 pub use annal_formats::{ExportSummary, SkipReason, Skipped, TranscriptFormat};

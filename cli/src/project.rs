@@ -27,9 +27,10 @@ pub(crate) struct BudgetArgs {
     /// The evidence index of tool output before the tail
     #[arg(long, value_name = "TOKENS", default_value_t = 2_048)]
     evidence_tokens: u32,
-    /// The compacted history: user and assistant text, markers, summary (at most 131,072)
-    #[arg(long, value_name = "TOKENS", default_value_t = 65_536)]
-    history_tokens: u32,
+    /// The compacted history: user and assistant text, markers, summary [default: half the
+    /// trigger, at least 65,536]
+    #[arg(long, value_name = "TOKENS")]
+    history_tokens: Option<u32>,
     /// The longest handoff summary summarized-v1 accepts
     #[arg(long, value_name = "TOKENS", default_value_t = 4_096)]
     summary_tokens: u32,
@@ -38,12 +39,13 @@ pub(crate) struct BudgetArgs {
 impl BudgetArgs {
     /// The budget, checked; no I/O.
     pub(crate) fn resolve(&self) -> anyhow::Result<Budget> {
+        let scaled = Budget::new(self.window, self.max_output);
         let budget = Budget {
             tail_tokens: self.tail_tokens,
             evidence_tokens: self.evidence_tokens,
-            history_tokens: self.history_tokens,
+            history_tokens: self.history_tokens.unwrap_or(scaled.history_tokens),
             summary_tokens: self.summary_tokens,
-            ..Budget::new(self.window, self.max_output)
+            ..scaled
         };
         budget.check()?;
         Ok(budget)

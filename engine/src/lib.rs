@@ -76,8 +76,9 @@ pub use crate::portable::{
 };
 pub use crate::project::{
     checkpoint_key, projection_hash, write_messages_json, Algorithm, Budget, BudgetError, KeptCounts,
-    Message, MessageBlock, OmittedCounts, PartTokens, PreparedProjection, ProjectError, ProjectOptions,
-    Projection, ProjectionSnapshot, ProjectionStats, ViewSource, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX,
+    Message, MessageBlock, Omission, OmissionReason, OmittedCounts, OmittedEntry, PartTokens,
+    PreparedProjection, ProjectError, ProjectOptions, Projection, ProjectionSnapshot, ProjectionStats,
+    ViewSource, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX,
 };
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
 pub use crate::record::{Block, Record, Role};

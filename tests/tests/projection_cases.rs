@@ -1,6 +1,6 @@
 //! deterministic-v1 on sessions built for one rule each: the newest turn kept whole, a tail
 //! opening mid-turn with its request ahead, a huge output cut to head and tail, user text past
-//! the capacity, evidence rows (errors first, whole JSON objects), markers, the order and shape
+//! the capacity (cut to one level), evidence rows (errors first, whole JSON objects), markers, the order and shape
 //! of a compacted view, unpaired blocks, the JSON output and its hash.
 #![allow(clippy::unwrap_used)]
 
@@ -11,7 +11,9 @@ use annal_engine::{
     Projection, Record, Role, Store, ViewSource,
 };
 
-use projection_support::{check_pairs, check_projection, marker_range, shaped, store, texts, Shape};
+use projection_support::{
+    call, check_pairs, check_projection, filler, marker_range, record, result, shaped, store, texts, Shape,
+};
 
 fn project(store: &Store, session: &str, budget: Budget) -> Projection<'static> {
     store.project(session, &ProjectOptions::new(budget)).unwrap()
@@ -37,22 +39,6 @@ fn text_of(message: &Message<'_>) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n")
-}
-
-fn call(id: &str, tool: &str, input: &str) -> Block {
-    Block::ToolCall { call_id: id.into(), tool: tool.into(), input: input.into(), target: String::new() }
-}
-
-fn result(id: &str, tool: &str, is_error: bool, output: String) -> Block {
-    Block::ToolResult { call_id: id.into(), tool: tool.into(), is_error, output }
-}
-
-fn record(id: &str, role: Role, blocks: Vec<Block>) -> Record {
-    Record { entry_id: id.into(), role, timestamp: None, blocks, meta: Default::default() }
-}
-
-fn filler(n: usize, seed: &str) -> String {
-    format!("{seed} ").repeat(n / (seed.len() + 1) + 1)[..n].to_owned()
 }
 
 #[test]
@@ -126,7 +112,7 @@ fn a_huge_output_the_tail_must_keep_is_cut_to_head_and_tail() {
 }
 
 #[test]
-fn user_text_past_the_capacity_is_cut_after_the_first() {
+fn user_text_past_the_capacity_is_cut_to_one_level_filling_the_room() {
     let mut records = Vec::new();
     for turn in 0..6 {
         records.push(Record::text(
@@ -140,12 +126,35 @@ fn user_text_past_the_capacity_is_cut_after_the_first() {
     let (_dir, store) = filled(&records);
     let view = project(&store, "s", budget);
     let all: Vec<&str> = texts(&view.messages).collect();
-    let Block::Text { text: first } = &records[0].blocks[0] else { panic!("text") };
-    assert!(all.contains(&first.as_str()), "the first user message is kept whole");
-    assert!(view.stats.kept.user_messages_cut >= 1);
-    assert!(all.iter().any(|t| t.contains("[… cut: entry u1, sourceOrder 2,")));
-    let Block::Text { text: newest } = &records[10].blocks[0] else { panic!("text") };
-    assert!(all.contains(&newest.as_str()), "the newest request is in the tail, verbatim");
+    // Six equal messages, each larger than the room: each is cut (the newest request too, ahead
+    // of the tail), none reduced to a marker, and every cut opens with its own text and names
+    // its original.
+    assert_eq!(view.stats.kept.user_messages_cut, 6, "{:?}", view.stats);
+    assert_eq!(view.stats.omitted.user_messages, 0);
+    for turn in 0..6 {
+        let id = format!("[… cut: entry u{turn}, sourceOrder {},", 2 * turn);
+        let cut = all.iter().find(|t| t.contains(&id)).unwrap_or_else(|| panic!("no cut names u{turn}"));
+        assert!(cut.starts_with(&format!("constraint{turn} ")), "a cut keeps the opening");
+    }
+    let capacity = u64::from(budget.capacity_tokens());
+    assert!(view.stats.tokens.total * 100 >= capacity * 95, "cuts fill the room: {:?}", view.stats.tokens);
+    // The structured list names each cut original, and `--json` carries it.
+    let cuts: Vec<(&str, u64)> = view
+        .omissions
+        .iter()
+        .filter(|o| o.reason == annal_engine::OmissionReason::UserCut)
+        .map(|o| (o.first.entry_id.as_str(), o.first.source_order))
+        .collect();
+    assert_eq!(
+        cuts,
+        (0..6).map(|t| (["u0", "u1", "u2", "u3", "u4", "u5"][t], 2 * t as u64)).collect::<Vec<_>>()
+    );
+    assert!(view.omissions.iter().all(|o| o.tokens > 0));
+    let mut json = Vec::new();
+    view.write_json(&mut json).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&json).unwrap();
+    assert_eq!(json["omitted"][0]["why"], "userCut");
+    assert_eq!(json["omitted"][0]["entryId"], "u0");
     check_projection(&records, &orders(&records), &view, &budget).unwrap();
 }
 
@@ -214,6 +223,19 @@ fn evidence_rows_are_whole_json_objects_errors_first() {
     assert!(rows.iter().any(|r| r["target"].as_str().unwrap().starts_with("config/")));
     assert!(view.stats.tokens.evidence <= 2_048);
     check_projection(&records, &orders(&records), &view, &budget).unwrap();
+
+    // The shared checks see a row dropped from the index: the label then names one more.
+    let mut dropped = view.clone();
+    for message in &mut dropped.messages {
+        if let [_, MessageBlock::Text { text }] = &mut message.blocks[..] {
+            if text.starts_with("{\"entryId\"") {
+                let kept: Vec<&str> = text.lines().skip(1).collect();
+                *text = kept.join("\n").into();
+            }
+        }
+    }
+    let error = check_projection(&records, &orders(&records), &dropped, &budget).unwrap_err();
+    assert!(error.contains("rows"), "{error}");
 }
 
 #[test]
@@ -304,7 +326,7 @@ fn the_json_output_carries_the_hash_of_its_messages() {
     view.write_json(&mut out).unwrap();
     let value: serde_json::Value = serde_json::from_slice(&out).unwrap();
     let keys: Vec<&str> = value.as_object().unwrap().keys().map(String::as_str).collect();
-    assert_eq!(keys, ["algorithmVersion", "hash", "messages", "stats"]);
+    assert_eq!(keys, ["algorithmVersion", "hash", "messages", "omitted", "stats"]);
     assert_eq!(value["algorithmVersion"], "deterministic-v1");
     assert_eq!(value["hash"], hash_to_hex(&view.hash));
     assert_eq!(value["stats"]["tokens"]["total"], view.stats.tokens.total);

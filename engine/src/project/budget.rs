@@ -7,7 +7,10 @@
 use std::fmt;
 
 /// The most a history target may be configured to.
-pub const HISTORY_TOKENS_MAX: u32 = 131_072;
+pub const HISTORY_TOKENS_MAX: u32 = 4_194_304;
+/// The least default history target: half the trigger, but at least this (the retention
+/// sweep's earlier pick for every window, `docs/evaluation.md`).
+const HISTORY_TOKENS_DEFAULT_MIN: u32 = 65_536;
 /// The smallest capacity a projection is planned for: below it even the framing of a compacted
 /// view (the task prompt, a marker, the evidence label) would not fit.
 pub const CAPACITY_TOKENS_MIN: u32 = 1_024;
@@ -24,10 +27,11 @@ pub struct Budget {
     pub tail_tokens: u32,
     /// The evidence index (default 2,048).
     pub evidence_tokens: u32,
-    /// The compacted history: user text, assistant text, markers and a summary (default 65,536,
-    /// at most [`HISTORY_TOKENS_MAX`]). User text is kept past it, up to the capacity. The
-    /// published design's 32,768 was doubled on the retention sweep's numbers
-    /// (`docs/evaluation.md`): more assistant facts kept at 128K and above, as many compactions.
+    /// The compacted history: user text, assistant text, markers and a summary (default half the
+    /// trigger and at least 65,536; at most [`HISTORY_TOKENS_MAX`]). User text is kept past it,
+    /// up to the capacity. Scaling with the window keeps a large window's compacted view from
+    /// standing mostly empty, while a fresh view still leaves half the trigger free before the
+    /// next compaction (the retention sweep's numbers, `docs/evaluation.md`).
     pub history_tokens: u32,
     /// The longest summary `summarized-v1` accepts (default 4,096); a longer one falls back.
     pub summary_tokens: u32,
@@ -61,14 +65,17 @@ pub enum BudgetError {
 impl Budget {
     /// The default part budgets for window `window_tokens` and output ceiling `max_output_tokens`.
     pub fn new(window_tokens: u32, max_output_tokens: u32) -> Budget {
-        Budget {
+        let mut budget = Budget {
             window_tokens,
             max_output_tokens,
             tail_tokens: 8_192,
             evidence_tokens: 2_048,
-            history_tokens: 65_536,
+            history_tokens: HISTORY_TOKENS_DEFAULT_MIN,
             summary_tokens: 4_096,
-        }
+        };
+        budget.history_tokens =
+            (budget.trigger_tokens() / 2).clamp(HISTORY_TOKENS_DEFAULT_MIN, HISTORY_TOKENS_MAX);
+        budget
     }
 
     /// `min(2048, W/16)`: room for what token estimates miss.
@@ -192,6 +199,9 @@ mod tests {
         assert_eq!(small.capacity_tokens(), 7_000);
         assert_eq!(small.trigger_tokens(), 7_000);
         assert!(Budget::new(1_000, 500).check().is_err());
+        assert_eq!(Budget::new(32_000, 4_000).history_tokens, 65_536);
+        assert_eq!(budget.history_tokens, 80_000, "half the trigger");
+        assert_eq!(Budget::new(1_000_000, 65_536).history_tokens, 400_000);
         assert!(Budget { history_tokens: HISTORY_TOKENS_MAX + 1, ..budget }.check().is_err());
         assert_eq!(Budget::from_fields(budget.fields()), budget);
     }

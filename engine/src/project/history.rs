@@ -16,10 +16,9 @@ use super::item::{Item, SlotKind};
 pub(crate) const MARKER_TOKENS_PLANNED: u64 = 40;
 /// Tokens planned for the evidence label.
 pub(crate) const EVIDENCE_LABEL_TOKENS_PLANNED: u64 = 110;
-/// What a user message cut under the capacity rule keeps from its start, at most.
-pub(crate) const USER_CUT_HEAD_TOKENS: u32 = 256;
-/// What it keeps from its end, at most.
-pub(crate) const USER_CUT_TAIL_TOKENS: u32 = 128;
+/// The least a user message cut under the capacity rule keeps (head and tail together): below
+/// it, ordinary messages are reduced to markers instead.
+pub(crate) const USER_CUT_TOKENS_MIN: u64 = 96;
 /// Tokens planned for the note inside a cut text.
 pub(crate) const CUT_NOTE_TOKENS_PLANNED: u64 = 40;
 
@@ -194,42 +193,88 @@ pub(crate) fn plan_history(slots: Vec<Slot>, protected: &[usize], room: &History
     HistoryPlan { ledger, evidence_budget }
 }
 
-/// The capacity rule: user text alone would pass the capacity, so the oldest user messages
-/// after the first are cut to head and tail, then (if still too much) to their marker alone;
-/// the protected ones only after that.
+/// The capacity rule: user text alone would pass what the capacity leaves, so the longest user
+/// messages are cut, all to one level (head and tail together), the largest level that fits:
+/// what is left of the room is filled, and a short request stays whole while a longer text can
+/// still give. Only when every longer text is down to [`USER_CUT_TOKENS_MIN`] are ordinary
+/// messages (not the task prompt, not the tail's opening request) reduced to markers, oldest
+/// first; the level is then raised again over what is left. Every fate is planned afresh, so a
+/// second call with less room (after measuring) cuts on from the originals.
 pub(crate) fn cut_user_text(ledger: &mut Ledger, protected: &[usize], hard_tokens: u64, label: u64) {
-    let head_tokens = USER_CUT_HEAD_TOKENS.min(u32::try_from(hard_tokens / 8).unwrap_or(u32::MAX));
-    let tail_tokens = USER_CUT_TAIL_TOKENS.min(u32::try_from(hard_tokens / 16).unwrap_or(u32::MAX));
-    let cut = Fate::Cut { head_tokens, tail_tokens };
     let users: Vec<usize> =
         (0..ledger.slots.len()).filter(|&i| ledger.slots[i].kind == SlotKind::User).collect();
-    let is_protected = |ledger: &Ledger, i: usize| protected.contains(&ledger.slots[i].index);
-    let ordinary: Vec<usize> = users.iter().copied().skip(1).filter(|&i| !is_protected(ledger, i)).collect();
-    let fits = |ledger: &Ledger| ledger.cost() + label <= hard_tokens;
-    for fate in [cut, Fate::Omitted] {
-        for &i in &ordinary {
-            if fits(ledger) {
-                return;
-            }
-            if ledger.cost_change(i, fate) < 0 {
-                ledger.set(i, fate);
-            }
+    for &i in &users {
+        ledger.set(i, Fate::Kept);
+    }
+    let room = hard_tokens.saturating_sub(label);
+    if ledger.cost() <= room {
+        return;
+    }
+    if let Some(level) = level_that_fits(ledger, &users, room) {
+        cut_to_level(ledger, &users, level);
+        return;
+    }
+    cut_to_level(ledger, &users, USER_CUT_TOKENS_MIN);
+    let first = users.first().copied();
+    let is_protected =
+        |ledger: &Ledger, i: usize| Some(i) == first || protected.contains(&ledger.slots[i].index);
+    for &i in &users {
+        if ledger.cost() <= room {
+            break;
+        }
+        if !is_protected(ledger, i) && ledger.cost_change(i, Fate::Omitted) < 0 {
+            ledger.set(i, Fate::Omitted);
         }
     }
-    // The tail's opening request first, then the task prompt.
-    let mut last_resort: Vec<usize> = users.iter().copied().filter(|&i| is_protected(ledger, i)).collect();
-    if let Some(&first) = users.first() {
-        last_resort.retain(|&i| i != first);
-        last_resort.push(first);
+    let left: Vec<usize> = users.into_iter().filter(|&i| ledger.fates[i] != Fate::Omitted).collect();
+    if let Some(level) = level_that_fits(ledger, &left, room) {
+        cut_to_level(ledger, &left, level);
     }
-    for i in last_resort {
-        if fits(ledger) {
-            return;
-        }
-        if ledger.cost_change(i, cut) < 0 {
-            ledger.set(i, cut);
+}
+
+/// The fate of a user message of `tokens` at cut level `level`: whole when cutting would not
+/// save anything (the note costs more than what it replaces).
+fn fate_at_level(tokens: u64, level: u64) -> Fate {
+    if tokens <= level + CUT_NOTE_TOKENS_PLANNED {
+        return Fate::Kept;
+    }
+    let level = u32::try_from(level).unwrap_or(u32::MAX);
+    // Head and tail in the proportion of the published cut (256 : 128).
+    let head_tokens = level - level / 3;
+    Fate::Cut { head_tokens, tail_tokens: level - head_tokens }
+}
+
+fn cut_to_level(ledger: &mut Ledger, users: &[usize], level: u64) {
+    for &i in users {
+        ledger.set(i, fate_at_level(ledger.slots[i].tokens, level));
+    }
+}
+
+/// The largest cut level at or above [`USER_CUT_TOKENS_MIN`] under which `users` (none of them
+/// omitted) fit `room` with everything else the ledger plans; `None` if even the least does not.
+/// Cutting never changes markers, so the cost is exact for the plan: binary search over levels.
+fn level_that_fits(ledger: &Ledger, users: &[usize], room: u64) -> Option<u64> {
+    let now: u64 = users.iter().map(|&i| content_tokens(&ledger.slots[i], ledger.fates[i])).sum();
+    let rest = ledger.cost() - now;
+    let cost = |level: u64| -> u64 {
+        rest + users
+            .iter()
+            .map(|&i| content_tokens(&ledger.slots[i], fate_at_level(ledger.slots[i].tokens, level)))
+            .sum::<u64>()
+    };
+    if cost(USER_CUT_TOKENS_MIN) > room {
+        return None;
+    }
+    let (mut low, mut high) = (USER_CUT_TOKENS_MIN, users.iter().map(|&i| ledger.slots[i].tokens).max()?);
+    while low < high {
+        let mid = low + (high - low).div_ceil(2);
+        if cost(mid) <= room {
+            low = mid;
+        } else {
+            high = mid - 1;
         }
     }
+    Some(low)
 }
 
 /// Keeps assistant text newest first while `room` lasts; an output that does not fit stays
@@ -311,10 +356,47 @@ mod tests {
         let items: Vec<Item> = (0..10).map(|i| text(i, Role::User, 1_000)).collect();
         let plan = plan_history(slots(&items), &[], &room(20_000, 100));
         assert!(plan.ledger.fates.iter().all(|f| *f == Fate::Kept));
+        // Ten equal messages share the room: each is cut to the same level, none is a marker.
         let plan = plan_history(slots(&items), &[9], &room(6_000, 100));
-        assert_eq!(plan.ledger.fates[0], Fate::Kept);
-        assert_eq!(plan.ledger.fates[9], Fate::Kept);
-        assert!(matches!(plan.ledger.fates[1], Fate::Cut { .. }));
+        assert!(plan.ledger.fates.iter().all(|f| matches!(f, Fate::Cut { .. })), "{:?}", plan.ledger.fates);
         assert!(plan.ledger.cost() <= 6_000);
+        assert!(plan.ledger.cost() + 10 * 3 > 6_000, "the cuts fill the room: {}", plan.ledger.cost());
+    }
+
+    #[test]
+    fn a_paste_is_cut_before_any_short_request() {
+        // A pasted specification as the task prompt, then short requests between replies.
+        let mut items = vec![text(0, Role::User, 17_000)];
+        for (i, tokens) in [11u32, 160, 40, 90].into_iter().enumerate() {
+            items.push(text(2 * i as u64 + 1, Role::Assistant, 500));
+            items.push(text(2 * i as u64 + 2, Role::User, tokens));
+        }
+        let plan = plan_history(slots(&items), &[], &room(9_000, 100));
+        let fates = &plan.ledger.fates;
+        assert!(matches!(fates[0], Fate::Cut { .. }), "{fates:?}");
+        for i in (2..fates.len()).step_by(2) {
+            assert_eq!(fates[i], Fate::Kept, "short request {i} is kept whole: {fates:?}");
+        }
+        let cost = plan.ledger.cost();
+        assert!((9_000 - 3..=9_000).contains(&cost), "the cut fills what is left: {cost}");
+        let Fate::Cut { head_tokens, tail_tokens } = fates[0] else { unreachable!() };
+        assert!(head_tokens > tail_tokens && tail_tokens > 0);
+    }
+
+    #[test]
+    fn markers_only_when_every_long_text_is_at_its_least() {
+        let mut items = vec![text(0, Role::User, 5_000)];
+        items.extend((1..40).map(|i| text(i, Role::User, 200)));
+        let protected = [39];
+        let plan = plan_history(slots(&items), &protected, &room(3_000, 100));
+        let fates = &plan.ledger.fates;
+        assert!(plan.ledger.cost() <= 3_000);
+        assert!(matches!(fates[0], Fate::Cut { .. }), "the task prompt keeps its opening");
+        assert_ne!(fates[39], Fate::Omitted, "the tail's opening request keeps its opening");
+        assert!(fates[1] == Fate::Omitted, "the oldest ordinary request goes first: {fates:?}");
+        assert!(fates[1..39].iter().any(|f| *f != Fate::Omitted), "only as many as needed go: {fates:?}");
+        // Omitted ones are the oldest: no omitted message after a kept ordinary one.
+        let last_omitted = fates.iter().rposition(|f| *f == Fate::Omitted).unwrap_or(0);
+        assert!(fates[1..=last_omitted].iter().all(|f| *f == Fate::Omitted), "{fates:?}");
     }
 }

@@ -15,6 +15,7 @@ mod item;
 mod key;
 mod loaded;
 mod message;
+mod omitted;
 mod outline;
 mod plan;
 mod receipt;
@@ -33,6 +34,7 @@ use std::io::{self, Write};
 pub use self::budget::{Algorithm, Budget, BudgetError, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX};
 pub use self::key::checkpoint_key;
 pub use self::message::{projection_hash, write_messages_json, Message, MessageBlock};
+pub use self::omitted::{Omission, OmissionReason, OmittedEntry};
 pub use self::source::ProjectionSnapshot;
 pub use self::stats::{KeptCounts, OmittedCounts, PartTokens, ProjectionStats};
 pub use self::view::PreparedProjection;
@@ -92,6 +94,8 @@ pub struct Projection<'a> {
     pub messages: Vec<Message<'a>>,
     /// Kept and omitted counts, tokens per part.
     pub stats: ProjectionStats,
+    /// What the view leaves out or cuts, in sourceOrder, naming each original.
+    pub omissions: Vec<Omission>,
     /// The budget it was asked for.
     pub budget: Budget,
     /// Checkpoint, derivation or live records.
@@ -112,6 +116,7 @@ impl Projection<'_> {
             hash: self.hash,
             messages: self.messages.into_iter().map(Message::into_owned).collect(),
             stats: self.stats,
+            omissions: self.omissions,
             budget: self.budget,
             source: self.source,
             compaction_due: self.compaction_due,
@@ -153,8 +158,8 @@ impl Projection<'_> {
         stats
     }
 
-    /// Writes `{"algorithmVersion","hash","messages","stats"}` as one line of JSON; `messages` are
-    /// the canonical bytes the hash covers.
+    /// Writes `{"algorithmVersion","hash","messages","stats","omitted"}` as one line of JSON;
+    /// `messages` are the canonical bytes the hash covers, `omitted` the [`Omission`]s.
     ///
     /// # Errors
     /// What `out` reports.
@@ -168,6 +173,9 @@ impl Projection<'_> {
         write_messages_json(out, &self.messages)?;
         out.write_all(b",\"stats\":")?;
         serde_json::to_writer(&mut *out, &self.stats_json()).map_err(io::Error::from)?;
+        out.write_all(b",\"omitted\":")?;
+        let omitted: Vec<serde_json::Value> = self.omissions.iter().map(Omission::to_json).collect();
+        serde_json::to_writer(&mut *out, &omitted).map_err(io::Error::from)?;
         out.write_all(b"}")
     }
 }

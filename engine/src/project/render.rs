@@ -19,6 +19,7 @@ use super::history::{Fate, Slot};
 use super::item::{Item, SlotKind};
 use super::loaded::Views;
 use super::message::{Message, MessageBlock};
+use super::omitted::{Omission, OmissionReason, OmittedEntry};
 use super::outline::Outline;
 use super::plan::{history_items, Plan, RowRef};
 use super::stats::ProjectionStats;
@@ -86,6 +87,8 @@ pub(crate) struct Rendered<'g> {
     pub(crate) stats: ProjectionStats,
     /// The evidence rows, when rendering formatted them (none were handed in).
     pub(crate) rows: Option<Vec<String>>,
+    /// What is left out or cut, in sourceOrder (empty when only measuring).
+    pub(crate) omissions: Vec<Omission>,
 }
 
 fn tokens(counter: &dyn TokenCounter, text: &str) -> u64 {
@@ -165,19 +168,61 @@ pub(crate) fn render<'g>(
         ..ProjectionStats::default()
     };
     let mut messages = Vec::new();
+    let mut omissions = Vec::new();
     let history = history_items(input.items, input.plan);
-    render_history(input, views, history, &mut messages, &mut stats)?;
+    render_history(input, views, history, &mut messages, &mut stats, &mut omissions)?;
     let rows = render_index(input, views, history, summary, &mut messages, &mut stats)?;
+    if !input.count_only {
+        omissions.extend(tool_records(input, views, history, stats.kept.evidence_rows)?);
+        omissions.sort_by_key(|o| o.first.source_order);
+    }
     let tail_input = TailInput {
         snapshot: input.snapshot,
         plan: input.plan,
         counter: input.counter,
         count_only: input.count_only,
     };
-    render_tail(&tail_input, views, &input.items[history.len()..], &mut messages, &mut stats)?;
+    render_tail(
+        &tail_input,
+        views,
+        &input.items[history.len()..],
+        &mut messages,
+        &mut stats,
+        &mut omissions,
+    )?;
     let t = &mut stats.tokens;
     t.total = t.user + t.assistant + t.markers + t.summary + t.evidence + t.tail;
-    Ok(Rendered { messages, stats, rows })
+    if input.count_only {
+        omissions.clear();
+    }
+    Ok(Rendered { messages, stats, rows, omissions })
+}
+
+/// The entry for the tool records before the tail, which the evidence index stands in for.
+fn tool_records(
+    input: &RenderInput<'_>,
+    views: &Views<'_, '_>,
+    history: &[Item],
+    rows: u64,
+) -> Result<Option<Omission>, ReadError> {
+    let tools: Vec<&Item> = history.iter().filter(|i| i.is_call() || i.is_result()).collect();
+    let (Some(first), Some(last)) = (tools.first(), tools.last()) else { return Ok(None) };
+    let entry = |order: u64| -> Result<OmittedEntry, ReadError> {
+        Ok(OmittedEntry {
+            entry_id: input.ids.get(input.snapshot, views, order)?.to_string(),
+            source_order: order,
+        })
+    };
+    Ok(Some(Omission {
+        reason: OmissionReason::ToolRecords {
+            results: tools.iter().filter(|i| i.is_result()).count() as u64,
+            rows,
+        },
+        first: entry(first.order)?,
+        last: entry(last.order)?,
+        records: tools.len() as u64,
+        tokens: tools.iter().map(|i| u64::from(i.tokens_total)).sum(),
+    }))
 }
 
 fn render_history<'g>(
@@ -186,6 +231,7 @@ fn render_history<'g>(
     history: &[Item],
     messages: &mut Vec<Message<'g>>,
     stats: &mut ProjectionStats,
+    omissions: &mut Vec<Omission>,
 ) -> Result<(), ReadError> {
     let (snapshot, plan, counter, ids) = (input.snapshot, input.plan, input.counter, input.ids);
     let slots = ids.outline.slots_before(plan.tail_start);
@@ -207,13 +253,21 @@ fn render_history<'g>(
                 }
                 let (first, last) = (run[0].order, run[run.len() - 1].order);
                 let (first_id, last_id) = (ids.get(snapshot, views, first)?, ids.get(snapshot, views, last)?);
+                let run_tokens = run.iter().map(|s| s.tokens).sum();
                 let marker = text::marker(&text::MarkerSpan {
                     first_id: &first_id,
                     first_order: first,
                     last_id: &last_id,
                     last_order: last,
                     count: run.len() as u64,
-                    tokens: run.iter().map(|s| s.tokens).sum(),
+                    tokens: run_tokens,
+                });
+                omissions.push(Omission {
+                    reason: OmissionReason::Marker,
+                    first: OmittedEntry { entry_id: first_id.to_string(), source_order: first },
+                    last: OmittedEntry { entry_id: last_id.to_string(), source_order: last },
+                    records: run.len() as u64,
+                    tokens: run_tokens,
                 });
                 stats.tokens.markers += tokens(counter, &marker);
                 stats.omitted.markers += 1;
@@ -245,8 +299,18 @@ fn render_history<'g>(
             Fate::Cut { head_tokens, tail_tokens } => {
                 let view = views.get(slot.order)?;
                 let whole = text_blocks(snapshot, &view)?.join("\n\n");
-                let note = |omitted| text::cut_note(view.entry_id(), slot.order, None, omitted);
+                let left_out = std::cell::Cell::new(0);
+                let note = |omitted| {
+                    left_out.set(omitted);
+                    text::cut_note(view.entry_id(), slot.order, None, omitted)
+                };
                 let text = text::cut_text(&whole, head_tokens, tail_tokens, note, counter).unwrap_or(whole);
+                omissions.push(Omission::one(
+                    OmissionReason::UserCut,
+                    view.entry_id(),
+                    slot.order,
+                    left_out.get(),
+                ));
                 stats.kept.user_messages_cut += 1;
                 stats.tokens.user += tokens(counter, &text);
                 messages.push(Message::text(Role::User, text));

@@ -8,9 +8,10 @@
 //! id and widens the tail where this rule was not enough (see `resolve.rs`).
 //!
 //! The tail reaches back to the tail budget. The newest turn is kept whole even when larger, up
-//! to what the capacity leaves after the task prompt and the framing of the compacted history;
-//! a newest turn larger than that keeps its newest part from a safe boundary, and its opening
-//! user request stays in the history ahead of it, verbatim.
+//! to what the capacity leaves after the user text before it and the framing of the compacted
+//! history (at least an eighth of the capacity); a newest turn larger than that keeps its newest
+//! part from a safe boundary (its older steps go to the evidence index), and its opening user
+//! request stays in the history ahead of it, verbatim.
 
 use super::item::{Item, SlotKind};
 
@@ -18,6 +19,10 @@ use super::item::{Item, SlotKind};
 /// tail: two markers and the evidence label.
 pub(crate) const TAIL_FRAMING_TOKENS: u64 =
     2 * super::history::MARKER_TOKENS_PLANNED + super::history::EVIDENCE_LABEL_TOKENS_PLANNED;
+
+/// The tail may hold at least this share of the capacity (`capacity / 8`) however much user
+/// text there is: the newest steps are what the model acts on next. Below it, user text gives.
+pub(crate) const TAIL_FLOOR_DIVISOR: u64 = 8;
 
 /// Whether the tail may start at index `b` of `items`.
 pub(crate) fn is_safe(items: &[Item], b: usize) -> bool {
@@ -71,18 +76,21 @@ pub(crate) fn choose_tail(
     }
     let newest_turn = turn_start_at_or_before(items, n - 1).unwrap_or(0);
     let suffix = suffix_sums(items);
-    // The most the tail may hold: the capacity less the task prompt and the framing of the
-    // history. Widening for pairing and the newest-turn rule stay within it; past it, blocks
-    // are cut.
-    let prompt = match first_user(items) {
-        Some(first) if first < newest_turn => u64::from(items[first].tokens_text),
-        _ => 0,
-    };
+    // The most the tail may hold: the capacity less the user text before the newest turn and
+    // the framing of the history. User requests outrank the newest turn's older steps, which
+    // move to the evidence index instead; only past the floor does user text give way (the
+    // capacity rule cuts it). Widening for pairing and the newest-turn rule stay within it;
+    // past it, blocks are cut.
+    let user_before: u64 = items[..newest_turn]
+        .iter()
+        .filter(|item| item.slot_kind() == Some(SlotKind::User))
+        .map(|item| u64::from(item.tokens_text))
+        .sum();
     let hard_cap = capacity_tokens
-        .saturating_sub(prompt)
+        .saturating_sub(user_before)
         .saturating_sub(TAIL_FRAMING_TOKENS)
         .saturating_sub(reserved_tokens)
-        .max(capacity_tokens / 2);
+        .max(capacity_tokens / TAIL_FLOOR_DIVISOR);
     let budget = tail_tokens.min(hard_cap);
     if suffix[newest_turn] <= budget {
         // The smallest safe boundary whose suffix fits; the newest turn start is one of them.
@@ -105,7 +113,7 @@ pub(crate) fn choose_tail(
     // the tail keeps the newest part from a safe boundary.
     let opening =
         if items[newest_turn].is_turn_start() { u64::from(items[newest_turn].tokens_text) } else { 0 };
-    let cap = hard_cap.saturating_sub(opening).max(capacity_tokens / 4);
+    let cap = hard_cap.saturating_sub(opening).max(capacity_tokens / TAIL_FLOOR_DIVISOR);
     let mut fitting = None;
     let mut newest_safe = None;
     for b in (newest_turn + 1..n).rev() {

@@ -133,6 +133,16 @@ pub(crate) fn unpaired_result_note(tool: &str, call_id: &str, is_error: bool, ou
     format!("[result of {tool} (call {call_id}{failed}); its call is not in this view. Output:]\n{output}")
 }
 
+/// A result that arrived after the model had already taken a later step: its call is shown
+/// above as a note (as it was when that step was asked for), so the result is a note as well.
+pub(crate) fn late_result_note(tool: &str, call_id: &str, is_error: bool, output: &str) -> String {
+    let tool = if tool.is_empty() { String::from("a tool") } else { tool.to_owned() };
+    let failed = if is_error { ", an error" } else { "" };
+    format!(
+        "[result of {tool} (call {call_id}{failed}), which arrived after a later step; its call is shown above as a note. Output:]\n{output}"
+    )
+}
+
 /// The label that opens the evidence index: the sourceOrder range of the tool records before
 /// the tail (every call and result there is kept verbatim in the journal), their result count,
 /// and how many rows follow.

@@ -276,6 +276,7 @@ impl PreparedProjection<'_> {
             hash: projection_hash(&rendered.messages),
             messages: rendered.messages,
             stats: rendered.stats,
+            omissions: rendered.omissions,
             budget: self.budget,
             source: self.origin,
             compaction_due,

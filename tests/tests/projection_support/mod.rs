@@ -7,11 +7,28 @@ pub(crate) mod compaction;
 pub(crate) use annal_support::projection_checks::*;
 pub(crate) use annal_support::sessions::{shaped, Shape};
 
-use annal_engine::{Store, StoreOptions};
+use annal_engine::{Block, Record, Role, Store, StoreOptions};
 
 /// A store in a fresh temporary folder.
 pub(crate) fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Store::open(dir.path().join("annal.redb"), StoreOptions::default()).expect("open store");
     (dir, store)
+}
+
+pub(crate) fn call(id: &str, tool: &str, input: &str) -> Block {
+    Block::ToolCall { call_id: id.into(), tool: tool.into(), input: input.into(), target: String::new() }
+}
+
+pub(crate) fn result(id: &str, tool: &str, is_error: bool, output: String) -> Block {
+    Block::ToolResult { call_id: id.into(), tool: tool.into(), is_error, output }
+}
+
+pub(crate) fn record(id: &str, role: Role, blocks: Vec<Block>) -> Record {
+    Record { entry_id: id.into(), role, timestamp: None, blocks, meta: Default::default() }
+}
+
+/// `n` characters of `seed` repeated, spaces between.
+pub(crate) fn filler(n: usize, seed: &str) -> String {
+    format!("{seed} ").repeat(n / (seed.len() + 1) + 1)[..n].to_owned()
 }

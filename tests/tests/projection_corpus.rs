@@ -1,0 +1,120 @@
+#![cfg(feature = "corpus")]
+//! deterministic-v1 replayed over every real transcript in the folder named by `ANNAL_CORPUS`:
+//! a fork at every tenth of each session, projected under a 32K and a 16K window. Every view
+//! keeps the properties every projection must have, and user requests come first: no user
+//! message under 2,000 tokens is cut or reduced to a marker unless the session's user text alone
+//! passes the capacity, and a view that cuts or omits user text uses at least 95% of it.
+//!
+//! Run: `ANNAL_CORPUS=<corpus folder> cargo test -p annal-tests --features corpus --test projection_corpus`
+#![allow(clippy::unwrap_used)]
+
+mod projection_support;
+
+use std::error::Error;
+
+use annal_engine::{Block, Budget, OmissionReason, ProjectOptions, Record, Role, Store};
+use annal_formats::parse_transcript;
+use annal_support::corpus::{corpus_root, format_files};
+
+use projection_support::{check_projection, count, shown_verbatim, store};
+
+type TestResult = Result<(), Box<dyn Error>>;
+
+/// A user message under this many tokens is a request the view must keep whole.
+const SHORT_REQUEST_TOKENS: u64 = 2_000;
+/// Windows and output ceilings of the replay.
+const BUDGETS: [(u32, u32); 2] = [(32_000, 4_000), (16_000, 2_000)];
+
+fn user_tokens(record: &Record) -> u64 {
+    let texts = record.blocks.iter().filter_map(|b| match b {
+        Block::Text { text } => Some(count(text)),
+        _ => None,
+    });
+    texts.sum()
+}
+
+/// The records of `session` as stored (entry ids derived where the transcript has none).
+fn stored(store: &Store, session: &str) -> Result<Vec<Record>, Box<dyn Error>> {
+    let snapshot = store.snapshot()?;
+    let mut out = Vec::new();
+    for view in snapshot.records(session, 0..u64::MAX)? {
+        out.push(snapshot.to_record(&view?.view()?)?);
+    }
+    Ok(out)
+}
+
+/// Checks one view of `records` under `budget`; returns how many short requests it kept whole.
+fn check_view(store: &Store, name: &str, records: &[Record], budget: Budget) -> Result<u64, String> {
+    let view = store.project(name, &ProjectOptions::new(budget)).map_err(|e| format!("{name}: {e}"))?;
+    let orders: Vec<u64> = (0..records.len() as u64).collect();
+    check_projection(records, &orders, &view, &budget).map_err(|e| format!("{name}: {e}"))?;
+    let capacity = u64::from(budget.capacity_tokens());
+    let users: Vec<(u64, &Record)> = orders
+        .iter()
+        .zip(records)
+        .filter(|(_, r)| r.role == Role::User && user_tokens(r) > 0)
+        .map(|(o, r)| (*o, r))
+        .collect();
+    let user_alone: u64 = users.iter().map(|(_, r)| user_tokens(r)).sum();
+    let touched = view.omissions.iter().any(|o| match o.reason {
+        OmissionReason::UserCut => true,
+        OmissionReason::Marker => {
+            users.iter().any(|(at, _)| (o.first.source_order..=o.last.source_order).contains(at))
+        }
+        _ => false,
+    });
+    if touched && view.stats.tokens.total * 100 < capacity * 95 {
+        return Err(format!(
+            "{name} at {}: user text cut with {} of {capacity} tokens used",
+            budget.window_tokens, view.stats.tokens.total
+        ));
+    }
+    let mut short = 0;
+    for (order, record) in &users {
+        if user_tokens(record) >= SHORT_REQUEST_TOKENS {
+            continue;
+        }
+        short += 1;
+        if !shown_verbatim(&view.messages, record) && user_alone <= capacity {
+            return Err(format!(
+                "{name} at {}: user request {} (sourceOrder {order}, {} tokens) is not shown whole; user text is {user_alone} of {capacity}",
+                budget.window_tokens,
+                record.entry_id,
+                user_tokens(record)
+            ));
+        }
+    }
+    Ok(short)
+}
+
+#[test]
+fn corpus_views_keep_every_short_user_request() -> TestResult {
+    let files = format_files(&corpus_root()?)?;
+    let (_dir, store) = store();
+    let (mut views, mut short) = (0u64, 0u64);
+    for file in &files {
+        let bytes = std::fs::read(&file.path)?;
+        let parsed = parse_transcript(&bytes, file.format, "corpus");
+        for session in parsed.sessions.iter().filter(|s| !s.records.is_empty()) {
+            let base = format!("{}:{}", file.name, session.name);
+            for chunk in session.records.chunks(1000) {
+                store.append(&base, None, chunk.to_vec())?;
+            }
+            let records = stored(&store, &base)?;
+            let n = records.len() as u64;
+            for tenth in 1..=10u64 {
+                let at = (n * tenth / 10).max(1);
+                let name = format!("{base}@{tenth}");
+                store.fork(&base, at, &name)?;
+                for (window, output) in BUDGETS {
+                    let budget = Budget::new(window, output);
+                    short += check_view(&store, &name, &records[..at as usize], budget)?;
+                    views += 1;
+                }
+            }
+        }
+    }
+    assert!(views >= 100, "the corpus gave only {views} views");
+    assert!(short > views, "the corpus gave only {short} short requests over {views} views");
+    Ok(())
+}
