@@ -50,14 +50,16 @@ pub struct CorpusRun {
 /// The corpus folder, from `ANNAL_CORPUS`.
 ///
 /// # Errors
-/// A one-line message naming the variable when it is not set.
+/// A one-line message naming the variable when it is not set or names no folder.
 pub fn folder() -> anyhow::Result<PathBuf> {
-    std::env::var_os(CORPUS_VAR).map(PathBuf::from).ok_or_else(|| {
+    let dir = std::env::var_os(CORPUS_VAR).map(PathBuf::from).ok_or_else(|| {
         anyhow!(
             "{CORPUS_VAR} is not set: set it to the real-corpus folder (the one holding SOURCES.md), \
              or pass --synthetic-only for a quick run without the corpus section"
         )
-    })
+    })?;
+    anyhow::ensure!(dir.is_dir(), "{CORPUS_VAR}={} is not a folder", dir.display());
+    Ok(dir)
 }
 
 /// The rows of `dir/SOURCES.md` by file name (an empty map without one).

@@ -11,7 +11,8 @@ use annal_engine::{Budget, Role};
 
 use super::request::{Msg, Part, PartKind, Request};
 
-/// Tool output tokens protected from pruning, counted from the second-newest user message back.
+/// Tool output tokens protected from pruning, counted from the second-newest user message back
+/// (the two newest user turns are never pruned).
 const PRUNE_PROTECT: u64 = 40_000;
 /// A prune happens only when it frees more than this.
 const PRUNE_MINIMUM: u64 = 20_000;
@@ -41,9 +42,9 @@ fn is_summary(message: &Msg) -> bool {
 }
 
 /// Clears completed tool output older than the newest 40K tokens of it. The walk goes from the
-/// newest message back, starts counting at the second-newest user message (the newest turn is
-/// never pruned), stops at a summary or at output already cleared, and clears only when that
-/// frees more than 20K tokens.
+/// newest message back and skips everything up to the second-newest user message (the two
+/// newest user turns are never pruned), stops at a summary or at output already cleared, and
+/// clears only when that frees more than 20K tokens.
 pub fn prune(history: &mut Request) {
     let mut users = 0;
     let mut total = 0;

@@ -179,8 +179,9 @@ fn baselines(out: &mut String) {
          keeps the user messages newest-first up to 20K tokens (the one crossing the limit cut in the \
          middle, earlier summaries left out), then the summary message (`(no summary available)` when \
          empty); assistant text and tool output dropped. *OpenCode-style*: before every request, prunes \
-         completed tool output: walking from the newest message back, it starts counting at the \
-         second-newest user message (the newest turn is never pruned), stops at a summary message or at \
+         completed tool output: walking from the newest message back, it skips everything up to the \
+         second-newest user message (the two newest user turns are never pruned), stops at a summary \
+         message or at \
          output already cleared, skips the `skill` tool, keeps the newest 40K tokens of output and clears \
          older output only when that frees more than 20K (the prune is opt-in, `compaction.prune`, at that \
          commit; it runs here as the issue's rules describe). It compacts when the history reaches the \
