@@ -50,7 +50,9 @@ impl Rules {
     pub fn follows(self) -> &'static str {
         match self {
             Rules::Codex => {
-                "openai/codex: `codex-rs/core/src/compact.rs` at commit `0100b103`; trigger from \
+                "openai/codex: `codex-rs/core/src/compact.rs` at commit `e06dd0e5` (the same rules as at \
+                 `0100b103`), the local compaction Codex runs for providers other than OpenAI's (for \
+                 OpenAI's it asks the server to compact, which no exam can reproduce); trigger from \
                  `ModelInfo::auto_compact_token_limit` (90% of the window)"
             }
             Rules::OpenCode => {
@@ -84,9 +86,8 @@ impl Rules {
 
 /// Codex keeps at most this many tokens of user messages (`COMPACT_USER_MESSAGE_MAX_TOKENS`).
 const CODEX_USER_TOKENS: u64 = 20_000;
-/// What Codex sends in the summary's place when the summary is empty.
-const CODEX_NO_SUMMARY: &str = "(no summary available)";
-/// Stands for Codex's summary prefix template ahead of the summary text.
+/// Stands for Codex's summary prefix template, which opens the summary message even when the
+/// model's summary is empty.
 const CODEX_SUMMARY_PREFIX: &str = "[summary of the earlier conversation]";
 
 /// A baseline's history and rules.
@@ -154,11 +155,7 @@ fn codex(history: &Request, summary: &str) -> Request {
         }
     }
     kept.reverse();
-    let text = if summary.is_empty() {
-        CODEX_NO_SUMMARY.to_owned()
-    } else {
-        format!("{CODEX_SUMMARY_PREFIX}\n{summary}")
-    };
+    let text = format!("{CODEX_SUMMARY_PREFIX}\n{summary}");
     kept.push(Arc::new(Msg::text(Role::User, &text, usize::MAX, true)));
     kept
 }

@@ -177,8 +177,8 @@ fn baselines(out: &mut String) {
         "- **Baselines**, reimplemented from each project's source at the commit named; the summary slot is \
          empty (rules only) or holds the stand-in's summary. *Codex-style*: compacts at 90% of the window; \
          keeps the user messages newest-first up to 20K tokens (the one crossing the limit cut in the \
-         middle, earlier summaries left out), then the summary message (`(no summary available)` when \
-         empty); assistant text and tool output dropped. *OpenCode-style*: before every request, prunes \
+         middle, earlier summaries left out), then the summary message (Codex's summary prefix, then \
+         the summary, empty or not); assistant text and tool output dropped. *OpenCode-style*: before every request, prunes \
          completed tool output: walking from the newest message back, it skips everything up to the \
          second-newest user message (the two newest user turns are never pruned), stops at a summary \
          message or at \
