@@ -1,6 +1,7 @@
 //! A tiny exam (two profiles, one window, short sessions) run twice: the report is the same
-//! bytes both times, and deterministic-v1 keeps its own invariants. No test compares annal with
-//! another system: which keeps more is what the exam measures, not what it assumes.
+//! bytes both times, and deterministic-v1 keeps its own invariants; and the baselines' rules as
+//! their sources state them. No test compares annal with another system: which keeps more is
+//! what the exam measures, not what it assumes.
 
 use super::baselines::{Baseline, Rules, Slot};
 use super::drive::drive;
@@ -76,4 +77,88 @@ fn the_stand_in_fits_its_budget_and_carries_earlier_summaries() -> anyhow::Resul
         vec![std::sync::Arc::new(super::request::Msg::text(annal_engine::Role::User, &summary, 0, true))];
     assert_eq!(stand_in(&carried, SUMMARY_TOKENS), summary, "a summary alone summarises to itself");
     Ok(())
+}
+
+fn message(
+    role: annal_engine::Role,
+    kind: super::request::PartKind,
+    text: &str,
+) -> std::sync::Arc<super::request::Msg> {
+    use super::request::{Msg, Part};
+    let part = Part { kind, call_id: "c".into(), text: text.into(), tool: "Bash".into() };
+    std::sync::Arc::new(Msg::new(role, vec![part], 0, false))
+}
+
+/// Four turns, each a user ask and a tool result of `output_tokens` tokens.
+fn turns_with_output(output_tokens: usize) -> super::request::Request {
+    use super::request::PartKind;
+    use annal_engine::Role;
+    let output = "x".repeat(output_tokens * 4);
+    (0..4)
+        .flat_map(|t| {
+            [
+                message(Role::User, PartKind::Text, &format!("ask {t}")),
+                message(Role::Tool, PartKind::Result, &output),
+            ]
+        })
+        .collect()
+}
+
+#[test]
+fn opencode_prune_spares_the_two_newest_turns_and_needs_20k() {
+    use super::opencode::{prune, CLEARED};
+    let mut history = turns_with_output(30_000);
+    prune(&mut history);
+    let cleared: Vec<bool> = history.iter().map(|m| m.parts.iter().any(|p| &*p.text == CLEARED)).collect();
+    // Newest first: turns 3 and 2 are spared; turn 1's 30K fit the 40K protected; turn 0's go.
+    assert_eq!(cleared, [false, true, false, false, false, false, false, false]);
+    let mut small = turns_with_output(15_000);
+    prune(&mut small);
+    assert!(small.iter().all(|m| m.parts.iter().all(|p| &*p.text != CLEARED)), "frees under 20K: no prune");
+}
+
+#[test]
+fn codex_keeps_20k_tokens_of_user_messages_then_the_summary() -> anyhow::Result<()> {
+    use super::engine_side::Strategy as _;
+    let config = tiny();
+    let session = synthetic(&config, 1, Profile::Paste, WINDOWS[0]);
+    let mut codex = Baseline::new(Rules::Codex, Slot::Empty, WINDOWS[0].budget());
+    let mut compacted = false;
+    for (t, turn) in session.turns.iter().enumerate() {
+        for step in &turn.steps {
+            codex.append(step, t)?;
+            let (request, now) = codex.request()?;
+            if now {
+                compacted = true;
+                let (last, users) = request.split_last().ok_or_else(|| anyhow::anyhow!("empty"))?;
+                assert!(last.synthetic && last.role == annal_engine::Role::User, "the summary comes last");
+                assert!(users.iter().all(|m| m.role == annal_engine::Role::User));
+                assert!(users.iter().map(|m| m.tokens).sum::<u64>() <= 20_000 + 8);
+            }
+        }
+    }
+    assert!(compacted, "the session must compact");
+    Ok(())
+}
+
+#[test]
+fn yoagent_cuts_tool_output_past_200_lines_when_appended() {
+    use super::request::{Msg, Part, PartKind};
+    let output: Vec<String> = (0..500).map(|i| format!("line {i}")).collect();
+    let part = Part {
+        kind: PartKind::Result,
+        call_id: "c".into(),
+        text: output.join("\n").into(),
+        tool: "Bash".into(),
+    };
+    let cut = super::yoagent::on_append(Msg::new(annal_engine::Role::Tool, vec![part.clone()], 0, false));
+    let text = &cut.parts[0].text;
+    assert!(
+        text.starts_with("line 0\n")
+            && text.ends_with("line 499")
+            && text.contains("[... 303 lines truncated ...]")
+    );
+    let read = Part { tool: "Read".into(), ..part };
+    let kept = super::yoagent::on_append(Msg::new(annal_engine::Role::Tool, vec![read.clone()], 0, false));
+    assert_eq!(kept.parts[0].text, read.text, "file reads page themselves and are not cut");
 }
