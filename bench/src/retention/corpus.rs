@@ -1,19 +1,21 @@
-//! The real-corpus set (feature `corpus`): every session of the transcript folder named by
-//! `ANNAL_CORPUS`, imported as the CLI imports it, with facts extracted automatically from its
-//! own early records: exact tokens (paths, numbers, identifiers) that occur once in the whole
-//! session, in user text, assistant text and tool output.
+//! The real-corpus set: every session of the transcript folder named by `ANNAL_CORPUS`,
+//! imported as the CLI imports it, with facts extracted automatically from its own early
+//! records (exact tokens that occur once in the whole session), and the sources each file came
+//! from, as the folder's SOURCES.md names them.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use annal_engine::{Block, Record, Role};
-use anyhow::Context as _;
+use anyhow::{anyhow, Context as _};
 
 use super::facts::{Decoy, Fact, FactClass};
 use super::session::{block_text, Session, Turn};
-use super::{parallel, run_session, Contender, Exam, ExamConfig};
+use super::{parallel, run_session, Contender, ExamConfig, SessionRun};
 use crate::corpus::{parse_file, Corpus};
 
+/// The variable naming the corpus folder.
+pub const CORPUS_VAR: &str = "ANNAL_CORPUS";
 /// Sessions with fewer records are left out: they never reach a trigger.
 const RECORDS_MIN: usize = 20;
 /// Facts are taken from this leading share of a session's records.
@@ -21,19 +23,77 @@ const EARLY_SHARE: usize = 3;
 /// At most this many facts per class and session.
 const FACTS_MAX: [usize; 3] = [20, 80, 20];
 
-/// Runs the corpus set into `exam.corpus` and returns the sentence that says what ran.
+/// Where a corpus file came from (a row of SOURCES.md).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    /// The file's name in the folder.
+    pub file: String,
+    /// Its format.
+    pub format: String,
+    /// The source repository.
+    pub repo: String,
+    /// The commit it was copied at.
+    pub commit: String,
+    /// Its license.
+    pub license: String,
+}
+
+/// The corpus set's results.
+#[derive(Debug)]
+pub struct CorpusRun {
+    /// Per session and window, every contender.
+    pub sessions: Vec<SessionRun>,
+    /// The files that gave sessions, with their sources.
+    pub sources: Vec<Source>,
+}
+
+/// The corpus folder, from `ANNAL_CORPUS`.
 ///
 /// # Errors
-/// If `ANNAL_CORPUS` is not set or names no readable corpus folder, or no session of the corpus
-/// is long enough to run: the feature asks for a corpus section, and an empty one would read as
-/// a result.
-pub fn run_into(exam: &mut Exam, config: &ExamConfig) -> anyhow::Result<String> {
-    let dir = std::env::var_os("ANNAL_CORPUS")
-        .map(PathBuf::from)
-        .context("the `corpus` feature runs the real corpus: set `ANNAL_CORPUS` to the corpus folder")?;
-    let corpus = Corpus::find(&dir)?;
+/// A one-line message naming the variable when it is not set or names no folder.
+pub fn folder() -> anyhow::Result<PathBuf> {
+    let dir = std::env::var_os(CORPUS_VAR).map(PathBuf::from).ok_or_else(|| {
+        anyhow!(
+            "{CORPUS_VAR} is not set: set it to the real-corpus folder (the one holding SOURCES.md), \
+             or pass --synthetic-only for a quick run without the corpus section"
+        )
+    })?;
+    anyhow::ensure!(dir.is_dir(), "{CORPUS_VAR}={} is not a folder", dir.display());
+    Ok(dir)
+}
+
+/// The rows of `dir/SOURCES.md` by file name (an empty map without one).
+fn sources(dir: &Path) -> BTreeMap<String, Source> {
+    let text = std::fs::read_to_string(dir.join("SOURCES.md")).unwrap_or_default();
+    let mut out = BTreeMap::new();
+    for line in text.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.split('|').map(|c| c.trim().trim_matches('`')).collect();
+        if cells.len() < 8 {
+            continue;
+        }
+        let file = cells[1].rsplit('/').next().unwrap_or(cells[1]).to_owned();
+        let source = Source {
+            file: file.clone(),
+            format: cells[2].to_owned(),
+            repo: cells[3].to_owned(),
+            commit: cells[5].to_owned(),
+            license: cells[6].to_owned(),
+        };
+        out.insert(file, source);
+    }
+    out
+}
+
+/// Runs every corpus session long enough to compact at the corpus windows.
+///
+/// # Errors
+/// If the folder cannot be read, or no session of it is long enough to run: an empty section
+/// would read as a result.
+pub fn run(config: &ExamConfig, dir: &Path) -> anyhow::Result<CorpusRun> {
+    let corpus = Corpus::find(dir)?;
+    let rows = sources(dir);
     let mut sessions = Vec::new();
-    let mut files = Vec::new();
+    let mut used = Vec::new();
     for path in &corpus.files {
         let parsed = parse_file(path)?;
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
@@ -44,29 +104,28 @@ pub fn run_into(exam: &mut Exam, config: &ExamConfig) -> anyhow::Result<String> 
             let label = if i == 0 { short(&name) } else { format!("{} #{}", short(&name), i + 1) };
             if let Some(session) = from_records(label, parsed.records) {
                 sessions.push(session);
-                files.push(name.clone());
+                if !used.contains(&name) {
+                    used.push(name.clone());
+                }
             }
         }
     }
-    files.dedup();
     anyhow::ensure!(
         !sessions.is_empty(),
         "no session of at least {RECORDS_MIN} records with facts in the corpus folder {}",
         dir.display()
     );
+    let windows = &config.corpus_windows;
     let jobs: Vec<(usize, usize)> =
-        (0..config.windows.len()).flat_map(|w| (0..sessions.len()).map(move |s| (w, s))).collect();
+        (0..windows.len()).flat_map(|w| (0..sessions.len()).map(move |s| (w, s))).collect();
     let runs = parallel(&jobs, config.threads, |&(w, s)| {
-        run_session(sessions[s].clone(), config.windows[w], &Contender::ALL).context("a corpus session")
+        run_session(sessions[s].clone(), 0, windows[w], &Contender::ALL).context("a corpus session")
     })?;
-    exam.corpus = runs;
-    Ok(format!(
-        "real corpus: {} sessions of at least {RECORDS_MIN} records from {} files of the corpus folder ({}), run with \
-         `ANNAL_CORPUS=<corpus folder> cargo run --release -p annal-bench --features corpus --bin retention`.",
-        sessions.len(),
-        files.len(),
-        files.join(", ")
-    ))
+    let sources = used
+        .into_iter()
+        .map(|file| rows.get(&file).cloned().unwrap_or(Source { file, ..Source::default() }))
+        .collect();
+    Ok(CorpusRun { sessions: runs, sources })
 }
 
 /// A file name cut to 40 characters for table rows.
@@ -102,7 +161,8 @@ fn from_records(label: String, records: Vec<Record>) -> Option<Session> {
             _ => turns.push(Turn { steps: vec![vec![record]] }),
         }
     }
-    let mut session = Session { label, turns, facts: Vec::new(), decoys: Vec::new() };
+    let mut session =
+        Session { label, turns, facts: Vec::new(), decoys: Vec::new(), check_user_requests: true };
     let (facts, decoys) = extract(&session, total / EARLY_SHARE);
     session.facts = facts;
     session.decoys = decoys;

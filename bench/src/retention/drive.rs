@@ -1,15 +1,15 @@
 //! The drive loop: append a step, ask for the request before each model step (the strategy
-//! compacts when its trigger fires), measure every request and every compaction, and score the
-//! final request closed book.
+//! compacts when its trigger fires), measure every request and every compaction, and score
+//! closed book the request right after each compaction and the final one.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::hash::{DefaultHasher, Hash as _, Hasher as _};
+use std::collections::{BTreeMap, BTreeSet};
 
 use annal_engine::Block;
 
 use super::engine_side::Strategy;
 use super::facts::FactClass;
 use super::request::{joined, orphans, prefix_share, tokens, Request};
+use super::score::{text_hash, Layout, Score};
 use super::session::{block_text, Session};
 
 /// A prompt counts as kept when this many of its first characters appear verbatim.
@@ -47,8 +47,15 @@ pub struct RunResult {
     /// Closed-book recall of the facts stated before the first compaction, after the 1st, 2nd,
     /// 3rd and the last (4th or later) compaction.
     pub drift: Vec<(usize, f64)>,
+    /// Closed book of each request right after a compaction, then of the final request.
+    pub scored: Vec<Score>,
     /// Per fact (session order): its value is in the final request.
     pub kept: Vec<bool>,
+    /// Per fact: a user fact inside a user message larger than the capacity.
+    pub exempt: Vec<bool>,
+    /// Per request: user requests under 2,000 tokens it does not carry verbatim (only for
+    /// sessions that check them).
+    pub short_missing: Vec<u32>,
     /// Decoy values found in the final request.
     pub decoy_hits: u64,
     /// Turns whose every block is in the final request verbatim.
@@ -58,7 +65,7 @@ pub struct RunResult {
 }
 
 impl RunResult {
-    /// Closed-book (kept, total) of `class` (all classes for `None`).
+    /// Closed-book (kept, total) of `class` (all classes for `None`) in the final request.
     pub fn closed(&self, session: &Session, class: Option<FactClass>) -> (u64, u64) {
         let mut out = (0, 0);
         for (fact, kept) in session.facts.iter().zip(&self.kept) {
@@ -69,43 +76,22 @@ impl RunResult {
         }
         out
     }
-}
 
-fn text_hash(text: &str) -> u64 {
-    let mut hasher = DefaultHasher::new();
-    text.hash(&mut hasher);
-    hasher.finish()
-}
-
-/// Originals by the hash of their text: the step (counted over the whole session) that first
-/// holds each.
-struct Originals {
-    step_of: HashMap<u64, usize>,
-}
-
-impl Originals {
-    fn new(session: &Session) -> Originals {
-        let mut step_of = HashMap::new();
-        let steps = session.turns.iter().flat_map(|t| &t.steps);
-        for (s, step) in steps.enumerate() {
-            for block in step.iter().flat_map(|r| &r.blocks) {
-                if !matches!(block, Block::ToolCall { .. }) && !block_text(block).is_empty() {
-                    step_of.entry(text_hash(block_text(block))).or_insert(s);
-                }
-            }
-        }
-        Originals { step_of }
+    /// The final request's score.
+    pub fn final_score(&self) -> Score {
+        self.scored.last().copied().unwrap_or_default()
     }
 
-    /// Whether `request` carries any original from before step `step` other than `ask` (the
-    /// current turn's user message): if not, all it kept of the compacted part is markers,
-    /// notes or a summary.
-    fn any_before(&self, request: &Request, step: usize, ask: &str) -> bool {
-        let ask = text_hash(ask);
-        request.iter().flat_map(|m| &m.parts).any(|p| {
-            let hash = text_hash(&p.text);
-            hash != ask && self.step_of.get(&hash).is_some_and(|s| *s < step)
-        })
+    /// The scored requests' scores summed: facts kept over facts stated, request by request.
+    pub fn mean_score(&self) -> Score {
+        let mut out = Score::default();
+        for score in &self.scored {
+            for (total, s) in out.iter_mut().zip(score) {
+                total.0 += s.0;
+                total.1 += s.1;
+            }
+        }
+        out
     }
 }
 
@@ -133,6 +119,68 @@ fn recall(session: &Session, text: &str, facts: &[usize]) -> f64 {
     facts.iter().filter(|&&i| text.contains(&session.facts[i].value)).count() as f64 / facts.len() as f64
 }
 
+/// The loop's state between requests.
+struct Meter<'a> {
+    session: &'a Session,
+    layout: Layout,
+    capacity_tokens: u64,
+    task: String,
+    previous: Option<Request>,
+    early: Vec<usize>,
+    last_compaction: Option<Request>,
+    result: RunResult,
+}
+
+impl Meter<'_> {
+    /// Measures `request`, made after step `step` of turn `turn`.
+    fn measure(&mut self, request: &Request, compacted: bool, turn: usize, step: usize) {
+        let result = &mut self.result;
+        result.requests += 1;
+        let size = tokens(request);
+        result.over_capacity += u64::from(size > self.capacity_tokens);
+        if let Some(previous) = &self.previous {
+            let share = prefix_share(previous, request);
+            result.prefix_all.0 += share;
+            result.prefix_all.1 += 1;
+            if !compacted {
+                result.prefix_between.0 += share;
+                result.prefix_between.1 += 1;
+            }
+        }
+        if self.session.check_user_requests {
+            result.short_missing.push(self.layout.short_users_missing(request, step));
+        }
+        if compacted {
+            self.compaction(request, turn, step, size);
+        }
+        self.previous = Some(request.clone());
+    }
+
+    fn compaction(&mut self, request: &Request, turn: usize, step: usize, size: u64) {
+        let session = self.session;
+        let text = joined(request);
+        let ask_text = first_user_text(session, turn).unwrap_or_default();
+        let (calls, results) = orphans(request);
+        self.result.compactions.push(CompactionCheck {
+            task_lost: !text.contains(&self.task),
+            ask_lost: !text.contains(opening(ask_text)),
+            orphans: calls + results,
+            marker_only: step > 0 && !self.layout.any_before(request, step, ask_text),
+            tokens: size,
+        });
+        self.result.scored.push(self.layout.score(session, request, step));
+        let k = self.result.compactions.len();
+        if k == 1 {
+            self.early = (0..session.facts.len()).filter(|&i| session.facts[i].turn < turn).collect();
+        }
+        if k <= 3 {
+            self.result.drift.push((k, recall(session, &text, &self.early)));
+        } else {
+            self.last_compaction = Some(request.clone());
+        }
+    }
+}
+
 /// Runs `session` through `strategy` with capacity `capacity_tokens`.
 ///
 /// # Errors
@@ -142,53 +190,17 @@ pub fn drive(
     strategy: &mut dyn Strategy,
     capacity_tokens: u64,
 ) -> anyhow::Result<RunResult> {
-    let originals = Originals::new(session);
     let task = first_user_text(session, 0).map(|t| opening(t).to_owned()).unwrap_or_default();
-    let mut result = RunResult { turns: session.turns.len() as u64, ..RunResult::default() };
-    let mut previous: Option<Request> = None;
-    let mut early: Vec<usize> = Vec::new();
-    let mut last_compaction: Option<Request> = None;
-    let mut measure =
-        |request: Request, compacted: bool, turn: usize, step: usize, result: &mut RunResult| -> Request {
-            result.requests += 1;
-            let size = tokens(&request);
-            if size > capacity_tokens {
-                result.over_capacity += 1;
-            }
-            if let Some(previous) = &previous {
-                let share = prefix_share(previous, &request);
-                result.prefix_all.0 += share;
-                result.prefix_all.1 += 1;
-                if !compacted {
-                    result.prefix_between.0 += share;
-                    result.prefix_between.1 += 1;
-                }
-            }
-            if compacted {
-                let text = joined(&request);
-                let ask_text = first_user_text(session, turn).unwrap_or_default();
-                let ask = opening(ask_text);
-                let (calls, results) = orphans(&request);
-                result.compactions.push(CompactionCheck {
-                    task_lost: !text.contains(&task),
-                    ask_lost: !text.contains(ask),
-                    orphans: calls + results,
-                    marker_only: step > 0 && !originals.any_before(&request, step, ask_text),
-                    tokens: size,
-                });
-                let k = result.compactions.len();
-                if k == 1 {
-                    early = (0..session.facts.len()).filter(|&i| session.facts[i].turn < turn).collect();
-                }
-                if k <= 3 {
-                    result.drift.push((k, recall(session, &text, &early)));
-                } else {
-                    last_compaction = Some(request.clone());
-                }
-            }
-            previous = Some(request.clone());
-            request
-        };
+    let mut meter = Meter {
+        session,
+        layout: Layout::new(session, capacity_tokens),
+        capacity_tokens,
+        task,
+        previous: None,
+        early: Vec::new(),
+        last_compaction: None,
+        result: RunResult { turns: session.turns.len() as u64, ..RunResult::default() },
+    };
     // The step just appended, counted over the whole session.
     let mut step_index = 0;
     for (t, turn) in session.turns.iter().enumerate() {
@@ -196,21 +208,35 @@ pub fn drive(
             strategy.append(step, t)?;
             if s + 1 < turn.steps.len() {
                 let (request, compacted) = strategy.request()?;
-                measure(request, compacted, t, step_index, &mut result);
+                meter.measure(&request, compacted, t, step_index);
             }
             step_index += 1;
         }
     }
-    // The request before the next model step, after the whole session: scored closed book.
-    let (request, compacted) = strategy.request()?;
-    let final_turn = session.turns.len() - 1;
-    let last = measure(request, compacted, final_turn, step_index.saturating_sub(1), &mut result);
+    // The request before the next model step, after the whole session.
+    let (last, compacted) = strategy.request()?;
+    let final_step = step_index.saturating_sub(1);
+    meter.measure(&last, compacted, session.turns.len() - 1, final_step);
+    if compacted {
+        // The final request is scored once, as the final one.
+        meter.result.scored.pop();
+    }
+    let final_score = meter.layout.score(session, &last, final_step);
+    let mut result = finish(meter, &last);
+    result.scored.push(final_score);
+    Ok(result)
+}
+
+/// The final request's facts, decoys and whole turns, and the last drift point.
+fn finish(meter: Meter<'_>, last: &Request) -> RunResult {
+    let Meter { session, layout, early, last_compaction, mut result, .. } = meter;
     if let Some(request) = last_compaction {
         let k = result.compactions.len();
         result.drift.push((k, recall(session, &joined(&request), &early)));
     }
-    let text = joined(&last);
+    let text = joined(last);
     result.kept = session.facts.iter().map(|f| text.contains(&f.value)).collect();
+    result.exempt = layout.exempt().to_vec();
     result.decoy_hits = session.decoys.iter().filter(|d| text.contains(&d.value)).count() as u64;
     let present: BTreeSet<u64> = last.iter().flat_map(|m| &m.parts).map(|p| text_hash(&p.text)).collect();
     result.full_turns = session
@@ -225,10 +251,10 @@ pub fn drive(
                 .all(|b| present.contains(&text_hash(block_text(b))))
         })
         .count() as u64;
-    Ok(result)
+    result
 }
 
-/// Per fact class, the share kept: for the report's closed-book columns.
+/// Per fact class, the share kept in the final request: for the report's closed-book columns.
 pub fn closed_by_class(session: &Session, result: &RunResult) -> BTreeMap<FactClass, (u64, u64)> {
     FactClass::ALL.iter().map(|&c| (c, result.closed(session, Some(c)))).collect()
 }

@@ -1,18 +1,18 @@
 //! The systems under exam behind one interface: annal's own projections (deterministic-v1 and
-//! summarized-v1 with a stand-in summarizer) driven through the real engine, as a host would
-//! drive them. The baselines implement the same trait in `baselines.rs`.
+//! summarized-v1 with the shared stand-in summarizer) driven through the real engine, as a host
+//! would drive them. The baselines implement the same trait in `baselines.rs`.
 
 use std::io;
 use std::sync::{Arc, Mutex};
 
 use annal_engine::{
-    Algorithm, Budget, CompactOptions, CompactStatus, ProjectOptions, Record, Role, StorageFile, Store,
-    StoreOptions, SummarizeError, Summarizer, SummaryRequest,
+    Algorithm, Budget, CompactOptions, CompactStatus, ProjectOptions, Record, StorageFile, Store,
+    StoreOptions,
 };
 use anyhow::Context as _;
 
-use super::request::{from_messages, PartKind, Request};
-use super::session::text_tokens;
+use super::request::{from_messages, Request};
+use super::summarizer::StandIn;
 
 /// A context strategy: it is told every record and asked for every request.
 pub trait Strategy {
@@ -140,37 +140,5 @@ impl Strategy for Annal {
 
     fn store(&self) -> Option<(Arc<Store>, String, std::path::PathBuf)> {
         Some((Arc::clone(&self.store), SESSION.to_owned(), self.dir.path().join("index")))
-    }
-}
-
-/// A deterministic stand-in for a model, only to show summarized-v1's mechanism: the first line
-/// (at most 160 characters) of each assistant text in the view, newest first, within half the
-/// summary budget, put back in order. It is not a summary, and its numbers say nothing about
-/// what a model would write.
-#[derive(Debug)]
-pub struct StandIn;
-
-impl Summarizer for StandIn {
-    fn summarize(&self, request: &SummaryRequest) -> Result<String, SummarizeError> {
-        let budget = u64::from(request.summary_tokens / 2);
-        let mut lines = Vec::new();
-        let mut used = 0;
-        let view = from_messages(&request.messages);
-        for message in view.iter().rev().filter(|m| m.role == Role::Assistant) {
-            for part in message.parts.iter().filter(|p| p.kind == PartKind::Text) {
-                let first: String = part.text.lines().next().unwrap_or("").chars().take(160).collect();
-                if first.starts_with("[omitted") || first.is_empty() {
-                    continue;
-                }
-                let cost = text_tokens(&first) + 1;
-                if used + cost > budget {
-                    continue;
-                }
-                used += cost;
-                lines.push(format!("- {first}"));
-            }
-        }
-        lines.reverse();
-        Ok(lines.join("\n"))
     }
 }

@@ -41,7 +41,8 @@ pub struct Fact {
     pub class: FactClass,
     /// The exact value a closed-book answer must quote.
     pub value: String,
-    /// The words a question about it would search for (its subject, never its value).
+    /// The words a question about it would search for (its area and noun, never its codename or
+    /// value: other facts share them).
     pub query: String,
     /// The turn that states it.
     pub turn: usize,
@@ -66,6 +67,10 @@ pub struct Statement {
     /// The subject words.
     pub query: String,
 }
+
+/// The context words of facts' subjects: each fact is about one of these areas, and many facts
+/// share one, so a question naming an area and a noun is ambiguous the way a real one is.
+const AREAS: [&str; 8] = ["billing", "search", "login", "export", "payments", "reports", "sync", "upload"];
 
 /// Draws fresh codenames and values, never the same twice in one session.
 #[derive(Debug, Default)]
@@ -104,42 +109,30 @@ impl ValueSource {
         }
     }
 
-    /// A fact of kind `kind` worded for `class`.
+    /// A fact of kind `kind` worded for `class`. Its statement names a unique codename, an area
+    /// and a noun; the question names only the area and the noun, which other facts share.
     pub fn statement(&mut self, rng: &mut Rng, kind: usize, class: FactClass) -> Statement {
         let subject = self.subject(rng);
         let value = self.value(rng, kind, &subject);
-        let (query, text) = match (kind % 5, class) {
-            (0, FactClass::Tool) => {
-                (format!("{subject} ticket"), format!("INFO {subject} ticket assigned {value}"))
+        let area = AREAS[rng.between(0, AREAS.len() - 1)];
+        let noun = ["ticket", "quota", "module", "batch limit", "rollout plan"][kind % 5];
+        let text = match (kind % 5, class) {
+            (0, FactClass::Tool) => format!("INFO {area} ticket for {subject} assigned {value}"),
+            (0, _) => format!("The {area} ticket for {subject} is {value}."),
+            (1, FactClass::Tool) => format!("{area}_quota[{subject}] = {value}"),
+            (1, _) => format!("The {area} quota for {subject} is {value} per hour."),
+            (2, FactClass::Tool) => format!("{area} module for {subject} found at {value}"),
+            (2, _) => format!("The {area} module for {subject} lives in {value}."),
+            (3, FactClass::User) => {
+                format!("Constraint: the {area} batch limit for {subject} must never exceed {value}.")
             }
-            (0, _) => (format!("{subject} ticket"), format!("The {subject} ticket is {value}.")),
-            (1, FactClass::Tool) => (format!("{subject} quota"), format!("{subject}_quota = {value}")),
-            (1, _) => (format!("{subject} quota"), format!("The {subject} quota is {value} per hour.")),
-            (2, FactClass::Tool) => {
-                (format!("{subject} module"), format!("{subject} module found at {value}"))
-            }
-            (2, _) => (format!("{subject} module"), format!("The {subject} module lives in {value}.")),
-            (3, FactClass::User) => (
-                format!("{subject} batch limit"),
-                format!("Constraint: the {subject} batch limit must never exceed {value}."),
-            ),
-            (3, FactClass::Tool) => {
-                (format!("{subject} batch limit"), format!("{subject} batch limit: {value}"))
-            }
-            (3, _) => (format!("{subject} batch limit"), format!("The {subject} batch limit is {value}.")),
-            (_, FactClass::Tool) => {
-                (format!("{subject} rollout plan"), format!("{subject} rollout plan = {value}"))
-            }
-            (_, FactClass::User) => (
-                format!("{subject} rollout plan"),
-                format!("Decision: the {subject} rollout plan is {value}."),
-            ),
-            (_, _) => (
-                format!("{subject} rollout plan"),
-                format!("We decided the {subject} rollout plan is {value}."),
-            ),
+            (3, FactClass::Tool) => format!("{area} batch limit ({subject}): {value}"),
+            (3, _) => format!("The {area} batch limit for {subject} is {value}."),
+            (_, FactClass::Tool) => format!("{area} rollout plan ({subject}) = {value}"),
+            (_, FactClass::User) => format!("Decision: the {area} rollout plan for {subject} is {value}."),
+            (_, _) => format!("We decided the {area} rollout plan for {subject} is {value}."),
         };
-        Statement { text, value, query }
+        Statement { text, value, query: format!("{area} {noun}") }
     }
 
     /// A decoy: a fresh value of kind `kind` (the caller checks it occurs nowhere).

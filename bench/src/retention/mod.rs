@@ -1,20 +1,27 @@
 //! The retention exam (DESIGN §8): seeded sessions with planted facts, driven through annal's
-//! projections and through other agents' compaction rules, scored closed book, open book and
-//! per compaction, with a sweep of deterministic-v1's constants. `report` writes the Markdown.
+//! projections and through other agents' compaction rules (rules only, and with the shared
+//! stand-in summarizer), scored closed book after every compaction and at the end, open book,
+//! and per compaction, on report seeds; the sweep of deterministic-v1's constants runs on other
+//! seeds. `report` writes the Markdown.
 
 pub mod baselines;
-#[cfg(feature = "corpus")]
 pub mod corpus;
+pub mod corpus_tables;
 pub mod drive;
 pub mod engine_side;
 pub mod facts;
 pub mod openbook;
+pub mod opencode;
 pub mod pooled;
 pub mod report;
 pub mod request;
+pub mod score;
 pub mod session;
+pub mod summarizer;
 pub mod sweep;
 pub mod tables;
+pub mod targets;
+pub mod yoagent;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -22,7 +29,7 @@ use std::sync::Mutex;
 use annal_engine::{Algorithm, Budget};
 use anyhow::anyhow;
 
-use self::baselines::{Baseline, Rules};
+use self::baselines::{Baseline, Rules, Slot};
 use self::drive::{drive, RunResult};
 use self::engine_side::{Annal, Strategy};
 use self::openbook::OpenBook;
@@ -46,6 +53,9 @@ impl Window {
     }
 }
 
+/// The real corpus's second, smaller window (its sessions are short).
+pub const WINDOW_16K: Window = Window { label: "16K", window_tokens: 16_384, output_tokens: 2_048 };
+
 /// The exam's windows, with output ceilings of models that have them.
 pub const WINDOWS: [Window; 4] = [
     Window { label: "32K", window_tokens: 32_768, output_tokens: 4_096 },
@@ -59,21 +69,43 @@ pub const WINDOWS: [Window; 4] = [
 pub enum Contender {
     /// annal's deterministic-v1.
     Deterministic,
-    /// annal's summarized-v1 with the stand-in summarizer.
+    /// annal's summarized-v1 with the shared stand-in summarizer.
     Summarized,
-    /// Another agent's rules.
-    Baseline(Rules),
+    /// Another agent's rules, with its summary slot empty or holding the stand-in's summary.
+    Baseline(Rules, Slot),
 }
 
 impl Contender {
-    /// All contenders, in report order.
-    pub const ALL: [Contender; 6] = [
+    /// All contenders, in run order.
+    pub const ALL: [Contender; 9] = [
         Contender::Deterministic,
         Contender::Summarized,
-        Contender::Baseline(Rules::Codex),
-        Contender::Baseline(Rules::OpenCode),
-        Contender::Baseline(Rules::Yoagent),
-        Contender::Baseline(Rules::Naive),
+        Contender::Baseline(Rules::Codex, Slot::Empty),
+        Contender::Baseline(Rules::OpenCode, Slot::Empty),
+        Contender::Baseline(Rules::Yoagent, Slot::Empty),
+        Contender::Baseline(Rules::Codex, Slot::StandIn),
+        Contender::Baseline(Rules::OpenCode, Slot::StandIn),
+        Contender::Baseline(Rules::Yoagent, Slot::StandIn),
+        Contender::Baseline(Rules::Naive, Slot::Empty),
+    ];
+
+    /// The rules-only table: every summary empty (naive has none).
+    pub const RULES_ONLY: [Contender; 5] = [
+        Contender::Deterministic,
+        Contender::Baseline(Rules::Codex, Slot::Empty),
+        Contender::Baseline(Rules::OpenCode, Slot::Empty),
+        Contender::Baseline(Rules::Yoagent, Slot::Empty),
+        Contender::Baseline(Rules::Naive, Slot::Empty),
+    ];
+
+    /// The table with the shared stand-in summarizer in every summary slot.
+    pub const SUMMARIZER: [Contender; 6] = [
+        Contender::Deterministic,
+        Contender::Summarized,
+        Contender::Baseline(Rules::Codex, Slot::StandIn),
+        Contender::Baseline(Rules::OpenCode, Slot::StandIn),
+        Contender::Baseline(Rules::Yoagent, Slot::StandIn),
+        Contender::Baseline(Rules::Naive, Slot::Empty),
     ];
 
     /// The report label.
@@ -81,15 +113,24 @@ impl Contender {
         match self {
             Contender::Deterministic => "deterministic-v1",
             Contender::Summarized => "summarized-v1 (stand-in)",
-            Contender::Baseline(rules) => rules.label(),
+            Contender::Baseline(rules, Slot::Empty) => rules.label(),
+            Contender::Baseline(Rules::Codex, Slot::StandIn) => "Codex-style (stand-in)",
+            Contender::Baseline(Rules::OpenCode, Slot::StandIn) => "OpenCode-style (stand-in)",
+            Contender::Baseline(Rules::Yoagent, Slot::StandIn) => "yoagent-style (stand-in)",
+            Contender::Baseline(Rules::Naive, Slot::StandIn) => "naive",
         }
+    }
+
+    /// Whether this is another system (not annal, not the naive floor).
+    pub fn is_other_system(self) -> bool {
+        matches!(self, Contender::Baseline(rules, _) if rules.summarises())
     }
 
     fn strategy(self, budget: Budget) -> anyhow::Result<Box<dyn Strategy>> {
         Ok(match self {
             Contender::Deterministic => Box::new(Annal::open(Algorithm::DeterministicV1, budget)?),
             Contender::Summarized => Box::new(Annal::open(Algorithm::SummarizedV1, budget)?),
-            Contender::Baseline(rules) => Box::new(Baseline::new(rules, budget)),
+            Contender::Baseline(rules, slot) => Box::new(Baseline::new(rules, slot, budget)),
         })
     }
 }
@@ -109,10 +150,18 @@ pub struct ExamConfig {
     pub facts: usize,
     /// Decoys per session.
     pub decoys: usize,
-    /// The seed.
-    pub seed: u64,
+    /// The report seeds: every table is over these.
+    pub seeds: Vec<u64>,
+    /// How many of the report seeds the 1M window runs on (its sessions are the longest).
+    pub seeds_1m: usize,
+    /// The seeds the sweep tunes constants on, apart from the report seeds.
+    pub tuning_seeds: Vec<u64>,
+    /// The profiles the sweep runs.
+    pub sweep_profiles: Vec<Profile>,
     /// Whether to run the constants sweep.
     pub sweep: bool,
+    /// The windows the real corpus runs at (when it runs).
+    pub corpus_windows: Vec<Window>,
     /// Worker threads.
     pub threads: usize,
 }
@@ -120,15 +169,30 @@ pub struct ExamConfig {
 impl Default for ExamConfig {
     fn default() -> ExamConfig {
         ExamConfig {
-            profiles: Profile::WITH_TURNS.to_vec(),
+            profiles: Profile::EXAM.to_vec(),
             windows: WINDOWS.to_vec(),
             length_multiple: 3.0,
             length_multiple_1m: 1.25,
             facts: 200,
             decoys: 40,
-            seed: 1,
+            seeds: vec![1, 2, 3],
+            seeds_1m: 1,
+            tuning_seeds: vec![101, 102],
+            sweep_profiles: vec![Profile::Chat, Profile::Coding, Profile::Paste],
             sweep: true,
+            corpus_windows: vec![WINDOW_16K, WINDOWS[0]],
             threads: 2,
+        }
+    }
+}
+
+impl ExamConfig {
+    /// The report seeds `window` runs on.
+    pub fn seeds_at(&self, window: Window) -> &[u64] {
+        if window.window_tokens >= 1_000_000 {
+            &self.seeds[..self.seeds_1m.min(self.seeds.len())]
+        } else {
+            &self.seeds
         }
     }
 }
@@ -138,6 +202,8 @@ impl Default for ExamConfig {
 pub struct SessionRun {
     /// The session.
     pub session: Session,
+    /// Its seed (0 for a corpus session).
+    pub seed: u64,
     /// The window.
     pub window: Window,
     /// What search finds (the journal is the same for every contender).
@@ -151,7 +217,12 @@ pub struct SessionRun {
 ///
 /// # Errors
 /// What a contender or the index reports.
-pub fn run_session(session: Session, window: Window, contenders: &[Contender]) -> anyhow::Result<SessionRun> {
+pub fn run_session(
+    session: Session,
+    seed: u64,
+    window: Window,
+    contenders: &[Contender],
+) -> anyhow::Result<SessionRun> {
     let budget = window.budget();
     let capacity = u64::from(budget.capacity_tokens());
     let mut runs = Vec::new();
@@ -167,11 +238,11 @@ pub fn run_session(session: Session, window: Window, contenders: &[Contender]) -
         runs.push((contender, result));
     }
     let open = open.ok_or_else(|| anyhow!("no contender with a store ran"))?;
-    Ok(SessionRun { session, window, open, runs })
+    Ok(SessionRun { session, seed, window, open, runs })
 }
 
-/// The synthetic session of `profile` for `window`.
-pub fn synthetic(config: &ExamConfig, profile: Profile, window: Window) -> Session {
+/// The synthetic session of `profile` for `window` from `seed`.
+pub fn synthetic(config: &ExamConfig, seed: u64, profile: Profile, window: Window) -> Session {
     let trigger = f64::from(window.budget().trigger_tokens());
     let multiple =
         if window.window_tokens >= 1_000_000 { config.length_multiple_1m } else { config.length_multiple };
@@ -180,8 +251,7 @@ pub fn synthetic(config: &ExamConfig, profile: Profile, window: Window) -> Sessi
         target_tokens: (trigger * multiple) as u64,
         facts: config.facts,
         decoys: config.decoys,
-        seed: config
-            .seed
+        seed: seed
             .wrapping_mul(1_000_003)
             .wrapping_add(profile as u64 * 7919 + u64::from(window.window_tokens)),
     };
@@ -217,27 +287,37 @@ pub fn parallel<J: Sync, R: Send>(
     slots.into_iter().map(|s| s.unwrap_or_else(|| Err(anyhow!("a job did not run")))).collect()
 }
 
-/// The whole exam: every profile at every window under every contender, then the sweep.
+/// The whole exam: every profile at every window on every report seed under every contender,
+/// then the sweep on the tuning seeds.
 ///
 /// # Errors
 /// What a run reports.
 pub fn run(config: &ExamConfig) -> anyhow::Result<Exam> {
-    // The largest windows first, so the longest jobs do not start last; reversed back after.
-    let jobs: Vec<(Profile, Window)> = config
-        .windows
-        .iter()
-        .rev()
-        .flat_map(|&w| config.profiles.iter().rev().map(move |&p| (p, w)))
-        .collect();
-    let mut sessions = parallel(&jobs, config.threads, |&(profile, window)| {
+    // The largest windows first, so the longest jobs do not start last; put back in order after.
+    let mut jobs: Vec<(u64, Profile, Window)> = Vec::new();
+    for &window in config.windows.iter().rev() {
+        for &seed in config.seeds_at(window) {
+            jobs.extend(config.profiles.iter().rev().map(|&p| (seed, p, window)));
+        }
+    }
+    let mut sessions = parallel(&jobs, config.threads, |&(seed, profile, window)| {
         let started = std::time::Instant::now();
-        let run = run_session(synthetic(config, profile, window), window, &Contender::ALL);
-        eprintln!("  {} at {}: {:.1} s", profile.label(), window.label, started.elapsed().as_secs_f64());
+        let run = run_session(synthetic(config, seed, profile, window), seed, window, &Contender::ALL);
+        eprintln!(
+            "  {} at {}, seed {seed}: {:.1} s",
+            profile.label(),
+            window.label,
+            started.elapsed().as_secs_f64()
+        );
         run
     })?;
-    sessions.reverse();
+    sessions.sort_by_key(|r| {
+        let w = config.windows.iter().position(|w| *w == r.window);
+        let p = config.profiles.iter().position(|p| p.label() == r.session.label);
+        (w, r.seed, p)
+    });
     let sweep = if config.sweep { Some(sweep::run(config)?) } else { None };
-    Ok(Exam { config: config.clone(), sessions, sweep, corpus: Vec::new() })
+    Ok(Exam { config: config.clone(), sessions, sweep, corpus: None })
 }
 
 /// The exam's results.
@@ -249,8 +329,8 @@ pub struct Exam {
     pub sessions: Vec<SessionRun>,
     /// The constants sweep.
     pub sweep: Option<sweep::Sweep>,
-    /// Real-corpus sessions (feature `corpus`), with the corpus's file names.
-    pub corpus: Vec<SessionRun>,
+    /// The real corpus, when it ran.
+    pub corpus: Option<corpus::CorpusRun>,
 }
 
 #[cfg(test)]

@@ -1,6 +1,6 @@
 //! Open book: the real search index over the session's journal, asked what a question about
-//! each fact would ask (its subject words, never its value), top 5; and each decoy's value,
-//! literally, where any hit is a false one.
+//! each fact would ask (its area and noun, which other facts share; never its codename or
+//! value), ranked top 5; and each decoy's value, literally, where any hit is a false one.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -17,8 +17,9 @@ pub const TOP: usize = 5;
 /// What search finds for one session.
 #[derive(Clone, Debug, Default)]
 pub struct OpenBook {
-    /// Per fact: the record stating it is among the top hits for its subject.
-    pub found: Vec<bool>,
+    /// Per fact: the rank (0 = first) of the record stating it among the top hits for its
+    /// question, if it is there.
+    pub rank: Vec<Option<usize>>,
     /// Decoys whose literal search returned any hit.
     pub decoy_hits: u64,
 }
@@ -42,7 +43,7 @@ pub fn search(
         request.session = Some(session_name.to_owned());
         request.limit = TOP;
         let hits = index.search(&request)?;
-        book.found.push(hits.iter().any(|h| h.entry_id == fact.entry_id));
+        book.rank.push(hits.iter().position(|h| h.entry_id == fact.entry_id));
     }
     for decoy in &session.decoys {
         let mut request = SearchRequest::new(decoy.value.clone());

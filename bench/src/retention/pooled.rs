@@ -2,7 +2,7 @@
 //! stability and drift summed over a set of session runs, as every table reads them.
 
 use super::drive::RunResult;
-use super::facts::FactClass;
+use super::score::Score;
 use super::{Contender, SessionRun};
 
 fn add(a: &mut (u64, u64), b: (u64, u64)) {
@@ -10,13 +10,19 @@ fn add(a: &mut (u64, u64), b: (u64, u64)) {
     a.1 += b.1;
 }
 
-/// Facts missing from the final request that search finds, (found, missing).
-pub fn open_book(run: &SessionRun, result: &RunResult) -> (u64, u64) {
+fn add_score(a: &mut Score, b: &Score) {
+    for (x, y) in a.iter_mut().zip(b) {
+        add(x, *y);
+    }
+}
+
+/// Facts missing from the final request that search ranks within `top`: (found, missing).
+pub fn open_book(run: &SessionRun, result: &RunResult, top: usize) -> (u64, u64) {
     let mut out = (0, 0);
-    for (kept, found) in result.kept.iter().zip(&run.open.found) {
+    for (kept, rank) in result.kept.iter().zip(&run.open.rank) {
         if !kept {
             out.1 += 1;
-            out.0 += u64::from(*found);
+            out.0 += u64::from(rank.is_some_and(|r| r < top));
         }
     }
     out
@@ -25,13 +31,17 @@ pub fn open_book(run: &SessionRun, result: &RunResult) -> (u64, u64) {
 /// Totals of one contender over a set of session runs.
 #[derive(Debug, Default, Clone)]
 pub struct Pooled {
-    /// Closed book per class, then all.
-    pub closed: [(u64, u64); 4],
-    /// Open book (found, missing).
-    pub open: (u64, u64),
+    /// Closed book in the final request.
+    pub last: Score,
+    /// Closed book summed over the scored requests (after each compaction, and the final).
+    pub mean: Score,
+    /// Open book top 1 and top 5 (found, missing).
+    pub open_top1: (u64, u64),
+    /// See above.
+    pub open_top5: (u64, u64),
     /// Decoy false hits, closed and open book.
     pub decoys: u64,
-    /// Requests, compactions.
+    /// Requests made.
     pub requests: u64,
     /// Compactions.
     pub compactions: u64,
@@ -55,6 +65,8 @@ pub struct Pooled {
     pub prefix_between: (f64, u64),
     /// Drift: per compaction rank (1, 2, 3, later): sum of recalls, sessions.
     pub drift: [(f64, u64); 4],
+    /// Requests carrying every user request under 2,000 tokens verbatim, requests checked.
+    pub short_verbatim: (u64, u64),
 }
 
 /// Pools `contender` over `runs`.
@@ -62,11 +74,10 @@ pub fn pool<'a>(runs: impl Iterator<Item = &'a SessionRun>, contender: Contender
     let mut p = Pooled::default();
     for run in runs {
         let Some((_, r)) = run.runs.iter().find(|(c, _)| *c == contender) else { continue };
-        for (i, class) in FactClass::ALL.iter().enumerate() {
-            add(&mut p.closed[i], r.closed(&run.session, Some(*class)));
-        }
-        add(&mut p.closed[3], r.closed(&run.session, None));
-        add(&mut p.open, open_book(run, r));
+        add_score(&mut p.last, &r.final_score());
+        add_score(&mut p.mean, &r.mean_score());
+        add(&mut p.open_top1, open_book(run, r, 1));
+        add(&mut p.open_top5, open_book(run, r, super::openbook::TOP));
         p.decoys += r.decoy_hits + run.open.decoy_hits;
         p.requests += r.requests;
         p.compactions += r.compactions.len() as u64;
@@ -88,17 +99,28 @@ pub fn pool<'a>(runs: impl Iterator<Item = &'a SessionRun>, contender: Contender
             slot.0 += recall;
             slot.1 += 1;
         }
+        let ok = r.short_missing.iter().filter(|&&m| m == 0).count() as u64;
+        add(&mut p.short_verbatim, (ok, r.short_missing.len() as u64));
     }
     p
 }
 
 /// `a`'s rate over `b`'s (infinite when `b` kept nothing).
 pub fn ratio(a: (u64, u64), b: (u64, u64)) -> f64 {
-    let x = a.0 as f64 / a.1.max(1) as f64;
-    let y = b.0 as f64 / b.1.max(1) as f64;
+    let x = rate(a);
+    let y = rate(b);
     if y == 0.0 {
         f64::INFINITY
     } else {
         x / y
+    }
+}
+
+/// `kept / total` (1 when there is nothing to count).
+pub fn rate(a: (u64, u64)) -> f64 {
+    if a.1 == 0 {
+        1.0
+    } else {
+        a.0 as f64 / a.1 as f64
     }
 }

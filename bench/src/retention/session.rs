@@ -1,5 +1,5 @@
 //! The exam's sessions: the turn profiles of annal-support's session family (chat, records,
-//! coding, mixed) generated to a length, with facts planted across the whole session and decoys
+//! coding, mixed, paste, resumed) generated to a length, with facts planted across the whole session and decoys
 //! checked never to occur.
 
 use annal_engine::{Block, Record, Role};
@@ -20,6 +20,10 @@ pub struct Session {
     pub facts: Vec<Fact>,
     /// Values that occur nowhere in it.
     pub decoys: Vec<Decoy>,
+    /// Whether every request is checked for the user requests under 2,000 tokens it no longer
+    /// carries verbatim (`paste`, `resumed` and the real corpus: the check costs a pass over
+    /// each request's user text).
+    pub check_user_requests: bool,
 }
 
 impl Session {
@@ -60,7 +64,7 @@ const MIN_TURNS: usize = 40;
 /// What to generate.
 #[derive(Clone, Copy, Debug)]
 pub struct ExamSpec {
-    /// The profile (one of [`Profile::WITH_TURNS`]).
+    /// The profile (one of [`Profile::EXAM`]).
     pub profile: Profile,
     /// Generation stops at the first turn boundary past this many tokens.
     pub target_tokens: u64,
@@ -93,7 +97,9 @@ pub fn generate(spec: &ExamSpec) -> Session {
         }
     }
     facts.sort_by_key(|f| (f.turn, f.entry_id.clone(), f.value.clone()));
-    let mut session = Session { label: spec.profile.label().into(), turns, facts, decoys: Vec::new() };
+    let check_user_requests = matches!(spec.profile, Profile::Paste | Profile::Resumed);
+    let mut session =
+        Session { label: spec.profile.label().into(), turns, facts, decoys: Vec::new(), check_user_requests };
     session.decoys = draw_decoys(&mut rng, &mut values, &session, spec.decoys);
     session
 }

@@ -1,5 +1,6 @@
 //! The sweep of deterministic-v1's constants (tail, evidence index, history target, headroom
-//! after compaction) over the profiles and windows, with a verdict per constant.
+//! after compaction) on the tuning seeds, never the report seeds, over the sweep's profiles and
+//! the windows up to 200K, with a verdict per constant.
 //!
 //! Headroom is not a budget field: a variant reserves it by lowering the history target so that
 //! history, tail and evidence leave that share of the trigger free after a compaction.
@@ -84,16 +85,9 @@ pub const VARIANTS: [Variant; 14] = [
     Variant { constant: "headroom", value: 50, default: false },
 ];
 
-/// Whether `variant` runs at `window`: every variant up to 200K; at 1M only the history target
-/// at its default, double and most (the others would add minutes and the 1M sessions compact
-/// only once).
-pub fn runs_at(variant: &Variant, window: Window) -> bool {
-    window.window_tokens < 1_000_000
-        || (variant.constant == "history tokens" && [32_768, 65_536, 131_072].contains(&variant.value))
-}
-
-/// Whether a window takes part in the pooled verdicts (every variant ran there).
-fn pooled_window(window: Window) -> bool {
+/// Whether the sweep runs at `window`: up to 200K (1M sessions compact about once, and would
+/// add minutes).
+pub fn runs_at(window: Window) -> bool {
     window.window_tokens < 1_000_000
 }
 
@@ -117,14 +111,16 @@ pub struct Cell {
 }
 
 impl Cell {
-    fn add(&mut self, session: &super::session::Session, run: &RunResult) {
+    fn add(&mut self, run: &RunResult) {
         let plus = |a: &mut (u64, u64), b: (u64, u64)| {
             a.0 += b.0;
             a.1 += b.1;
         };
-        plus(&mut self.all, run.closed(session, None));
-        plus(&mut self.assistant, run.closed(session, Some(FactClass::Assistant)));
-        plus(&mut self.user, run.closed(session, Some(FactClass::User)));
+        // Scored as the report scores: every request after a compaction and the final one.
+        let mean = run.mean_score();
+        plus(&mut self.all, mean[3]);
+        plus(&mut self.assistant, mean[FactClass::Assistant as usize]);
+        plus(&mut self.user, mean[FactClass::User as usize]);
         self.requests += run.requests;
         self.compactions += run.compactions.len() as u64;
         self.tokens_after += run.compactions.iter().map(|c| c.tokens).sum::<u64>();
@@ -142,32 +138,36 @@ pub struct Sweep {
     pub cells: Vec<Vec<Option<Cell>>>,
 }
 
-/// Runs every variant on every profile's session at every swept window.
+/// Runs every variant on every sweep profile's session of every tuning seed at every swept
+/// window.
 ///
 /// # Errors
 /// What the engine reports.
 pub fn run(config: &ExamConfig) -> anyhow::Result<Sweep> {
-    let windows = config.windows.clone();
+    let windows: Vec<Window> = config.windows.iter().copied().filter(|w| runs_at(*w)).collect();
     // The largest windows first, so the longest jobs do not start last.
-    let jobs: Vec<(Profile, Window)> =
-        windows.iter().rev().flat_map(|&w| config.profiles.iter().map(move |&p| (p, w))).collect();
-    let per_job = parallel(&jobs, config.threads, |&(profile, window)| {
-        let session = synthetic(config, profile, window);
+    let mut jobs: Vec<(u64, Profile, Window)> = Vec::new();
+    for &window in windows.iter().rev() {
+        for &seed in &config.tuning_seeds {
+            jobs.extend(config.sweep_profiles.iter().map(|&p| (seed, p, window)));
+        }
+    }
+    let per_job = parallel(&jobs, config.threads, |&(seed, profile, window)| {
+        let session = synthetic(config, seed, profile, window);
         let capacity = u64::from(window.budget().capacity_tokens());
         let mut runs = Vec::new();
-        for variant in VARIANTS.iter().filter(|v| runs_at(v, window)) {
+        for variant in &VARIANTS {
             let mut annal = Annal::open(annal_engine::Algorithm::DeterministicV1, variant.budget(window))?;
             runs.push(drive(&session, &mut annal, capacity)?);
         }
-        eprintln!("  sweep: {} at {} done", profile.label(), window.label);
-        Ok((session, runs))
+        eprintln!("  sweep: {} at {}, seed {seed} done", profile.label(), window.label);
+        Ok(runs)
     })?;
     let mut cells: Vec<Vec<Option<Cell>>> = vec![vec![None; windows.len()]; VARIANTS.len()];
-    for ((_, window), (session, runs)) in jobs.iter().zip(&per_job) {
+    for ((_, _, window), runs) in jobs.iter().zip(&per_job) {
         let w = windows.iter().position(|x| x == window).unwrap_or(0);
-        let ran = VARIANTS.iter().enumerate().filter(|(_, v)| runs_at(v, *window));
-        for ((v, _), run) in ran.zip(runs) {
-            cells[v][w].get_or_insert_with(Cell::default).add(session, run);
+        for (v, run) in runs.iter().enumerate() {
+            cells[v][w].get_or_insert_with(Cell::default).add(run);
         }
     }
     Ok(Sweep { windows, cells })
@@ -189,8 +189,7 @@ pub fn verdicts(sweep: &Sweep) -> Vec<String> {
             .filter(|(_, v)| v.constant == constant)
             .map(|(i, _)| {
                 let mut total = Cell::default();
-                let pooled = sweep.cells[i].iter().zip(&sweep.windows).filter(|(_, w)| pooled_window(**w));
-                for cell in pooled.filter_map(|(c, _)| c.as_ref()) {
+                for cell in sweep.cells[i].iter().filter_map(Option::as_ref) {
                     total.all.0 += cell.all.0;
                     total.all.1 += cell.all.1;
                     total.requests += cell.requests;

@@ -8,6 +8,7 @@
 //! | [`Profile::ToolHeavy`] | projection benchmark | ~8 KB a record, outputs up to 60 KB |
 //! | [`Profile::SearchZipf`] | search benchmark | Zipfian words, planted identifiers |
 //! | [`Profile::Chat`], [`Profile::Records`], [`Profile::Coding`], [`Profile::Mixed`] | retention exam | turns of steps; heavy-tailed shell output |
+//! | [`Profile::Paste`], [`Profile::Resumed`] | retention exam | a large paste first, short asks after; a session resumed from a compaction summary |
 //! | [`shaped::Shape`] | projection and checkpoint tests | stress shapes switched on one by one |
 //!
 //! The varied records and the scripted workload of the crash tests (`records`, `workload`) use
@@ -16,6 +17,7 @@
 //! reproducible: a change to a profile's draws is a change to those documents.
 
 pub mod agent;
+pub mod pasted;
 pub mod prose;
 pub mod shaped;
 pub mod text;
@@ -48,12 +50,23 @@ pub enum Profile {
     ToolHeavy = 5,
     /// The search benchmark's Zipfian records (see [`zipf`]).
     SearchZipf = 6,
+    /// Coding turns after a first user message carrying a 10–40K-token paste; later asks are
+    /// short (40–700 characters), some with a pasted file.
+    Paste = 7,
+    /// Coding turns after a first user record that is another agent's compaction summary, as
+    /// Claude Code writes it (`isCompactSummary` in its metadata).
+    Resumed = 8,
 }
 
 impl Profile {
     /// The profiles generated turn by turn, in the retention report's order. Their numbers
     /// (0–3) are part of the retention exam's seeds.
     pub const WITH_TURNS: [Profile; 4] = [Profile::Chat, Profile::Records, Profile::Coding, Profile::Mixed];
+
+    /// Every profile generated turn by turn: [`Profile::WITH_TURNS`], then the two added for
+    /// the retention exam later (their numbers, 7 and 8, are part of its seeds).
+    pub const EXAM: [Profile; 6] =
+        [Profile::Chat, Profile::Records, Profile::Coding, Profile::Mixed, Profile::Paste, Profile::Resumed];
 
     /// The label in reports.
     pub fn label(self) -> &'static str {
@@ -65,6 +78,8 @@ impl Profile {
             Profile::Agent => "agent",
             Profile::ToolHeavy => "tool-heavy",
             Profile::SearchZipf => "search-zipf",
+            Profile::Paste => "paste",
+            Profile::Resumed => "resumed",
         }
     }
 }
@@ -94,7 +109,7 @@ impl SessionSpec {
     /// The session's turns, endlessly.
     ///
     /// # Panics
-    /// If the profile is not one of [`Profile::WITH_TURNS`].
+    /// If the profile is not one of [`Profile::EXAM`].
     pub fn turns(&self) -> Turns {
         Turns::new(self.profile, self.seed)
     }

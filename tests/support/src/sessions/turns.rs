@@ -4,7 +4,7 @@
 use annal_engine::{Block, Record, Role};
 
 use super::prose::{lines, paragraph, prose, sentence, shell_line, source_line};
-use super::{record, Profile};
+use super::{pasted, record, Profile};
 use crate::rng::Rng;
 
 /// One user turn: the groups of records appended between model requests. A request is made
@@ -25,12 +25,12 @@ pub struct Turns {
 }
 
 impl Turns {
-    /// The turns of `profile` (one of [`Profile::WITH_TURNS`]) from `seed`.
+    /// The turns of `profile` (one of [`Profile::EXAM`]) from `seed`.
     ///
     /// # Panics
     /// If `profile` has no turns.
     pub fn new(profile: Profile, seed: u64) -> Turns {
-        assert!(Profile::WITH_TURNS.contains(&profile), "{profile:?} is not a turn profile");
+        assert!(Profile::EXAM.contains(&profile), "{profile:?} is not a turn profile");
         Turns { profile, builder: Builder { rng: Rng::new(seed), records: 0, calls: 0 }, produced: 0 }
     }
 }
@@ -47,6 +47,12 @@ impl Iterator for Turns {
             Profile::Coding => builder.coding_turn(),
             // Alternating 10-turn phases.
             Profile::Mixed if (index / 10) % 2 == 1 => builder.coding_turn(),
+            Profile::Paste if index == 0 => builder.paste_first_turn(),
+            Profile::Paste => builder.paste_turn(),
+            Profile::Resumed if index == 0 => builder.resumed_first_turn(),
+            // Every third turn a question without tools.
+            Profile::Resumed if index % 3 == 2 => builder.chat_turn(),
+            Profile::Resumed => builder.coding_turn(),
             _ => builder.chat_turn(),
         })
     }
@@ -127,6 +133,11 @@ impl Builder {
             let text = paragraph(&mut self.rng, n);
             self.text(Role::User, text)
         };
+        self.coding_after(ask)
+    }
+
+    /// The model steps and final answer of a coding turn opened by `ask`.
+    fn coding_after(&mut self, ask: Record) -> Turn {
         let mut steps = vec![vec![ask]];
         for _ in 0..self.rng.between(1, 4) {
             let mut blocks = Vec::new();
@@ -159,6 +170,25 @@ impl Builder {
         };
         steps.push(vec![answer]);
         Turn { steps }
+    }
+
+    fn paste_first_turn(&mut self) -> Turn {
+        let text = pasted::first_paste_ask(&mut self.rng);
+        let ask = self.text(Role::User, text);
+        self.coding_after(ask)
+    }
+
+    fn paste_turn(&mut self) -> Turn {
+        let text = pasted::later_paste_ask(&mut self.rng);
+        let ask = self.text(Role::User, text);
+        self.coding_after(ask)
+    }
+
+    fn resumed_first_turn(&mut self) -> Turn {
+        let text = pasted::resumed_summary(&mut self.rng);
+        let mut summary = self.text(Role::User, text);
+        pasted::mark_compact_summary(&mut summary);
+        self.coding_after(summary)
     }
 
     /// A tool, its input and its output. Shell output is heavy-tailed: 3 × 1000^(u²) lines,
