@@ -1,9 +1,10 @@
 #![cfg(feature = "corpus")]
-//! deterministic-v1 replayed over every real transcript in the folder named by `ANNAL_CORPUS`:
-//! a fork at every tenth of each session, projected under a 32K and a 16K window. Every view
-//! keeps the properties every projection must have, and user requests come first: no user
-//! message under 2,000 tokens is cut or reduced to a marker unless the session's user text alone
-//! passes the capacity, and a view that cuts or omits user text uses at least 95% of it.
+//! deterministic-v1 replayed over every real transcript in the folder named by `ANNAL_CORPUS`,
+//! under a 32K and a 16K window: a fork at every tenth of each session, and a replay as an agent
+//! drives it (a view before every model step, compacted when due). Every view keeps the
+//! properties every projection must have, and user requests come first: no user message under
+//! 2,000 tokens is cut or reduced to a marker unless the session's user text alone passes the
+//! capacity, and a view that cuts or omits user text uses at least 95% of it.
 //!
 //! Run: `ANNAL_CORPUS=<corpus folder> cargo test -p annal-tests --features corpus --test projection_corpus`
 #![allow(clippy::unwrap_used)]
@@ -12,7 +13,7 @@ mod projection_support;
 
 use std::error::Error;
 
-use annal_engine::{Block, Budget, OmissionReason, ProjectOptions, Record, Role, Store};
+use annal_engine::{Block, Budget, CompactOptions, OmissionReason, ProjectOptions, Record, Role, Store};
 use annal_formats::parse_transcript;
 use annal_support::corpus::{corpus_root, format_files};
 
@@ -33,21 +34,32 @@ fn user_tokens(record: &Record) -> u64 {
     texts.sum()
 }
 
-/// The records of `session` as stored (entry ids derived where the transcript has none).
-fn stored(store: &Store, session: &str) -> Result<Vec<Record>, Box<dyn Error>> {
+/// The records of `session` from sourceOrder `from` on, as stored (entry ids derived where the
+/// transcript has none), with their sourceOrders.
+fn stored_from(store: &Store, session: &str, from: u64) -> Result<Vec<(u64, Record)>, Box<dyn Error>> {
     let snapshot = store.snapshot()?;
     let mut out = Vec::new();
-    for view in snapshot.records(session, 0..u64::MAX)? {
-        out.push(snapshot.to_record(&view?.view()?)?);
+    for (order, view) in (from..).zip(snapshot.records(session, from..u64::MAX)?) {
+        out.push((order, snapshot.to_record(&view?.view()?)?));
     }
     Ok(out)
 }
 
-/// Checks one view of `records` under `budget`; returns how many short requests it kept whole.
-fn check_view(store: &Store, name: &str, records: &[Record], budget: Budget) -> Result<u64, String> {
+fn stored(store: &Store, session: &str) -> Result<Vec<Record>, Box<dyn Error>> {
+    Ok(stored_from(store, session, 0)?.into_iter().map(|(_, r)| r).collect())
+}
+
+/// Checks one view of `records` (at sourceOrders `orders`, receipts left out) under `budget`;
+/// returns how many short requests it kept whole.
+fn check_view(
+    store: &Store,
+    name: &str,
+    records: &[Record],
+    orders: &[u64],
+    budget: Budget,
+) -> Result<u64, String> {
     let view = store.project(name, &ProjectOptions::new(budget)).map_err(|e| format!("{name}: {e}"))?;
-    let orders: Vec<u64> = (0..records.len() as u64).collect();
-    check_projection(records, &orders, &view, &budget).map_err(|e| format!("{name}: {e}"))?;
+    check_projection(records, orders, &view, &budget).map_err(|e| format!("{name}: {e}"))?;
     let capacity = u64::from(budget.capacity_tokens());
     let users: Vec<(u64, &Record)> = orders
         .iter()
@@ -87,6 +99,45 @@ fn check_view(store: &Store, name: &str, records: &[Record], budget: Budget) -> 
     Ok(short)
 }
 
+/// Appends `records` step by step to session `name` (a step starts at an assistant record after
+/// a record of another role), checking the view before every step and compacting when due.
+fn replay(store: &Store, name: &str, records: &[Record], budget: Budget) -> Result<u64, Box<dyn Error>> {
+    let prefix = format!("r{}/", budget.window_tokens / 1_000);
+    let compact = CompactOptions::new(ProjectOptions::new(budget));
+    let (mut short, mut start) = (0, 0);
+    let (mut orders, mut shown) = (Vec::new(), Vec::new());
+    while start < records.len() {
+        let mut end = start + 1;
+        while end < records.len()
+            && !(records[end].role == Role::Assistant && records[end - 1].role != Role::Assistant)
+        {
+            end += 1;
+        }
+        // Entry ids are unique per store: the replay's copies get their own, a few characters
+        // longer (markers name entry ids, so their length counts).
+        let copies: Vec<Record> = records[start..end]
+            .iter()
+            .map(|r| Record { entry_id: format!("{prefix}{}", r.entry_id), ..r.clone() })
+            .collect();
+        store.append(name, None, copies)?;
+        let next = orders.last().map_or(0, |o| o + 1);
+        for (order, record) in stored_from(store, name, next)? {
+            // Compaction receipts take sourceOrders but are never shown.
+            if !record.meta.contains_key("annal.receipt") {
+                orders.push(order);
+                shown.push(record);
+            }
+        }
+        let view = store.project(name, &ProjectOptions::new(budget))?;
+        if view.compaction_due {
+            store.compact(name, &compact)?;
+        }
+        short += check_view(store, name, &shown, &orders, budget)?;
+        start = end;
+    }
+    Ok(short)
+}
+
 #[test]
 fn corpus_views_keep_every_short_user_request() -> TestResult {
     let files = format_files(&corpus_root()?)?;
@@ -102,13 +153,18 @@ fn corpus_views_keep_every_short_user_request() -> TestResult {
             }
             let records = stored(&store, &base)?;
             let n = records.len() as u64;
+            for (window, output) in BUDGETS {
+                short +=
+                    replay(&store, &format!("{base}@replay{window}"), &records, Budget::new(window, output))?;
+            }
             for tenth in 1..=10u64 {
                 let at = (n * tenth / 10).max(1);
                 let name = format!("{base}@{tenth}");
                 store.fork(&base, at, &name)?;
                 for (window, output) in BUDGETS {
                     let budget = Budget::new(window, output);
-                    short += check_view(&store, &name, &records[..at as usize], budget)?;
+                    let orders: Vec<u64> = (0..at).collect();
+                    short += check_view(&store, &name, &records[..at as usize], &orders, budget)?;
                     views += 1;
                 }
             }

@@ -82,14 +82,23 @@ impl RunResult {
         self.scored.last().copied().unwrap_or_default()
     }
 
-    /// The scored requests' scores summed: facts kept over facts stated, request by request.
+    /// The scored requests' mean, per class: facts kept over facts stated, summed request by
+    /// request, as a rate; returned weighed by the facts the session states in all (the final
+    /// request's count, in thousandths), so pooling weighs a session by its facts, never by how
+    /// often a contender compacted in it (each compaction is a scored request).
     pub fn mean_score(&self) -> Score {
-        let mut out = Score::default();
+        let mut sums = Score::default();
         for score in &self.scored {
-            for (total, s) in out.iter_mut().zip(score) {
+            for (total, s) in sums.iter_mut().zip(score) {
                 total.0 += s.0;
                 total.1 += s.1;
             }
+        }
+        let mut out = Score::default();
+        for ((kept, stated), (slot, last)) in sums.iter().zip(out.iter_mut().zip(self.final_score())) {
+            let facts = last.1 * 1_000;
+            let rate = if *stated == 0 { 0.0 } else { *kept as f64 / *stated as f64 };
+            *slot = ((rate * facts as f64).round() as u64, facts);
         }
         out
     }

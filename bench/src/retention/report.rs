@@ -132,8 +132,9 @@ fn method(out: &mut String, exam: &Exam) {
          replaces their history, so the next one works on what the previous one left.\n\
          - **Closed book,** scored on the request right after each compaction and on the final request (the \
          one after the whole session): the share of the facts stated before that request whose exact value \
-         it carries, by the class of text that stated it. **Mean** sums kept and stated facts over all these \
-         requests; **final** is the final request alone. A score therefore does not depend on where a \
+         it carries, by the class of text that stated it. **Mean** is, per session, kept over stated facts summed \
+         over all these requests, then pooled over sessions weighed by their facts (never by how often a \
+         contender compacted, since each compaction adds a scored request); **final** is the final request alone. A score therefore does not depend on where a \
          contender stands in its compaction cycle when the session ends. Spreads are the lowest and highest \
          value over the report seeds (each seed pooled over the profiles).\n\
          - **Open book:** the real search index (`history search`) over the session's journal, asked for each \

@@ -31,11 +31,9 @@ impl Variant {
         match self.constant {
             "tail tokens" => budget.tail_tokens = self.value,
             "evidence tokens" => budget.evidence_tokens = self.value,
-            // 0 stands for "half the trigger, at most the largest allowed": a target that grows
-            // with the window instead of one number for all.
-            "history tokens" if self.value == 0 => {
-                budget.history_tokens = (budget.trigger_tokens() / 2).min(annal_engine::HISTORY_TOKENS_MAX);
-            }
+            // 0 stands for the engine's default: half the trigger, at least 65,536, a target that
+            // grows with the window instead of one number for all.
+            "history tokens" if self.value == 0 => {}
             "history tokens" => budget.history_tokens = self.value,
             _ if self.value == 0 => {}
             _ => {
@@ -52,7 +50,7 @@ impl Variant {
     /// The value as a table shows it.
     pub fn value_label(&self) -> String {
         if self.constant == "history tokens" && self.value == 0 {
-            "half the trigger, ≤ 131,072".into()
+            "half the trigger, ≥ 65,536".into()
         } else if self.constant == "headroom" {
             if self.value == 0 {
                 "none reserved".into()
@@ -67,7 +65,8 @@ impl Variant {
 
 /// The variants: each constant at its default, half and double (the history target also at a
 /// quarter, 16,384, and at half the trigger; headroom: 0, 25%, 50%). The history target's
-/// default was 32,768 (the published design's) until this sweep doubled it.
+/// default was 32,768 (the published design's) until this sweep doubled it, and 65,536 for every
+/// window until it showed large windows standing mostly empty; it is now half the trigger.
 pub const VARIANTS: [Variant; 14] = [
     Variant { constant: "tail tokens", value: 4_096, default: false },
     Variant { constant: "tail tokens", value: 8_192, default: true },
@@ -77,9 +76,9 @@ pub const VARIANTS: [Variant; 14] = [
     Variant { constant: "evidence tokens", value: 4_096, default: false },
     Variant { constant: "history tokens", value: 16_384, default: false },
     Variant { constant: "history tokens", value: 32_768, default: false },
-    Variant { constant: "history tokens", value: 65_536, default: true },
+    Variant { constant: "history tokens", value: 65_536, default: false },
     Variant { constant: "history tokens", value: 131_072, default: false },
-    Variant { constant: "history tokens", value: 0, default: false },
+    Variant { constant: "history tokens", value: 0, default: true },
     Variant { constant: "headroom", value: 0, default: true },
     Variant { constant: "headroom", value: 25, default: false },
     Variant { constant: "headroom", value: 50, default: false },
@@ -188,10 +187,14 @@ pub fn verdicts(sweep: &Sweep) -> Vec<String> {
             .enumerate()
             .filter(|(_, v)| v.constant == constant)
             .map(|(i, _)| {
+                // Closed book pools as the mean of the windows' rates: summing counts would weigh
+                // a window by how often a variant compacts there (every compaction is scored).
                 let mut total = Cell::default();
-                for cell in sweep.cells[i].iter().filter_map(Option::as_ref) {
-                    total.all.0 += cell.all.0;
-                    total.all.1 += cell.all.1;
+                let cells: Vec<&Cell> = sweep.cells[i].iter().filter_map(Option::as_ref).collect();
+                for cell in &cells {
+                    let rate = cell.all.0 as f64 / cell.all.1.max(1) as f64;
+                    total.all.0 += (rate * 1e6).round() as u64;
+                    total.all.1 += 1_000_000;
                     total.requests += cell.requests;
                     total.compactions += cell.compactions;
                     total.tokens_after += cell.tokens_after;

@@ -20,6 +20,10 @@ use super::item::{Item, SlotKind};
 pub(crate) const TAIL_FRAMING_TOKENS: u64 =
     2 * super::history::MARKER_TOKENS_PLANNED + super::history::EVIDENCE_LABEL_TOKENS_PLANNED;
 
+/// Tokens held back per user message before the newest turn for the marker that may follow it
+/// (a run's marker names two entry ids, about 45 tokens with UUIDs; planned markers are 40).
+pub(crate) const MARKER_TOKENS_RESERVED: u64 = 64;
+
 /// The tail may hold at least this share of the capacity (`capacity / 8`) however much user
 /// text there is: the newest steps are what the model acts on next. Below it, user text gives.
 pub(crate) const TAIL_FLOOR_DIVISOR: u64 = 8;
@@ -81,11 +85,10 @@ pub(crate) fn choose_tail(
     // move to the evidence index instead; only past the floor does user text give way (the
     // capacity rule cuts it). Widening for pairing and the newest-turn rule stay within it;
     // past it, blocks are cut.
-    let user_before: u64 = items[..newest_turn]
-        .iter()
-        .filter(|item| item.slot_kind() == Some(SlotKind::User))
-        .map(|item| u64::from(item.tokens_text))
-        .sum();
+    let users_before = items[..newest_turn].iter().filter(|item| item.slot_kind() == Some(SlotKind::User));
+    // Each user message may stand between two runs of omitted records: a marker after each.
+    let user_before: u64 =
+        users_before.map(|item| u64::from(item.tokens_text) + MARKER_TOKENS_RESERVED).sum();
     let hard_cap = capacity_tokens
         .saturating_sub(user_before)
         .saturating_sub(TAIL_FRAMING_TOKENS)
