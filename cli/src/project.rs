@@ -27,8 +27,8 @@ pub(crate) struct BudgetArgs {
     /// The evidence index of tool output before the tail
     #[arg(long, value_name = "TOKENS", default_value_t = 2_048)]
     evidence_tokens: u32,
-    /// The compacted history: user and assistant text, markers, summary [default: half the
-    /// trigger, at least 65,536]
+    /// The compacted history: user and assistant text, markers, summary [default: three quarters
+    /// of the trigger, at least 65,536]
     #[arg(long, value_name = "TOKENS")]
     history_tokens: Option<u32>,
     /// The longest handoff summary summarized-v1 accepts

@@ -194,7 +194,7 @@ pub fn sweep_section(out: &mut String, sweep: &Sweep, exam: &Exam) {
     let c = &exam.config;
     let _ = write!(
         out,
-        "## Sweep of deterministic-v1's constants\n\nOn the tuning seeds ({}), never the report seeds: each constant at its default, half and double (the history target, by default half the trigger and at least 65,536, against fixed targets of 16,384, 32,768, 65,536 and 131,072; headroom: none reserved, or 25% or 50% of the trigger kept free after a compaction by lowering the history target), the others at their defaults; the {} profiles' sessions at each window up to 200K, pooled. Closed book is the mean over the requests after each compaction and the final one, as in the report.\n\n| constant | value | window | closed book: all | assistant | user | compactions per 100 requests | tokens after compaction (mean) | prefix stability |\n| --- | --- | --- | --: | --: | --: | --: | --: | --: |\n",
+        "## Sweep of deterministic-v1's constants\n\nOn the tuning seeds ({}), never the report seeds: each constant at its default, half and double (the history target, by default three quarters of the trigger and at least 65,536, against half the trigger and fixed targets of 16,384, 32,768, 65,536 and 131,072; headroom: none reserved, or 25% or 50% of the trigger kept free after a compaction by lowering the history target), the others at their defaults; the {} profiles' sessions at each window up to 200K, pooled. Closed book is the mean over the requests after each compaction and the final one, as in the report.\n\n| constant | value | window | closed book: all | assistant | user | compactions per 100 requests | tokens after compaction (mean) | prefix stability |\n| --- | --- | --- | --: | --: | --: | --: | --: | --: |\n",
         c.tuning_seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
         c.sweep_profiles.iter().map(|p| format!("`{}`", p.label())).collect::<Vec<_>>().join(", ")
     );
@@ -219,7 +219,7 @@ pub fn sweep_section(out: &mut String, sweep: &Sweep, exam: &Exam) {
             );
         }
     }
-    out.push_str("\n### Verdicts\n\nRule: over the swept windows pooled (the mean of the windows' closed-book rates, so a variant that compacts more often is not weighed more), the value with the best closed book (all facts) among those that compact at most 1.5× as often as the default wins; the default is confirmed when it is within one point of that value. A verdict that says *changed* is a recommendation, not yet applied.\n\n");
+    out.push_str("\n### Verdicts\n\nRule: over the swept windows pooled (the mean of the windows' closed-book rates, so a variant that compacts more often is not weighed more), the value with the best closed book (all facts) among those that compact at most 1.5× as often as the default at every window wins; the default is confirmed when it is within one point of that value. A verdict that says *changed* is a recommendation, not yet applied.\n\n");
     for verdict in super::sweep::verdicts(sweep) {
         let _ = writeln!(out, "- {verdict}");
     }

@@ -8,8 +8,8 @@ use std::fmt;
 
 /// The most a history target may be configured to.
 pub const HISTORY_TOKENS_MAX: u32 = 4_194_304;
-/// The least default history target: half the trigger, but at least this (the retention
-/// sweep's earlier pick for every window, `docs/evaluation.md`).
+/// The least default history target: three quarters of the trigger, but at least this (the
+/// retention sweep's earlier pick for every window, `docs/evaluation.md`).
 const HISTORY_TOKENS_DEFAULT_MIN: u32 = 65_536;
 /// The smallest capacity a projection is planned for: below it even the framing of a compacted
 /// view (the task prompt, a marker, the evidence label) would not fit.
@@ -27,11 +27,12 @@ pub struct Budget {
     pub tail_tokens: u32,
     /// The evidence index (default 2,048).
     pub evidence_tokens: u32,
-    /// The compacted history: user text, assistant text, markers and a summary (default half the
-    /// trigger and at least 65,536; at most [`HISTORY_TOKENS_MAX`]). User text is kept past it,
-    /// up to the capacity. Scaling with the window keeps a large window's compacted view from
-    /// standing mostly empty, while a fresh view still leaves half the trigger free before the
-    /// next compaction (the retention sweep's numbers, `docs/evaluation.md`).
+    /// The compacted history: user text, assistant text, markers and a summary (default three
+    /// quarters of the trigger and at least 65,536; at most [`HISTORY_TOKENS_MAX`]). User text is
+    /// kept past it, up to the capacity. Scaling with the window keeps a large window's compacted
+    /// view from standing mostly empty, while a fresh view still leaves a quarter of the trigger
+    /// free before the next compaction (the retention sweep's pick on its tuning seeds against
+    /// half the trigger and fixed targets, `docs/evaluation.md`).
     pub history_tokens: u32,
     /// The longest summary `summarized-v1` accepts (default 4,096); a longer one falls back.
     pub summary_tokens: u32,
@@ -73,8 +74,8 @@ impl Budget {
             history_tokens: HISTORY_TOKENS_DEFAULT_MIN,
             summary_tokens: 4_096,
         };
-        budget.history_tokens =
-            (budget.trigger_tokens() / 2).clamp(HISTORY_TOKENS_DEFAULT_MIN, HISTORY_TOKENS_MAX);
+        let three_quarters = budget.trigger_tokens() / 4 * 3;
+        budget.history_tokens = three_quarters.clamp(HISTORY_TOKENS_DEFAULT_MIN, HISTORY_TOKENS_MAX);
         budget
     }
 
@@ -200,8 +201,8 @@ mod tests {
         assert_eq!(small.trigger_tokens(), 7_000);
         assert!(Budget::new(1_000, 500).check().is_err());
         assert_eq!(Budget::new(32_000, 4_000).history_tokens, 65_536);
-        assert_eq!(budget.history_tokens, 80_000, "half the trigger");
-        assert_eq!(Budget::new(1_000_000, 65_536).history_tokens, 400_000);
+        assert_eq!(budget.history_tokens, 120_000, "three quarters of the trigger");
+        assert_eq!(Budget::new(1_000_000, 65_536).history_tokens, 600_000);
         assert!(Budget { history_tokens: HISTORY_TOKENS_MAX + 1, ..budget }.check().is_err());
         assert_eq!(Budget::from_fields(budget.fields()), budget);
     }

@@ -4,6 +4,8 @@
 
 use serde_json::{json, Value};
 
+use super::item::Item;
+
 /// A record a projection names without showing it whole.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OmittedEntry {
@@ -99,6 +101,27 @@ impl Omission {
         }
         value
     }
+}
+
+/// The entry for the tool records among `history` (before the tail), which the evidence index
+/// stands in for with `rows` rows; `entry` names a record by its sourceOrder.
+pub(crate) fn tool_records<E>(
+    history: &[Item],
+    rows: u64,
+    entry: impl Fn(u64) -> Result<OmittedEntry, E>,
+) -> Result<Option<Omission>, E> {
+    let tools: Vec<&Item> = history.iter().filter(|i| i.is_call() || i.is_result()).collect();
+    let (Some(first), Some(last)) = (tools.first(), tools.last()) else { return Ok(None) };
+    Ok(Some(Omission {
+        reason: OmissionReason::ToolRecords {
+            results: tools.iter().filter(|i| i.is_result()).count() as u64,
+            rows,
+        },
+        first: entry(first.order)?,
+        last: entry(last.order)?,
+        records: tools.len() as u64,
+        tokens: tools.iter().map(|i| u64::from(i.tokens_total)).sum(),
+    }))
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use super::history::{Fate, Slot};
 use super::item::{Item, SlotKind};
 use super::loaded::Views;
 use super::message::{Message, MessageBlock};
-use super::omitted::{Omission, OmissionReason, OmittedEntry};
+use super::omitted::{tool_records, Omission, OmissionReason, OmittedEntry};
 use super::outline::Outline;
 use super::plan::{history_items, Plan, RowRef};
 use super::stats::ProjectionStats;
@@ -173,7 +173,11 @@ pub(crate) fn render<'g>(
     render_history(input, views, history, &mut messages, &mut stats, &mut omissions)?;
     let rows = render_index(input, views, history, summary, &mut messages, &mut stats)?;
     if !input.count_only {
-        omissions.extend(tool_records(input, views, history, stats.kept.evidence_rows)?);
+        let entry = |order: u64| -> Result<OmittedEntry, ReadError> {
+            let entry_id = input.ids.get(input.snapshot, views, order)?.to_string();
+            Ok(OmittedEntry { entry_id, source_order: order })
+        };
+        omissions.extend(tool_records(history, stats.kept.evidence_rows, entry)?);
         omissions.sort_by_key(|o| o.first.source_order);
     }
     let tail_input = TailInput {
@@ -196,33 +200,6 @@ pub(crate) fn render<'g>(
         omissions.clear();
     }
     Ok(Rendered { messages, stats, rows, omissions })
-}
-
-/// The entry for the tool records before the tail, which the evidence index stands in for.
-fn tool_records(
-    input: &RenderInput<'_>,
-    views: &Views<'_, '_>,
-    history: &[Item],
-    rows: u64,
-) -> Result<Option<Omission>, ReadError> {
-    let tools: Vec<&Item> = history.iter().filter(|i| i.is_call() || i.is_result()).collect();
-    let (Some(first), Some(last)) = (tools.first(), tools.last()) else { return Ok(None) };
-    let entry = |order: u64| -> Result<OmittedEntry, ReadError> {
-        Ok(OmittedEntry {
-            entry_id: input.ids.get(input.snapshot, views, order)?.to_string(),
-            source_order: order,
-        })
-    };
-    Ok(Some(Omission {
-        reason: OmissionReason::ToolRecords {
-            results: tools.iter().filter(|i| i.is_result()).count() as u64,
-            rows,
-        },
-        first: entry(first.order)?,
-        last: entry(last.order)?,
-        records: tools.len() as u64,
-        tokens: tools.iter().map(|i| u64::from(i.tokens_total)).sum(),
-    }))
 }
 
 fn render_history<'g>(
