@@ -107,6 +107,23 @@ fn failure(message: impl AsRef<str>) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(crate::output::one_line(message.as_ref()))])
 }
 
+/// Runs one tool's work so that a panic inside it (a bug, never an input's fault) becomes that
+/// call's one-line tool error: the client gets its answer and the server goes on, where an
+/// unwinding task would leave the call unanswered until the client's own timeout.
+fn guarded(tool: &str, work: impl FnOnce() -> CallToolResult) -> CallToolResult {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)) {
+        Ok(result) => result,
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_owned())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "no message".to_owned());
+            failure(format!("{tool} failed inside annal (a bug; please report it): {what}"))
+        }
+    }
+}
+
 /// One line from an error and its causes, each cause said once.
 fn error_line(err: &anyhow::Error) -> String {
     let mut text = String::new();
@@ -144,10 +161,10 @@ impl HistoryServer {
         request.tool = params.tool.filter(|t| !t.is_empty());
         request.errors_only = params.errors.unwrap_or(false);
         request.limit = limit.min(LIMIT_MAX);
-        Ok(match self.history.search(&request) {
+        Ok(guarded("history_search", || match self.history.search(&request) {
             Ok(found) => CallToolResult::success(vec![ContentBlock::text(render::hits(&request, &found))]),
             Err(err) => failure(error_line(&err)),
-        })
+        }))
     }
 
     /// An original read back verbatim from the journal by its entryId (as search hits and the
@@ -178,12 +195,12 @@ impl HistoryServer {
                 Some(from..=to)
             }
         };
-        Ok(match self.history.get(&id, lines) {
+        Ok(guarded("history_get", || match self.history.get(&id, lines) {
             Ok(original) => CallToolResult::success(
                 render::original(&original).into_iter().map(ContentBlock::text).collect(),
             ),
             Err(err) => failure(error_line(&err)),
-        })
+        }))
     }
 
     /// The sessions of the store, in name order: name, records, and for a fork its parent and
@@ -191,12 +208,12 @@ impl HistoryServer {
     #[tool(name = "sessions_list")]
     async fn sessions_list(&self, params: Parameters<SessionsParams>) -> Result<CallToolResult, ErrorData> {
         let limit = params.0.limit.map_or(SESSIONS_DEFAULT, |n| n as usize);
-        Ok(match self.history.sessions() {
+        Ok(guarded("sessions_list", || match self.history.sessions() {
             Ok(sessions) => {
                 CallToolResult::success(vec![ContentBlock::text(render::sessions(&sessions, limit))])
             }
             Err(err) => failure(error_line(&err)),
-        })
+        }))
     }
 }
 
@@ -206,5 +223,33 @@ impl ServerHandler for HistoryServer {
         ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("annal", env!("CARGO_PKG_VERSION")))
             .with_instructions(INSTRUCTIONS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(result: &CallToolResult) -> String {
+        let value = serde_json::to_value(result).unwrap_or_default();
+        value["content"][0]["text"].as_str().unwrap_or_default().to_owned()
+    }
+
+    #[test]
+    fn a_panic_inside_a_tool_is_that_calls_one_line_error() {
+        let fine = guarded("history_search", || CallToolResult::success(vec![ContentBlock::text("ok")]));
+        assert_eq!(fine.is_error, Some(false));
+        // A panic as the snippet bug raised one: a byte index inside a multi-byte character.
+        let text_with_thin_space = "linux-arm64\u{2009}0.21.5";
+        let cut = std::hint::black_box(12);
+        let failed = guarded("history_search", || {
+            CallToolResult::success(vec![ContentBlock::text(&text_with_thin_space[cut..])])
+        });
+        assert_eq!(failed.is_error, Some(true));
+        let line = text(&failed);
+        assert!(line.starts_with("history_search failed inside annal"), "{line}");
+        assert!(line.contains("char boundary") && !line.contains('\n'), "{line}");
+        let owned = guarded("history_get", || panic!("{} went wrong", "something"));
+        assert!(text(&owned).ends_with("something went wrong"), "{}", text(&owned));
     }
 }
