@@ -345,7 +345,9 @@ fn render_index<'g>(
     let results = history.iter().filter(|item| item.is_result()).count() as u64;
     let is_tool = |item: &&Item| item.is_call() || item.is_result();
     let (first_tool, last_tool) = (history.iter().find(is_tool), history.iter().rfind(is_tool));
-    if summary.is_none() && results == 0 {
+    // A call before the tail whose result lies in the tail (the pairing could not widen to it)
+    // is still named by the label, even with no result before the tail.
+    if summary.is_none() && first_tool.is_none() {
         return Ok(None);
     }
     let mut blocks = Vec::new();
@@ -354,7 +356,7 @@ fn render_index<'g>(
         stats.tokens.summary = tokens(counter, &block);
         blocks.push(MessageBlock::Text { text: Cow::Owned(block) });
     }
-    if let (Some(first), Some(last), true) = (first_tool, last_tool, results > 0) {
+    if let (Some(first), Some(last)) = (first_tool, last_tool) {
         let rows = match input.rows {
             Some(rows) => rows.to_vec(),
             None => {

@@ -100,7 +100,7 @@ pub(crate) fn derive<'s>(input: &DeriveInput<'_, 's>) -> Result<Derivation<'s>, 
         fill_tokens: trigger.saturating_sub(tail_tokens + summary_tokens),
         history_tokens: u64::from(budget.history_tokens).saturating_sub(summary_tokens),
         evidence_tokens: u64::from(budget.evidence_tokens),
-        has_evidence: history.iter().any(Item::is_result),
+        has_evidence: history.iter().any(|item| item.is_call() || item.is_result()),
         marker_tokens: MARKER_TOKENS_PLANNED,
     };
     let tail_order = items.get(start).map_or(input.upto, |item| item.order);
