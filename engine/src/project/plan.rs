@@ -85,6 +85,11 @@ impl Plan {
         }
     }
 
+    /// Whether it shows every record as stored (nothing before a tail, nothing cut).
+    pub(crate) fn is_verbatim(&self) -> bool {
+        self.tail_start == 0 && self.cuts.is_empty() && self.rows.is_empty() && self.user_cuts.is_empty()
+    }
+
     /// The fate of a history slot under this plan.
     pub(crate) fn fate(&self, slot: &Slot) -> Fate {
         match slot.kind {

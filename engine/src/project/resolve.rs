@@ -84,7 +84,11 @@ pub(crate) fn derive<'s>(input: &DeriveInput<'_, 's>) -> Result<Derivation<'s>, 
     if total <= trigger {
         let plan = Plan::verbatim(budget, input.upto, input.outline.len);
         let stats = measure(input, &mut loaded, &plan, &[])?;
-        return Ok(finish(plan, loaded, stats, Vec::new()));
+        // Notes for calls whose results are not in the view cost more than their digests: one
+        // that passes the capacity that way is derived like any session over the trigger.
+        if stats.tokens.total <= capacity {
+            return Ok(finish(plan, loaded, stats, Vec::new()));
+        }
     }
     let summary_tokens = input.summary.map_or(0, |s| count(counter, &text::summary_block(input.upto, s)));
     let mut choice = choose_tail(items, u64::from(budget.tail_tokens), capacity, summary_tokens);

@@ -128,7 +128,8 @@ impl ProjectionSnapshot {
             summary: summary.as_deref(),
             counter: self.counter(),
         })?;
-        let under_trigger = outline.tokens_before(outline.len) <= u64::from(budget.trigger_tokens());
+        let under_trigger = outline.tokens_before(outline.len) <= u64::from(budget.trigger_tokens())
+            && derivation.plan.is_verbatim();
         let origin = if under_trigger { ViewSource::Live } else { ViewSource::Derived };
         let summary = match summary {
             Some(text) if derivation.plan.summary.is_some() => SummaryText::Given(text),
@@ -325,8 +326,16 @@ impl Store {
         options: &ProjectOptions,
     ) -> Result<Projection<'static>, ProjectError> {
         let source = self.projection_snapshot()?;
-        let prepared = source.prepare(session, options)?;
-        let projection = prepared.render()?.into_owned();
+        let projection = source.prepare(session, options)?.render()?.into_owned();
+        // A checkpoint view is chosen by an estimate from digests, and the notes written for
+        // calls whose results are not in the view cost more than their digests say: one that
+        // comes out past the capacity is derived instead, as a view estimated past it is.
+        let capacity = u64::from(options.budget.capacity_tokens());
+        if matches!(projection.source, ViewSource::Checkpoint { .. })
+            && projection.stats.tokens.total > capacity
+        {
+            return Ok(source.prepare_originals(session, options)?.render()?.into_owned());
+        }
         Ok(projection)
     }
 }
