@@ -8,6 +8,7 @@ use annal_engine::{
     ViewSource,
 };
 use annal_support::projection_checks::{check_pairs, check_projection, check_verbatim, record_tokens};
+use annal_support::records::shown_records;
 use annal_support::sessions::record;
 use arbitrary::Arbitrary;
 
@@ -199,20 +200,8 @@ fn project(store: &Store, options: &ProjectOptions) -> Option<Projection<'static
 
 /// The session's records as stored, receipts left out, with their sourceOrders.
 fn stored(store: &Store) -> (Vec<Record>, Vec<u64>) {
-    let snapshot = store.snapshot().unwrap_or_else(|err| panic!("snapshot: {err}"));
-    let guards = snapshot.records(SESSION, 0..u64::MAX).unwrap_or_else(|err| panic!("records: {err}"));
-    let mut records = Vec::new();
-    let mut orders = Vec::new();
-    for (order, guard) in guards.enumerate() {
-        let guard = guard.unwrap_or_else(|err| panic!("record {order}: {err}"));
-        let view = guard.view().unwrap_or_else(|err| panic!("record {order}: {err}"));
-        let record = snapshot.to_record(&view).unwrap_or_else(|err| panic!("record {order}: {err}"));
-        if !record.meta.contains_key("annal.receipt") {
-            records.push(record);
-            orders.push(order as u64);
-        }
-    }
-    (records, orders)
+    let shown = shown_records(store, SESSION, 0).unwrap_or_else(|err| panic!("{err}"));
+    shown.into_iter().map(|(order, record)| (record, order)).unzip()
 }
 
 /// Properties (DESIGN §5): a projection has no orphan call or result, stays within the

@@ -16,6 +16,7 @@ use std::error::Error;
 use annal_engine::{Block, Budget, CompactOptions, OmissionReason, ProjectOptions, Record, Role, Store};
 use annal_formats::parse_transcript;
 use annal_support::corpus::{corpus_root, format_files};
+use annal_support::records::shown_records;
 
 use projection_support::{check_projection, count, shown_verbatim, store};
 
@@ -34,19 +35,9 @@ fn user_tokens(record: &Record) -> u64 {
     texts.sum()
 }
 
-/// The records of `session` from sourceOrder `from` on, as stored (entry ids derived where the
-/// transcript has none), with their sourceOrders.
-fn stored_from(store: &Store, session: &str, from: u64) -> Result<Vec<(u64, Record)>, Box<dyn Error>> {
-    let snapshot = store.snapshot()?;
-    let mut out = Vec::new();
-    for (order, view) in (from..).zip(snapshot.records(session, from..u64::MAX)?) {
-        out.push((order, snapshot.to_record(&view?.view()?)?));
-    }
-    Ok(out)
-}
-
+/// The records of `session` as stored (entry ids derived where the transcript has none).
 fn stored(store: &Store, session: &str) -> Result<Vec<Record>, Box<dyn Error>> {
-    Ok(stored_from(store, session, 0)?.into_iter().map(|(_, r)| r).collect())
+    Ok(shown_records(store, session, 0)?.into_iter().map(|(_, r)| r).collect())
 }
 
 /// Checks one view of `records` (at sourceOrders `orders`, receipts left out) under `budget`;
@@ -121,12 +112,10 @@ fn replay(store: &Store, name: &str, records: &[Record], budget: Budget) -> Resu
             .collect();
         store.append(name, None, copies)?;
         let next = orders.last().map_or(0, |o| o + 1);
-        for (order, record) in stored_from(store, name, next)? {
-            // Compaction receipts take sourceOrders but are never shown.
-            if !record.meta.contains_key("annal.receipt") {
-                orders.push(order);
-                shown.push(record);
-            }
+        // Compaction receipts take sourceOrders but are never shown.
+        for (order, record) in shown_records(store, name, next)? {
+            orders.push(order);
+            shown.push(record);
         }
         let view = store.project(name, &ProjectOptions::new(budget))?;
         if view.compaction_due {

@@ -6,7 +6,7 @@
 
 mod projection_support;
 
-use annal_engine::{Block, Budget, OmissionReason, ProjectOptions, Projection, Record, Role, Store};
+use annal_engine::{Block, Budget, OmissionReason, ProjectOptions, Projection, Record, Role};
 
 use projection_support::{call, check_projection, filler, record, result, shown_verbatim, store, texts};
 
@@ -16,8 +16,14 @@ fn paste(chars: usize) -> String {
     line.chars().cycle().take(chars).collect()
 }
 
-fn project(store: &Store, budget: Budget) -> Projection<'static> {
-    store.project("s", &ProjectOptions::new(budget)).unwrap()
+/// The view of `records` appended to a fresh store, after the shared projection checks.
+fn checked_view(records: &[Record], budget: Budget) -> Projection<'static> {
+    let (_dir, store) = store();
+    store.append("s", Some(0), records.to_vec()).unwrap();
+    let view = store.project("s", &ProjectOptions::new(budget)).unwrap();
+    let orders: Vec<u64> = (0..records.len() as u64).collect();
+    check_projection(records, &orders, &view, &budget).unwrap();
+    view
 }
 
 /// One coding step: a reply with a call, and its result of `output_chars`.
@@ -60,12 +66,8 @@ fn a_pasted_specification_is_cut_before_any_later_request() {
         }
         records.push(Record::text(format!("done{t}"), Role::Assistant, format!("Done with step {t}.")));
     }
-    let (_dir, store) = store();
-    store.append("s", Some(0), records.clone()).unwrap();
     let budget = Budget::new(32_000, 4_000);
-    let view = project(&store, budget);
-    let orders: Vec<u64> = (0..records.len() as u64).collect();
-    check_projection(&records, &orders, &view, &budget).unwrap();
+    let view = checked_view(&records, budget);
     requests_shown(&view, &records, &["ask0", "ask1", "ask2", "ask3"]);
     // The paste gives: cut to head and tail around a note naming it, filling the room.
     let cut = view.omissions.iter().find(|o| o.reason == OmissionReason::UserCut).unwrap();
@@ -91,12 +93,8 @@ fn a_long_newest_turn_moves_its_older_steps_to_evidence_first() {
     for s in 0..40 {
         step(&mut records, &format!("n{s}"), 2_400);
     }
-    let (_dir, store) = store();
-    store.append("s", Some(0), records.clone()).unwrap();
     let budget = Budget::new(32_000, 4_000);
-    let view = project(&store, budget);
-    let orders: Vec<u64> = (0..records.len() as u64).collect();
-    check_projection(&records, &orders, &view, &budget).unwrap();
+    let view = checked_view(&records, budget);
     requests_shown(&view, &records, &["ask0", "ask1", "ask2", "ask3", "newest"]);
     let newest = records.iter().position(|r| r.entry_id == "newest").unwrap() as u64;
     assert!(view.stats.tail_start > newest + 1, "the turn's older steps left the tail: {:?}", view.stats);

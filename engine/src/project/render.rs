@@ -196,9 +196,6 @@ pub(crate) fn render<'g>(
     )?;
     let t = &mut stats.tokens;
     t.total = t.user + t.assistant + t.markers + t.summary + t.evidence + t.tail;
-    if input.count_only {
-        omissions.clear();
-    }
     Ok(Rendered { messages, stats, rows, omissions })
 }
 
@@ -239,13 +236,15 @@ fn render_history<'g>(
                     count: run.len() as u64,
                     tokens: run_tokens,
                 });
-                omissions.push(Omission {
-                    reason: OmissionReason::Marker,
-                    first: OmittedEntry { entry_id: first_id.to_string(), source_order: first },
-                    last: OmittedEntry { entry_id: last_id.to_string(), source_order: last },
-                    records: run.len() as u64,
-                    tokens: run_tokens,
-                });
+                if !input.count_only {
+                    omissions.push(Omission {
+                        reason: OmissionReason::Marker,
+                        first: OmittedEntry { entry_id: first_id.to_string(), source_order: first },
+                        last: OmittedEntry { entry_id: last_id.to_string(), source_order: last },
+                        records: run.len() as u64,
+                        tokens: run_tokens,
+                    });
+                }
                 stats.tokens.markers += tokens(counter, &marker);
                 stats.omitted.markers += 1;
                 let role =
@@ -282,12 +281,15 @@ fn render_history<'g>(
                     text::cut_note(view.entry_id(), slot.order, None, omitted)
                 };
                 let text = text::cut_text(&whole, head_tokens, tail_tokens, note, counter).unwrap_or(whole);
-                omissions.push(Omission::one(
-                    OmissionReason::UserCut,
-                    view.entry_id(),
-                    slot.order,
-                    left_out.get(),
-                ));
+                if !input.count_only {
+                    let omitted = left_out.get();
+                    omissions.push(Omission::one(
+                        OmissionReason::UserCut,
+                        view.entry_id(),
+                        slot.order,
+                        omitted,
+                    ));
+                }
                 stats.kept.user_messages_cut += 1;
                 stats.tokens.user += tokens(counter, &text);
                 messages.push(Message::text(Role::User, text));

@@ -134,7 +134,7 @@ pub(crate) fn render_tail<'g>(
                             text::cut_note(view.entry_id(), item.order, Some(b), omitted)
                         };
                         let text = text::cut_text(&whole, cut.head_tokens, cut.tail_tokens, note, counter);
-                        if let Some(omitted) = left_out.get() {
+                        if let (Some(omitted), false) = (left_out.get(), input.count_only) {
                             let reason = OmissionReason::BlockCut { block: cut.block };
                             omissions.push(Omission::one(reason, view.entry_id(), item.order, omitted));
                         }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use annal_engine::{Block, Record, Role};
+use annal_engine::{Block, Record, Role, Store};
 
 use crate::rng::Rng;
 use crate::sessions::text::Numbered;
@@ -124,4 +124,25 @@ pub fn same_content(a: &Record, b: &Record) -> bool {
         record
     }
     without_targets(a) == without_targets(b)
+}
+
+/// The records of `session` from sourceOrder `from` on as a view sees them: as stored (entry ids
+/// derived where none was given), compaction receipts left out, each with its sourceOrder.
+///
+/// # Errors
+/// A read that fails, naming the sourceOrder.
+pub fn shown_records(store: &Store, session: &str, from: u64) -> Result<Vec<(u64, Record)>, String> {
+    let snapshot = store.snapshot().map_err(|e| format!("snapshot: {e}"))?;
+    let guards =
+        snapshot.records(session, from..u64::MAX).map_err(|e| format!("records of {session:?}: {e}"))?;
+    let mut out = Vec::new();
+    for (order, guard) in (from..).zip(guards) {
+        let guard = guard.map_err(|e| format!("record {order}: {e}"))?;
+        let view = guard.view().map_err(|e| format!("record {order}: {e}"))?;
+        let record = snapshot.to_record(&view).map_err(|e| format!("record {order}: {e}"))?;
+        if !record.meta.contains_key("annal.receipt") {
+            out.push((order, record));
+        }
+    }
+    Ok(out)
 }

@@ -25,7 +25,7 @@ pub(crate) fn result(id: &str, tool: &str, is_error: bool, output: String) -> Bl
 }
 
 pub(crate) fn record(id: &str, role: Role, blocks: Vec<Block>) -> Record {
-    Record { entry_id: id.into(), role, timestamp: None, blocks, meta: Default::default() }
+    annal_support::sessions::record(id.to_owned(), role, blocks)
 }
 
 /// `n` characters of `seed` repeated, spaces between.
