@@ -18,6 +18,7 @@ use tantivy::{Index, IndexSettings, TantivyError};
 use crate::error::{one_line, IndexError};
 use crate::schema::{schema, Fields};
 use crate::tokenize::register_for_indexing;
+use crate::verified::{Stamp, Verified};
 
 /// What the payload starts with; the number after it is the next position to index.
 const PAYLOAD_PREFIX: &str = "annal-index v1 position ";
@@ -160,9 +161,11 @@ fn check(path: &Path, index: Index) -> Result<Index, IndexError> {
 /// only when a search needs them: an index damaged while it was closed (bytes overwritten
 /// inside a file, a file deleted) opened, then searches silently missed hits, failed, or
 /// panicked inside tantivy. So each file's checksum (kept in its footer) is verified before
-/// anything parses it: one pass over the index per open, about 10 ms per 100 MB of index once
-/// the files are cached. Truncated, overwritten and missing files are damage (the index is
-/// rebuilt); other read errors (permissions, a failing disk) are the I/O errors they are.
+/// anything parses it, once: a file verified before, and unchanged since (same size and
+/// modification time, see [`Verified`]), has only its footer read. An open costs a few file
+/// reads per segment, not a pass over the whole index. Truncated, overwritten and missing files
+/// are damage (the index is rebuilt); other read errors (permissions, a failing disk) are the
+/// I/O errors they are.
 fn check_segments(path: &Path, index: &Index, metas: &IndexMeta) -> Result<(), IndexError> {
     let directory = index.directory();
     // Every segment has one file per component; the delete file only once it has deletes (the
@@ -180,7 +183,18 @@ fn check_segments(path: &Path, index: &Index, metas: &IndexMeta) -> Result<(), I
         .filter(|file| !optional.contains(file) && !file.to_string_lossy().ends_with(".temp"))
         .collect();
     files.sort();
+    let remembered = Verified::load(path);
+    let mut verified = Verified::default();
+    let now = std::time::SystemTime::now();
     for file in files {
+        let name = file.to_string_lossy().into_owned();
+        let stamp = Stamp::of(&path.join(&file));
+        if let Some(stamp) = stamp.filter(|&stamp| remembered.holds(&name, stamp)) {
+            // Opening a file reads and checks its footer.
+            directory.open_read(&file).map_err(|err| read_damage(path, err))?;
+            verified.insert(name, stamp, now);
+            continue;
+        }
         match directory.validate_checksum(&file) {
             Ok(true) => {}
             Ok(false) => {
@@ -191,6 +205,12 @@ fn check_segments(path: &Path, index: &Index, metas: &IndexMeta) -> Result<(), I
             }
             Err(err) => return Err(read_damage(path, err)),
         }
+        if let Some(stamp) = stamp {
+            verified.insert(name, stamp, now);
+        }
+    }
+    if verified != remembered {
+        verified.save(path);
     }
     Ok(())
 }

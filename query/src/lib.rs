@@ -39,6 +39,7 @@ mod schema;
 mod search;
 mod snippet;
 mod tokenize;
+mod verified;
 
 pub use crate::error::{GetError, IndexError, SearchError, WaitError};
 pub use crate::folder::index_folder;

@@ -228,3 +228,62 @@ fn a_file_where_the_index_folder_goes_is_reported_and_left_alone() {
     assert_eq!(blocks.len(), 150);
     assert_eq!(searches[0], ["r2-7#0"]);
 }
+
+/// Sets every file's modification time to one fixed day in the past, as if the index had been
+/// written long before this open.
+fn settle(folder: &Path) {
+    let past = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+    for (path, _) in files(folder) {
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(past).unwrap();
+    }
+}
+
+/// The segment files the index remembers as verified.
+fn remembered(folder: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(folder.join("annal-verified")).unwrap_or_default();
+    text.lines().skip(1).filter_map(|line| line.split('\t').next()).map(str::to_owned).collect()
+}
+
+#[test]
+fn a_verified_index_is_read_once_and_later_damage_is_still_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, folder) = indexed_store(dir.path());
+    let (blocks, searches, _) = open_and_read(&store);
+    // Files written just now are not remembered (a write in the same clock tick would not show).
+    let segments: Vec<PathBuf> = files(&folder)
+        .into_iter()
+        .map(|(path, _)| path)
+        .filter(|path| {
+            ["idx", "pos", "term", "store"].iter().any(|e| path.extension().is_some_and(|x| x == *e))
+        })
+        .collect();
+    assert!(remembered(&folder).is_empty(), "{:?}", remembered(&folder));
+    settle(&folder);
+    open_and_read(&store);
+    let names = remembered(&folder);
+    for segment in &segments {
+        let name = segment.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(names.contains(&name), "{name} is not remembered: {names:?}");
+    }
+    let saved = files(&folder);
+    // A remembered file overwritten later has another modification time: read whole, rebuilt.
+    let target = segments.iter().find(|p| p.extension().is_some_and(|e| e == "store")).unwrap().clone();
+    let mut bytes = std::fs::read(&target).unwrap();
+    let middle = bytes.len() / 2;
+    bytes[middle] ^= 0xA5;
+    std::fs::write(&target, &bytes).unwrap();
+    let (after, found, _) = open_and_read(&store);
+    assert_eq!((after, found), (blocks.clone(), searches.clone()), "overwritten .store");
+    // A remembered file whose footer is damaged is found by the footer read, even with its old
+    // size and time put back.
+    restore(&folder, &saved);
+    settle(&folder);
+    let stamp_source = std::fs::metadata(&target).unwrap().modified().unwrap();
+    let mut bytes = std::fs::read(&target).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xFF;
+    std::fs::write(&target, &bytes).unwrap();
+    std::fs::File::options().write(true).open(&target).unwrap().set_modified(stamp_source).unwrap();
+    let (after, found, _) = open_and_read(&store);
+    assert_eq!((after, found), (blocks, searches), "damaged footer");
+}
