@@ -52,24 +52,40 @@ pub(crate) const STALL: Duration = Duration::from_secs(30);
 const QUIET: Duration = Duration::from_millis(800);
 
 /// Opens the store and waits until everything committed so far is searchable, with a progress
-/// bar when that takes a while (the first search of a large store builds the index). If another
-/// process holds the index writer and makes no progress, searches what is indexed after a
-/// warning rather than hang.
+/// bar when that takes a while. If another process holds the index writer and makes no
+/// progress, searches what is indexed after a warning rather than hang.
 pub(crate) fn open_searchable(location: &StoreLocation) -> anyhow::Result<Annal> {
     let store = location.open_existing()?;
+    catch_up(&store, location, None)?;
+    Ok(store)
+}
+
+/// Waits until everything committed so far is searchable. `bar`, when given, shows the
+/// indexing at once (an import's own bar goes on); otherwise a bar appears on a terminal once
+/// the wait passes [`QUIET`]. Warns when another process holding the index writer does not
+/// catch up.
+pub(crate) fn catch_up(
+    store: &Annal,
+    location: &StoreLocation,
+    bar: Option<ProgressBar>,
+) -> anyhow::Result<()> {
     let started = Instant::now();
-    let mut bar: Option<ProgressBar> = None;
+    let mut bar = bar;
+    let style = ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar());
+    if let Some(bar) = &bar {
+        bar.set_style(style.clone());
+        bar.set_message("");
+    }
     let behind = store
         .catch_up(STALL, |searchable, target| {
             if bar.is_none() && started.elapsed() >= QUIET && std::io::stderr().is_terminal() {
                 let new = ProgressBar::new(target);
-                new.set_style(
-                    ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
+                new.set_style(style.clone());
                 bar = Some(new);
             }
             if let Some(bar) = &bar {
+                bar.set_length(target);
                 bar.set_position(searchable);
             }
         })
@@ -89,7 +105,7 @@ pub(crate) fn open_searchable(location: &StoreLocation) -> anyhow::Result<Annal>
             count(behind)
         );
     }
-    Ok(store)
+    Ok(())
 }
 
 /// Whether highlights may use terminal colours on stdout.

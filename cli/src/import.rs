@@ -102,6 +102,18 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
     let forced = TranscriptFormat::parse(&args.format);
     let store = location.open_or_create()?;
     let started = Instant::now();
+    // The index follows the journal while the files load (its own thread), so the first search
+    // after an import starts at once. An index that cannot be opened costs the import nothing:
+    // it is named, and every search reports it until it is fixed.
+    let indexing = match store.index_status() {
+        Ok(_) => true,
+        Err(err) => {
+            eprintln!(
+                "annal: the search index of {location} cannot be opened, so nothing was indexed: {err}"
+            );
+            false
+        }
+    };
     let total_bytes: u64 = files.iter().filter_map(|(f, _)| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
     let progress = ProgressBar::new(total_bytes);
     progress.set_style(
@@ -135,6 +147,11 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
         }
         progress.inc(bytes.len() as u64);
+    }
+    if indexing {
+        if let Err(err) = crate::history::catch_up(&store, location, Some(progress.clone())) {
+            progress.suspend(|| eprintln!("annal: {err:#}; the records are imported, searches index them"));
+        }
     }
     progress.finish_and_clear();
     write_summary(&summary, started.elapsed().as_secs_f64(), args.json, out)?;

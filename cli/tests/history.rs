@@ -100,3 +100,27 @@ fn reindex_rebuilds_the_index() {
     let hits = sandbox.annal(&["history", "search", "ECONNRESET", "--json"], "").ok();
     assert_eq!(json(&hits).as_array().map(Vec::len), Some(2));
 }
+
+#[test]
+fn an_import_leaves_the_index_up_to_date() {
+    let sandbox = Sandbox::new();
+    let file = sandbox.dir().join("exported.jsonl");
+    let header = r#"{"format":"annal-jsonl","version":1,"session":"imported"}"#;
+    std::fs::write(&file, format!("{header}\n{RECORDS}")).unwrap_or_else(|e| panic!("{e}"));
+    sandbox.annal(&["import", file.to_str().unwrap_or_default()], "").ok();
+    // Opened right after, before its indexer thread has looked at the journal, the index
+    // already covers every record the import stored.
+    let db = sandbox.dir().join("store.redb");
+    let store = std::sync::Arc::new(
+        annal_engine::Store::open(&db, annal_engine::StoreOptions::default())
+            .unwrap_or_else(|e| panic!("{e}")),
+    );
+    let end = store.snapshot().and_then(|s| s.position_end()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(end, 3);
+    let index =
+        annal_query::SearchIndex::open(std::sync::Arc::clone(&store), annal_query::IndexOptions::default())
+            .unwrap_or_else(|e| panic!("{e}"));
+    let status = index.status();
+    assert_eq!((status.searchable, status.documents), (end, 4), "{status:?}");
+    index.close().unwrap_or_else(|e| panic!("{e}"));
+}

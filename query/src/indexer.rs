@@ -6,7 +6,8 @@
 //! While it holds the writer it adds documents as soon as records are committed and commits at
 //! most once per `commit_interval`, each commit carrying the indexed position as its payload.
 //! While another process holds the writer it follows that process's commits and tries to take
-//! the writer over on each poll (see `handover.rs`).
+//! the writer over on each poll (see `handover.rs`). A process takes the writer only when the
+//! journal holds records its index does not: until then it only follows.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -239,7 +240,10 @@ fn drive(
     let mut writing: Option<Writing> = None;
     let mut seen_opstamp = None;
     loop {
-        if writing.is_none() {
+        // The writer is taken only when the journal is ahead of the index: a process that
+        // opens an index to search what is already there (every CLI search) never pays for a
+        // writer, its threads and its memory arena, nor waits for them at close.
+        if writing.is_none() && store.snapshot()?.position_end()? > shared.progress().searchable {
             writing = try_take(&shared.folder, &config.writer)?;
             if let Some(taken) = &writing {
                 // The reader may be behind the last commit of the process that held the writer.

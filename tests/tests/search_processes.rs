@@ -12,6 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
+use std::time::Duration;
 
 use annal_engine::{Role, Store};
 use annal_query::{IndexOptions, SearchIndex, SearchRequest};
@@ -123,7 +124,11 @@ fn hits(index: &SearchIndex, query: &str) -> Vec<String> {
 fn the_writer_is_handed_over_between_processes() {
     let (_dir, db, store) = fresh_store("shared.redb");
     let index = open_index(&store);
-    // The first process to open the index takes its writer.
+    // Nothing to index: opening takes no writer (a search of an up-to-date index never does).
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!index.status().writing);
+    // The first process with something to index takes the writer.
+    store.append("s", None, vec![text("apple-1", Role::User, "apple")]).unwrap();
     until("this process holds the writer", || index.status().writing);
 
     let mut helper = Helper::spawn();
@@ -158,9 +163,10 @@ fn the_writer_is_handed_over_between_processes() {
     helper.ask("close");
     drop(helper.input);
     assert!(helper.child.wait().unwrap().success());
-    // With the helper gone, this process takes the writer on its next look.
-    until("this process holds the writer again", || index.status().writing);
+    // With the helper gone, this process takes the writer on its next look with something to
+    // index.
     store.append("s", None, vec![text("pear-1", Role::User, "pear")]).unwrap();
+    until("this process holds the writer again", || index.status().writing);
     searchable(&index);
     assert_index_equals_journal(&index, &store);
     index.close().unwrap();
