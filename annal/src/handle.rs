@@ -82,7 +82,12 @@ impl Annal {
     /// As [`Annal::open`].
     pub fn open_with(path: impl AsRef<Path>, options: &Options) -> Result<Annal, Error> {
         let path = path.as_ref().to_owned();
-        let store = Arc::new(Store::open(&path, options.store())?);
+        let store = if options.read_only {
+            Store::open_read_only(&path, options.store())?
+        } else {
+            Store::open(&path, options.store())?
+        };
+        let store = Arc::new(store);
         let annal = Annal { store, path, options: options.clone(), index: Mutex::new(None) };
         if options.index_eagerly {
             annal.index()?;

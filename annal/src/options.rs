@@ -52,6 +52,10 @@ pub struct Options {
     /// How long [`Annal::search`](crate::Annal::search) waits for the index to catch up with
     /// everything committed before the call (default 30 s); zero searches what is indexed.
     pub search_wait: Duration,
+    /// Open an existing store for reading only (default false): appends, forks and compactions
+    /// fail with a read-only error, and nothing is written to the store file, at open or at
+    /// close. The search index is still kept up to date (it is a separate folder).
+    pub read_only: bool,
 }
 
 impl Default for Options {
@@ -68,6 +72,7 @@ impl Default for Options {
             index_folder: None,
             index_eagerly: true,
             search_wait: SEARCH_WAIT_DEFAULT,
+            read_only: false,
         }
     }
 }

@@ -28,7 +28,7 @@ pub(crate) struct ExportArgs {
 }
 
 pub(crate) fn run(location: &StoreLocation, args: &ExportArgs, out: &mut Out) -> anyhow::Result<()> {
-    let store = location.open_existing()?;
+    let store = location.open_reading()?;
     let format = if args.format == "markdown" { ExportFormat::Markdown } else { ExportFormat::Jsonl };
     let options = ExportOptions { format, redact: args.redact };
     let write = |sink: &mut dyn Write| store.export(&args.session, &options, sink).map(drop);

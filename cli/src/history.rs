@@ -55,7 +55,7 @@ const QUIET: Duration = Duration::from_millis(800);
 /// bar when that takes a while. If another process holds the index writer and makes no
 /// progress, searches what is indexed after a warning rather than hang.
 pub(crate) fn open_searchable(location: &StoreLocation) -> anyhow::Result<Annal> {
-    let store = location.open_existing()?;
+    let store = location.open_reading()?;
     catch_up(&store, location, None)?;
     Ok(store)
 }

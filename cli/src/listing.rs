@@ -39,7 +39,7 @@ pub(crate) fn session_json(info: &SessionInfo) -> Value {
 
 /// Lists every session.
 pub(crate) fn sessions(store: &StoreLocation, args: &SessionsArgs, out: &mut Out) -> anyhow::Result<()> {
-    let handle = store.open_existing()?;
+    let handle = store.open_reading()?;
     let snapshot = store.snapshot(&handle)?;
     let sessions = snapshot.sessions().with_context(|| format!("cannot list the sessions of {store}"))?;
     if args.json {
@@ -144,7 +144,7 @@ impl Stats {
 
 /// Prints the store's counts and sizes.
 pub(crate) fn stats(store: &StoreLocation, args: &StatsArgs, out: &mut Out) -> anyhow::Result<()> {
-    let handle = store.open_existing()?;
+    let handle = store.open_reading()?;
     let snapshot = store.snapshot(&handle)?;
     let stats = Stats::gather(store, &snapshot)?;
     if args.json {

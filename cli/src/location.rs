@@ -53,6 +53,18 @@ impl StoreLocation {
 
     /// Opens an existing store; a missing file is an error naming the path.
     pub(crate) fn open_existing(&self) -> anyhow::Result<Annal> {
+        self.check_exists()?;
+        self.open(false)
+    }
+
+    /// Opens an existing store for a command that only reads it: nothing is written to the
+    /// store file, at open or at close (see `Options::read_only`).
+    pub(crate) fn open_reading(&self) -> anyhow::Result<Annal> {
+        self.check_exists()?;
+        self.open(true)
+    }
+
+    fn check_exists(&self) -> anyhow::Result<()> {
         match std::fs::metadata(&self.path) {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => bail!("{} is not a file", self.path.display()),
@@ -61,7 +73,7 @@ impl StoreLocation {
             }
             Err(err) => return Err(err).with_context(|| format!("cannot read {}", self.path.display())),
         }
-        self.open()
+        Ok(())
     }
 
     /// Opens the store, creating it (and, for the default location, its folder) if needed.
@@ -72,13 +84,14 @@ impl StoreLocation {
                     .with_context(|| format!("cannot create the store folder {}", folder.display()))?;
             }
         }
-        self.open()
+        self.open(false)
     }
 
-    fn open(&self) -> anyhow::Result<Annal> {
+    fn open(&self, read_only: bool) -> anyhow::Result<Annal> {
         // A command runs briefly: the search index is opened only by a command that searches.
         // It waits for the index itself (with a progress bar), so searches do not wait again.
-        let options = Options { index_eagerly: false, search_wait: Duration::ZERO, ..Options::default() };
+        let options =
+            Options { index_eagerly: false, search_wait: Duration::ZERO, read_only, ..Options::default() };
         // The engine's open errors already name the path.
         Ok(Annal::open_with(&self.path, &options)?)
     }

@@ -47,7 +47,7 @@ impl ShowArgs {
 
 /// Prints the records of the planned range.
 pub(crate) fn run(store: &StoreLocation, plan: &ShowPlan, out: &mut Out) -> anyhow::Result<()> {
-    let handle = store.open_existing()?;
+    let handle = store.open_reading()?;
     let snapshot = store.snapshot(&handle)?;
     let read_error = |err: ReadError| store.read_error(&plan.session, err);
     let Some(info) = snapshot.session(&plan.session).map_err(read_error)? else {

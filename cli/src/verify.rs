@@ -48,7 +48,7 @@ pub(crate) fn summary(report: &VerifyReport, whole_store: bool) -> String {
 
 /// Verifies and prints the report; damage makes the command fail after the problems are printed.
 pub(crate) fn run(store: &StoreLocation, args: &VerifyArgs, out: &mut Out) -> anyhow::Result<()> {
-    let handle = store.open_existing()?;
+    let handle = store.open_reading()?;
     let report = handle.verify(args.session.as_deref()).map_err(|err| match err {
         annal::Error::Read(ReadError::UnknownSession(name)) => store.unknown_session(&name),
         other => anyhow!("cannot verify {store}: {other}"),

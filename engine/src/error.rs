@@ -230,6 +230,9 @@ pub enum AppendError {
     /// The store was closed.
     #[error("the store is closed")]
     Closed,
+    /// The store was opened read-only ([`Store::open_read_only`](crate::Store::open_read_only)).
+    #[error("the store was opened read-only")]
+    ReadOnly,
 }
 
 /// Forking a session failed.
@@ -285,6 +288,9 @@ pub enum ForkError {
     /// The store was closed.
     #[error("the store is closed")]
     Closed,
+    /// The store was opened read-only ([`Store::open_read_only`](crate::Store::open_read_only)).
+    #[error("the store was opened read-only")]
+    ReadOnly,
 }
 
 /// Reading failed.

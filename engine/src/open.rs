@@ -88,15 +88,15 @@ pub(crate) fn open_error(path: &Path, err: DatabaseError) -> OpenError {
     }
 }
 
-fn table_names(db: &Database) -> Result<Vec<String>, Failure> {
+fn table_names(db: &impl ReadableDatabase) -> Result<Vec<String>, Failure> {
     let txn = db.begin_read()?;
     let names = txn.list_tables()?.map(|t| t.name().to_owned()).collect();
     Ok(names)
 }
 
-/// Creates the tables, format version and store id of a new store, checks an existing one's,
-/// and upgrades a store of an older format version in one transaction.
-pub(crate) fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
+/// Whether the store in `db` is whole and of the current format (nothing for [`initialize`] to
+/// write); an error for a file that is not a store or is of a newer format.
+pub(crate) fn is_current(db: &impl ReadableDatabase, path: &Path) -> Result<bool, OpenError> {
     let failure = |f: Failure| open_failure(path, f);
     let names = table_names(db).map_err(failure)?;
     if names.iter().any(|n| n == META.name()) {
@@ -107,15 +107,23 @@ pub(crate) fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> 
             let current = check_version(path, version.value())? == FORMAT_VERSION;
             let has_id =
                 redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))?.is_some();
-            if current && has_id && all_tables().iter().all(|t| names.iter().any(|n| n == t)) {
-                return Ok(());
-            }
+            return Ok(current && has_id && all_tables().iter().all(|t| names.iter().any(|n| n == t)));
         }
     } else if !names.is_empty() {
         return Err(OpenError::NotAStore {
             path: path.to_path_buf(),
             reason: format!("a redb database with other tables ({})", names.join(", ")),
         });
+    }
+    Ok(false)
+}
+
+/// Creates the tables, format version and store id of a new store, checks an existing one's,
+/// and upgrades a store of an older format version in one transaction.
+pub(crate) fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
+    let failure = |f: Failure| open_failure(path, f);
+    if is_current(db, path)? {
+        return Ok(());
     }
     let txn = writer::begin_write(db, options.write_wait).map_err(|e| match e {
         Ok(waited) => OpenError::AlreadyOpen {

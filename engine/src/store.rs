@@ -7,14 +7,17 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use redb::{ConcurrencyMode, Database, ReadableDatabase};
+use redb::{
+    ConcurrencyMode, Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, TransactionError,
+};
 
 use crate::apply::AppendReceipt;
 use crate::claim::Claim;
 use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
 use crate::group::GroupCommit;
 use crate::open::{
-    create_store_file, initialize, log_path, open_error, open_failure, open_log, refuses_writes, LogPlace,
+    create_store_file, initialize, is_current, log_path, open_error, open_failure, open_log, refuses_writes,
+    LogPlace,
 };
 use crate::options::{Sharing, StoreOptions};
 use crate::portable::PortableRecord;
@@ -33,15 +36,31 @@ use crate::writer::{Request, Shared};
 /// parallel on snapshots. Several processes may open the same file at once,
 /// unless it is opened [`Sharing::Exclusive`], which writes through a durability log.
 pub struct Store {
-    db: Arc<Database>,
+    db: Db,
     path: Option<PathBuf>,
     options: StoreOptions,
     shared: Arc<Shared>,
-    commit: Arc<GroupCommit>,
+    /// The writer; none for a store opened read-only.
+    commit: Option<Arc<GroupCommit>>,
     /// Per-store state of the layers above the journal (the projections' cache, this
     /// process's compaction claims), each made on first use. The journal holds them without
     /// knowing their types, so it depends on no layer above it.
     extensions: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
+}
+
+/// The redb handle: writable, or read-only (no transaction, lock or sync ever writes the file).
+enum Db {
+    Writable(Arc<Database>),
+    ReadOnly(Arc<ReadOnlyDatabase>),
+}
+
+impl Db {
+    fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
+        match self {
+            Db::Writable(db) => db.begin_read(),
+            Db::ReadOnly(db) => db.begin_read(),
+        }
+    }
 }
 
 impl std::fmt::Debug for Store {
@@ -80,19 +99,51 @@ impl Store {
             }
             Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
         }
-        let mut builder = redb::Builder::new();
-        builder.set_concurrency_mode(match options.sharing {
-            Sharing::Processes => ConcurrencyMode::MultiWriter,
-            Sharing::Exclusive => ConcurrencyMode::ExclusiveWriter,
-        });
-        builder.set_cache_size(options.cache_size_bytes);
-        let db = builder.create(path).map_err(|e| match open_error(path, e) {
+        let db = builder(&options).create(path).map_err(|e| match open_error(path, e) {
             OpenError::Io { path, source } if refuses_writes(&path, &source) => {
                 OpenError::NotWritable { path, source }
             }
             other => other,
         })?;
         Store::start(db, Some(path.to_path_buf()), options, LogPlace::Beside(log_path(path)))
+    }
+
+    /// Opens an existing store for reading only: appends, forks and checkpoints fail with a
+    /// read-only error, and nothing about the file changes (no write transaction, no lock
+    /// upgrade, no sync at open or close), so a command that only reads costs no disk writes
+    /// and works without write permission. A store that needs a writable open first (a
+    /// durability log to put back, an older format to upgrade) is opened writable instead.
+    ///
+    /// # Errors
+    /// As [`Store::open`]; a missing file is [`OpenError::Io`] (nothing is created).
+    pub fn open_read_only(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
+        let path = path.as_ref();
+        if std::fs::metadata(log_path(path)).is_ok() {
+            return Store::open(path, options);
+        }
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_file() && meta.len() == 0 => {
+                return Err(OpenError::NotAStore {
+                    path: path.to_path_buf(),
+                    reason: "the file is empty (a store is never empty; was it truncated?)".into(),
+                })
+            }
+            Ok(_) => {}
+            Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
+        }
+        let db = builder(&options).open_read_only(path).map_err(|e| open_error(path, e))?;
+        if !is_current(&db, path)? {
+            drop(db);
+            return Store::open(path, options);
+        }
+        let db = Db::ReadOnly(Arc::new(db));
+        let shared = Arc::new(Shared {
+            poisoned: AtomicBool::new(false),
+            watermark: Watermark::new(position_end(&db, path)?),
+            feeds: std::sync::Mutex::new(Vec::new()),
+        });
+        let path = Some(path.to_path_buf());
+        Ok(Store { db, path, options, shared, commit: None, extensions: Mutex::new(Vec::new()) })
     }
 
     /// Opens a store on custom storage (one process only): how tests simulate crashes and
@@ -136,16 +187,9 @@ impl Store {
         initialize(&db, &shown, &options)?;
         let logged = open_log(&db, &shown, log, &options)?;
         let db = Arc::new(db);
-        let position_end = {
-            let txn = db.begin_read().map_err(|e| open_failure(&shown, Failure::from(e)))?;
-            Snapshot::new(txn).and_then(|s| s.position_end()).map_err(|e| match e {
-                ReadError::Io { source } => OpenError::Io { path: shown.clone(), source },
-                other => OpenError::Corrupted { path: shown.clone(), reason: other.to_string() },
-            })?
-        };
         let shared = Arc::new(Shared {
             poisoned: AtomicBool::new(false),
-            watermark: Watermark::new(position_end),
+            watermark: Watermark::new(position_end(&Db::Writable(Arc::clone(&db)), &shown)?),
             feeds: std::sync::Mutex::new(Vec::new()),
         });
         let commit = GroupCommit::start(
@@ -156,17 +200,33 @@ impl Store {
             options.checkpoint_idle,
         )
         .map_err(|source| OpenError::Io { path: shown.clone(), source })?;
-        Ok(Store { db, path, options, shared, commit, extensions: Mutex::new(Vec::new()) })
+        Ok(Store {
+            db: Db::Writable(db),
+            path,
+            options,
+            shared,
+            commit: Some(commit),
+            extensions: Mutex::new(Vec::new()),
+        })
     }
 
-    pub(crate) fn database(&self) -> &Database {
-        &self.db
+    /// A read transaction on the store's file.
+    pub(crate) fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
+        self.db.begin_read()
+    }
+
+    /// Whether the store was opened read-only.
+    pub fn is_read_only(&self) -> bool {
+        self.commit.is_none()
     }
 
     /// Hands a request to group commit; its answer comes on the request's reply channel, which
     /// is dropped unanswered once the store has closed.
     pub(crate) fn submit(&self, request: Request) {
-        self.commit.submit(request);
+        // Read-only: the request is dropped unanswered, which its caller sees as closed.
+        if let Some(commit) = &self.commit {
+            commit.submit(request);
+        }
     }
 
     /// This store's `T`, made on first use: the state a layer above the journal keeps per store.
@@ -243,6 +303,9 @@ impl Store {
     }
 
     fn check_writable(&self) -> Result<(), AppendError> {
+        if self.is_read_only() {
+            return Err(AppendError::ReadOnly);
+        }
         if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(AppendError::Poisoned);
         }
@@ -258,7 +321,7 @@ impl Store {
     ) -> Result<AppendReceipt, AppendError> {
         let (reply, answer) = crossbeam_channel::bounded(1);
         let request = Request::Append { session: session.to_owned(), expected_next, prepared, claims, reply };
-        self.commit.submit(request);
+        self.submit(request);
         answer.recv().map_err(|_| AppendError::Closed)?
     }
 
@@ -268,6 +331,9 @@ impl Store {
     /// # Errors
     /// [`ForkError`].
     pub fn fork(&self, session: &str, at: u64, new_name: &str) -> Result<SessionInfo, ForkError> {
+        if self.is_read_only() {
+            return Err(ForkError::ReadOnly);
+        }
         if self.shared.poisoned.load(Ordering::Acquire) {
             return Err(ForkError::Poisoned);
         }
@@ -275,7 +341,7 @@ impl Store {
             .map_err(|reason| ForkError::InvalidSessionName { name: new_name.to_owned(), reason })?;
         let (reply, answer) = crossbeam_channel::bounded(1);
         let request = Request::Fork { parent: session.to_owned(), at, name: new_name.to_owned(), reply };
-        self.commit.submit(request);
+        self.submit(request);
         answer.recv().map_err(|_| ForkError::Closed)?
     }
 
@@ -322,17 +388,22 @@ impl Store {
     /// [`CloseError`] if redb cannot close the file cleanly.
     pub fn close(mut self) -> Result<(), CloseError> {
         self.stop_writer();
-        let db = Arc::clone(&self.db);
+        let db = match &self.db {
+            Db::Writable(db) => Db::Writable(Arc::clone(db)),
+            Db::ReadOnly(db) => Db::ReadOnly(Arc::clone(db)),
+        };
         drop(self);
+        let failed = |e: redb::DatabaseError| CloseError { source: io::Error::other(e.to_string()) };
         // Snapshots still alive keep the database open; it closes when the last one drops.
-        match Arc::try_unwrap(db) {
-            Ok(db) => db.close().map_err(|e| CloseError { source: io::Error::other(e.to_string()) }),
-            Err(_) => Ok(()),
+        match db {
+            Db::Writable(db) => Arc::try_unwrap(db).map_or(Ok(()), |db| db.close().map_err(failed)),
+            Db::ReadOnly(db) => Arc::try_unwrap(db).map_or(Ok(()), |db| db.close().map_err(failed)),
         }
     }
 
     fn stop_writer(&mut self) {
-        self.commit.close();
+        let Some(commit) = &self.commit else { return };
+        commit.close();
         // The closing checkpoint emptied the log: a closed store is one file.
         if let Some(log) = self.path.as_deref().map(log_path) {
             if std::fs::metadata(&log).is_ok_and(|meta| meta.len() == 0) {
@@ -340,6 +411,26 @@ impl Store {
             }
         }
     }
+}
+
+/// A redb builder for `options`: its sharing and page cache.
+fn builder(options: &StoreOptions) -> redb::Builder {
+    let mut builder = redb::Builder::new();
+    builder.set_concurrency_mode(match options.sharing {
+        Sharing::Processes => ConcurrencyMode::MultiWriter,
+        Sharing::Exclusive => ConcurrencyMode::ExclusiveWriter,
+    });
+    builder.set_cache_size(options.cache_size_bytes);
+    builder
+}
+
+/// The position end of the store in `db`, read at open.
+fn position_end(db: &Db, shown: &Path) -> Result<u64, OpenError> {
+    let txn = db.begin_read().map_err(|e| open_failure(shown, Failure::from(e)))?;
+    Snapshot::new(txn).and_then(|s| s.position_end()).map_err(|e| match e {
+        ReadError::Io { source } => OpenError::Io { path: shown.to_path_buf(), source },
+        other => OpenError::Corrupted { path: shown.to_path_buf(), reason: other.to_string() },
+    })
 }
 
 impl Drop for Store {

@@ -171,7 +171,7 @@ pub(crate) fn write_original(out: &mut impl Write, original: &Original) -> std::
 
 /// Reads the original and prints it.
 pub(crate) fn run(location: &StoreLocation, plan: &GetPlan, out: &mut Out) -> anyhow::Result<()> {
-    let store = location.open_existing()?;
+    let store = location.open_reading()?;
     let original = store.get(&plan.id, plan.lines.clone()).map_err(|err| match err {
         annal::Error::Get(GetError::UnknownEntry(id)) => {
             anyhow!("no entry {id:?} in {location} (ids look like ENTRY or ENTRY#BLOCK)")

@@ -8,8 +8,6 @@
 use std::borrow::Cow;
 use std::sync::Arc;
 
-use redb::ReadableDatabase;
-
 use super::current::{current_checkpoint, Current};
 use super::receipt::receipt_summary;
 use crate::error::ReadError;
@@ -292,7 +290,7 @@ impl Store {
     /// # Errors
     /// I/O or corruption.
     pub fn projection_snapshot(&self) -> Result<ProjectionSnapshot, ReadError> {
-        let txn = self.database().begin_read().map_err(crate::error::Failure::from)?;
+        let txn = self.begin_read().map_err(crate::error::Failure::from)?;
         ProjectionSnapshot::new(txn, self.options().token_counter.clone(), Some(self.projection_cache()))
     }
 
