@@ -2,7 +2,10 @@
 //! words, identifiers and syntax of a small fixed store (and raw fuzzed text), with arbitrary
 //! session, role, tool, error and sourceOrder filters, checked against the records themselves:
 //! every hit is a real, matching block (precision), and for the queries the reference matcher
-//! reads (`search_oracle`) every matching block is found when the limit allows (recall).
+//! reads (`search_oracle`) every matching block is found when the limit allows (recall). The
+//! store holds multi-byte text too (Unicode spaces, CJK, emoji, combining marks, right-to-left
+//! text, long lines, identifiers touching multi-byte characters): every cut a search, a snippet
+//! or a highlight makes must fall on a character boundary.
 //!
 //! The store and its index are built once per fuzzing process; every input only searches.
 
@@ -17,8 +20,9 @@ use arbitrary::Arbitrary;
 use crate::fresh_store;
 use crate::search_oracle::{self, Doc, DocId};
 
-/// Words and identifiers the store's records hold, and look-alikes it does not.
-const VOCABULARY: [&str; 24] = [
+/// Words and identifiers the store's records hold, and look-alikes it does not. The first 13
+/// are what the records are made of.
+const VOCABULARY: [&str; 35] = [
     "deploy",
     "ledger",
     "timeout",
@@ -43,9 +47,22 @@ const VOCABULARY: [&str; 24] = [
     "-",
     "+",
     "*",
+    // From the multi-byte text (`multibyte`): identifiers touching multi-byte characters, and
+    // what is not a term there (`src/a.rs`: the chunk is `日本src/a.rs`, its word `日本src`).
+    "ERR_X",
+    "日本src/a.rs",
+    "a.rs",
+    "src/a.rs",
+    "日本語",
+    "テスト",
+    "مرحبا",
+    "🦀",
+    "e\u{301}",
+    "\u{3000}",
+    "\u{2009}",
 ];
 /// The words of [`VOCABULARY`] that are identifiers, searched as written.
-const IDENTIFIERS: [&str; 8] = [
+const IDENTIFIERS: [&str; 12] = [
     "src/api/client.ts",
     "client.tsx",
     "test_user_auth",
@@ -54,6 +71,10 @@ const IDENTIFIERS: [&str; 8] = [
     "--max-output",
     "localhost:8080",
     "foo(bar)",
+    "ERR_X",
+    "日本src/a.rs",
+    "a.rs",
+    "src/a.rs",
 ];
 const ROLES: [Role; 4] = [Role::User, Role::Assistant, Role::Tool, Role::System];
 const TOOLS: [&str; 3] = ["Bash", "Read", "grep"];
@@ -97,7 +118,9 @@ fn records(session: &str, turns: usize) -> Vec<Record> {
             call_id: call,
             tool: tool.into(),
             is_error: t % 3 == 0,
-            output: format!("error ECONNRESET at 0x7f3a9c after {word}\ntimeout v1.18.31 test_user_auth"),
+            output: format!(
+                "error ECONNRESET at 0x7f3a9c after {word}\ntimeout v1.18.31 test_user_auth\u{3000}日本src/a.rs"
+            ),
         };
         out.push(Record {
             entry_id: format!("{session}-r{t}"),
@@ -107,6 +130,25 @@ fn records(session: &str, turns: usize) -> Vec<Record> {
             meta: Default::default(),
         });
         out.push(text(format!("{session}-s{t}"), Role::System, "localhost:8080 foo(bar) deploy"));
+        out.push(text(format!("{session}-m{t}"), Role::Assistant, &multibyte(t, word)));
+    }
+    out
+}
+
+/// Text where words, identifiers and snippet windows must be cut on character boundaries: thin,
+/// no-break, narrow and ideographic spaces, CJK, emoji (a ZWJ family, a flag), combining marks,
+/// right-to-left text between bidi controls, identifiers touching multi-byte characters, and
+/// every other turn a line of thousands of characters (one word of 9000 bytes, too long to be
+/// indexed, then many short ones).
+fn multibyte(t: usize, word: &str) -> String {
+    let mut out = format!(
+        "ERR_X\u{2009}failed in 日本src/a.rs\u{3000}{word}\u{a0}ledger 👨\u{200d}👩\u{200d}👧 🇯🇵 \
+         e\u{301}te\u{301} مرحبا \u{202e}שלום\u{202c} timeout\u{202f}step {t}\n日本語の{word}テスト \
+         🦀deploy🦀 テスト→ERR_X"
+    );
+    if t.is_multiple_of(2) {
+        out.push_str(&"日".repeat(3_000));
+        out.push_str(&format!("\u{2009}{word}\u{3000}日本語 🦀").repeat(300));
     }
     out
 }

@@ -61,9 +61,12 @@ pub struct Original {
 /// `text`'s lines `first..=last` (1-based), line endings kept, with the range clipped to the
 /// text: the selected part, the first and last line returned, and how many lines there are.
 /// An empty selection (the range starts after the last line) returns `""` and `(first, first-1)`.
+/// A range from line 0 is read from line 1.
 pub fn select_lines(text: &str, lines: RangeInclusive<usize>) -> (&str, usize, usize, usize) {
     let total = text.split_inclusive('\n').count();
-    let (first, last) = (*lines.start(), (*lines.end()).min(total));
+    // Clipped to line 1 as well: no line is numbered 0, so `0..=2` once sliced from the end of
+    // the text back to the end of line 2, and panicked.
+    let (first, last) = ((*lines.start()).max(1), (*lines.end()).min(total));
     let mut start = text.len();
     let mut end = text.len();
     let mut offset = 0;
@@ -200,5 +203,7 @@ mod tests {
         assert_eq!(select_lines(text, 1..=1), ("one\n", 1, 1, 4));
         assert_eq!(select_lines(text, 7..=9), ("", 7, 6, 4));
         assert_eq!(select_lines("", 1..=3), ("", 1, 0, 0));
+        assert_eq!(select_lines(text, 0..=2), ("one\ntwo\r\n", 1, 2, 4));
+        assert_eq!(select_lines(text, 0..=0), ("", 1, 0, 4));
     }
 }

@@ -2,8 +2,8 @@
 //!
 //! The text is not stored in the index; a snippet is computed from the original read from the
 //! journal, with the same word and identifier boundaries the index uses, so what is marked is
-//! exactly what matched. Whitespace runs (newlines included) fold to one space and control
-//! characters are dropped, so a snippet is one line.
+//! exactly what matched. Runs of whitespace and control characters (newlines included) fold to
+//! one space, so a snippet is one line.
 
 use std::ops::Range;
 
@@ -50,12 +50,24 @@ impl Snippet {
     }
 }
 
-/// Whether `token` is `term` (already lower-cased), ignoring case.
+/// Whether the identifier `token` is `term` (already lower-cased), ignoring case as the
+/// identifier analyzer does (`str::to_lowercase`).
 fn equals_term(token: &str, term: &str) -> bool {
     if token.is_ascii() {
         token.len() == term.len() && token.eq_ignore_ascii_case(term)
     } else {
         token.to_lowercase() == term
+    }
+}
+
+/// Whether the word `token` is `term`, lower-cased as the words analyzer does: character by
+/// character (tantivy's `LowerCaser`). `str::to_lowercase` makes a word-final `Σ` a `ς`, so
+/// `ΟΔΟΣ` was found (as `οδοσ`) but not marked.
+fn equals_word(token: &str, term: &str) -> bool {
+    if token.is_ascii() {
+        token.len() == term.len() && token.eq_ignore_ascii_case(term)
+    } else {
+        token.chars().flat_map(char::to_lowercase).eq(term.chars())
     }
 }
 
@@ -82,17 +94,17 @@ fn matches(text: &str, terms: &Terms, width: usize) -> Vec<(usize, usize, usize)
             }
             recent.push_back((from, to));
             let token = &text[from..to];
-            if let Some(n) = terms.words.iter().position(|t| equals_term(token, t)) {
+            if let Some(n) = terms.words.iter().position(|t| equals_word(token, t)) {
                 found.push((from, to, n));
                 last_start[n] = Some(from);
             }
             for (n, phrase) in terms.phrases.iter().enumerate() {
                 let Some(last_word) = phrase.last() else { continue };
-                if recent.len() < phrase.len() || !equals_term(token, last_word) {
+                if recent.len() < phrase.len() || !equals_word(token, last_word) {
                     continue;
                 }
                 let run = recent.range(recent.len() - phrase.len()..);
-                if phrase.iter().zip(run).all(|(word, &(a, b))| equals_term(&text[a..b], word)) {
+                if phrase.iter().zip(run).all(|(word, &(a, b))| equals_word(&text[a..b], word)) {
                     let start = recent[recent.len() - phrase.len()].0;
                     found.push((start, to, words + n));
                     last_start[words + n] = Some(start);
@@ -125,7 +137,10 @@ fn best_window(found: &[(usize, usize, usize)], width: usize) -> Option<(usize, 
         let mut last_end = start;
         let mut count = 0;
         for &(from, to, term) in &found[i..] {
-            if to > start + width {
+            // The match the window opens with is in it however long it is (an identifier or a
+            // phrase longer than the width was once cut off unmarked). Saturating:
+            // `SearchRequest::snippet_chars` may be anything up to `usize::MAX`.
+            if count > 0 && to > start.saturating_add(width) {
                 break;
             }
             let _ = from;
@@ -169,7 +184,7 @@ pub(crate) fn snippet(text: &str, terms: &Terms, width: usize) -> Snippet {
                     start += space + c.len_utf8();
                 }
             }
-            (start, floor_boundary(text, (start + width).max(last)))
+            (start, floor_boundary(text, start.saturating_add(width).max(last)))
         }
         None => (0, floor_boundary(text, width)),
     };
@@ -184,6 +199,15 @@ pub(crate) fn snippet(text: &str, terms: &Terms, width: usize) -> Snippet {
         }
     }
     build(text, start, end, &found)
+}
+
+/// The highlight of what was copied to `out` since `from`, without the spaces at its edges: an
+/// identifier may begin or end with a control character, which is copied as a space. One at
+/// the end of the snippet is trimmed away, and the highlight then ran past the text (`é\0`).
+fn marked(out: &str, from: usize) -> Range<usize> {
+    let part = &out[from..];
+    let start = from + (part.len() - part.trim_start_matches(' ').len());
+    start..(from + part.trim_end_matches(' ').len()).max(start)
 }
 
 /// Copies `text[start..end]`, folding whitespace and marking the matches inside.
@@ -208,7 +232,7 @@ fn build(text: &str, start: usize, end: usize, found: &[(usize, usize, usize)]) 
         let offset = start + offset;
         if let Some((from, to)) = open {
             if offset == to {
-                highlights.push(from..out.len());
+                highlights.push(marked(&out, from));
                 open = None;
             }
         }
@@ -229,7 +253,7 @@ fn build(text: &str, start: usize, end: usize, found: &[(usize, usize, usize)]) 
         }
     }
     if let Some((from, _)) = open {
-        highlights.push(from..out.len());
+        highlights.push(marked(&out, from));
     }
     let trimmed = out.trim_end().len();
     out.truncate(trimmed);
