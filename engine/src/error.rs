@@ -65,7 +65,7 @@ pub enum OpenError {
     /// writing, so nothing was read.
     #[error(
         "store {path} cannot be opened for writing ({source}): the file or its file system is \
-         read-only; annal needs write access even to read it"
+         read-only; annal needs write access to change it (commands that only read it work)"
     )]
     NotWritable {
         /// The store file.

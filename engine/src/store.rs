@@ -131,10 +131,20 @@ impl Store {
             Ok(_) => {}
             Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
         }
-        let db = builder(&options).open_read_only(path).map_err(|e| open_error(path, e))?;
+        match Store::try_read_only(path, &options) {
+            Ok(Some(store)) => Ok(store),
+            // Needs writing first, or cannot be read as it is: a writable open upgrades, puts
+            // back or diagnoses it exactly as it always has (a truncated file is named as
+            // such, not as a short read).
+            Ok(None) | Err(_) => Store::open(path, options),
+        }
+    }
+
+    /// The read-only open itself; `None` when the store needs a writable open first.
+    fn try_read_only(path: &Path, options: &StoreOptions) -> Result<Option<Store>, OpenError> {
+        let db = builder(options).open_read_only(path).map_err(|e| open_error(path, e))?;
         if !is_current(&db, path)? {
-            drop(db);
-            return Store::open(path, options);
+            return Ok(None);
         }
         let db = Db::ReadOnly(Arc::new(db));
         let shared = Arc::new(Shared {
@@ -143,7 +153,8 @@ impl Store {
             feeds: std::sync::Mutex::new(Vec::new()),
         });
         let path = Some(path.to_path_buf());
-        Ok(Store { db, path, options, shared, commit: None, extensions: Mutex::new(Vec::new()) })
+        let options = options.clone();
+        Ok(Some(Store { db, path, options, shared, commit: None, extensions: Mutex::new(Vec::new()) }))
     }
 
     /// Opens a store on custom storage (one process only): how tests simulate crashes and
