@@ -1,40 +1,36 @@
-//! The store: the handle over a redb file (opened through `open.rs`), its group commit, and the
-//! public write and read calls.
+//! The store: the handle over a redb file (opened in `store/opening.rs`, through `open.rs`), its
+//! group commit, and the public write and read calls.
 
 use std::any::Any;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use redb::{
-    ConcurrencyMode, Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, TransactionError,
-};
+use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, TransactionError};
 
 use crate::apply::AppendReceipt;
 use crate::claim::Claim;
-use crate::error::{AppendError, CloseError, Failure, ForkError, OpenError, ReadError};
+use crate::error::{AppendError, CloseError, Failure, ForkError, ReadError};
 use crate::group::GroupCommit;
-use crate::open::{
-    create_store_file, initialize, is_current, log_path, open_error, open_failure, open_log, refuses_writes,
-    LogPlace,
-};
-use crate::options::{Sharing, StoreOptions};
+use crate::open::log_path;
+use crate::options::StoreOptions;
 use crate::portable::PortableRecord;
 use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared};
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
-use crate::storage::{Backend, StorageFile};
 use crate::verify::{verify, VerifyReport};
 use crate::watermark::Watermark;
 use crate::writer::{Request, Shared};
+
+mod opening;
 
 /// An open annal store: one redb file holding every session's journal.
 ///
 /// `Store` is `Send + Sync`: share it between threads (for example in an `Arc`). Appends from
 /// all threads are committed in groups (one transaction, one sync each); reads run in
 /// parallel on snapshots. Several processes may open the same file at once,
-/// unless it is opened [`Sharing::Exclusive`], which writes through a durability log.
+/// unless it is opened [`Sharing::Exclusive`](crate::options::Sharing::Exclusive), which writes through a durability log.
 pub struct Store {
     db: Db,
     path: Option<PathBuf>,
@@ -70,157 +66,6 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// Opens the store at `path`, creating it (readable by its owner only) if it does not exist.
-    ///
-    /// # Errors
-    /// [`OpenError`]: the file cannot be opened or locked, is not an annal store, is damaged,
-    /// or was written by a newer format version.
-    pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
-        let path = path.as_ref();
-        match std::fs::metadata(path) {
-            // annal creates a store whole (see `create_store_file`), so an empty file is a store
-            // that lost its bytes, not a new one: taking it over would hide the loss.
-            Ok(meta) if meta.is_file() && meta.len() == 0 => {
-                return Err(OpenError::NotAStore {
-                    path: path.to_path_buf(),
-                    reason: "the file is empty (a store is never empty; was it truncated?)".into(),
-                })
-            }
-            Ok(_) => {}
-            Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                // A log left beside a store that is gone belongs to no store now.
-                match std::fs::remove_file(log_path(path)) {
-                    Err(err) if err.kind() != io::ErrorKind::NotFound => {
-                        return Err(OpenError::Io { path: log_path(path), source: err })
-                    }
-                    _ => {}
-                }
-                create_store_file(path, &options)?
-            }
-            Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
-        }
-        let db = builder(&options).create(path).map_err(|e| match open_error(path, e) {
-            OpenError::Io { path, source } if refuses_writes(&path, &source) => {
-                OpenError::NotWritable { path, source }
-            }
-            other => other,
-        })?;
-        Store::start(db, Some(path.to_path_buf()), options, LogPlace::Beside(log_path(path)))
-    }
-
-    /// Opens an existing store for reading only: appends, forks and checkpoints fail with a
-    /// read-only error, and nothing about the file changes (no write transaction, no lock
-    /// upgrade, no sync at open or close), so a command that only reads costs no disk writes
-    /// and works without write permission. A store that needs a writable open first (a
-    /// durability log to put back, an older format to upgrade) is opened writable instead.
-    ///
-    /// # Errors
-    /// As [`Store::open`]; a missing file is [`OpenError::Io`] (nothing is created).
-    pub fn open_read_only(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
-        let path = path.as_ref();
-        if std::fs::metadata(log_path(path)).is_ok() {
-            return Store::open(path, options);
-        }
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() && meta.len() == 0 => {
-                return Err(OpenError::NotAStore {
-                    path: path.to_path_buf(),
-                    reason: "the file is empty (a store is never empty; was it truncated?)".into(),
-                })
-            }
-            Ok(_) => {}
-            Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
-        }
-        match Store::try_read_only(path, &options) {
-            Ok(Some(store)) => Ok(store),
-            // Needs writing first, or cannot be read as it is: a writable open upgrades, puts
-            // back or diagnoses it exactly as it always has (a truncated file is named as
-            // such, not as a short read).
-            Ok(None) | Err(_) => Store::open(path, options),
-        }
-    }
-
-    /// The read-only open itself; `None` when the store needs a writable open first.
-    fn try_read_only(path: &Path, options: &StoreOptions) -> Result<Option<Store>, OpenError> {
-        let db = builder(options).open_read_only(path).map_err(|e| open_error(path, e))?;
-        if !is_current(&db, path)? {
-            return Ok(None);
-        }
-        let db = Db::ReadOnly(Arc::new(db));
-        let shared = Arc::new(Shared {
-            poisoned: AtomicBool::new(false),
-            watermark: Watermark::new(position_end(&db, path)?),
-            feeds: std::sync::Mutex::new(Vec::new()),
-        });
-        let path = Some(path.to_path_buf());
-        let options = options.clone();
-        Ok(Some(Store { db, path, options, shared, commit: None, extensions: Mutex::new(Vec::new()) }))
-    }
-
-    /// Opens a store on custom storage (one process only): how tests simulate crashes and
-    /// failing disks.
-    ///
-    /// # Errors
-    /// As [`Store::open`].
-    pub fn open_with_storage(storage: impl StorageFile, options: StoreOptions) -> Result<Store, OpenError> {
-        let mut builder = redb::Builder::new();
-        builder.set_cache_size(options.cache_size_bytes);
-        let path = PathBuf::from("<custom storage>");
-        let db = builder.create_with_backend(Backend(Box::new(storage))).map_err(|e| open_error(&path, e))?;
-        Store::start(db, None, options, LogPlace::Nowhere)
-    }
-
-    /// Opens a store on custom storage with its durability log on custom storage too (one
-    /// process only; a `log_size_bytes` of zero only replays the log): how tests crash both
-    /// files at once.
-    ///
-    /// # Errors
-    /// As [`Store::open`].
-    pub fn open_with_log(
-        storage: impl StorageFile,
-        log: impl StorageFile,
-        options: StoreOptions,
-    ) -> Result<Store, OpenError> {
-        let mut builder = redb::Builder::new();
-        builder.set_cache_size(options.cache_size_bytes);
-        let path = PathBuf::from("<custom storage>");
-        let db = builder.create_with_backend(Backend(Box::new(storage))).map_err(|e| open_error(&path, e))?;
-        Store::start(db, None, options, LogPlace::Storage(Box::new(log)))
-    }
-
-    fn start(
-        db: Database,
-        path: Option<PathBuf>,
-        options: StoreOptions,
-        log: LogPlace,
-    ) -> Result<Store, OpenError> {
-        let shown = path.clone().unwrap_or_else(|| PathBuf::from("<custom storage>"));
-        initialize(&db, &shown, &options)?;
-        let logged = open_log(&db, &shown, log, &options)?;
-        let db = Arc::new(db);
-        let shared = Arc::new(Shared {
-            poisoned: AtomicBool::new(false),
-            watermark: Watermark::new(position_end(&Db::Writable(Arc::clone(&db)), &shown)?),
-            feeds: std::sync::Mutex::new(Vec::new()),
-        });
-        let commit = GroupCommit::start(
-            Arc::clone(&db),
-            Arc::clone(&shared),
-            options.write_wait,
-            logged,
-            options.checkpoint_idle,
-        )
-        .map_err(|source| OpenError::Io { path: shown.clone(), source })?;
-        Ok(Store {
-            db: Db::Writable(db),
-            path,
-            options,
-            shared,
-            commit: Some(commit),
-            extensions: Mutex::new(Vec::new()),
-        })
-    }
-
     /// A read transaction on the store's file.
     pub(crate) fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
         self.db.begin_read()
@@ -422,26 +267,6 @@ impl Store {
             }
         }
     }
-}
-
-/// A redb builder for `options`: its sharing and page cache.
-fn builder(options: &StoreOptions) -> redb::Builder {
-    let mut builder = redb::Builder::new();
-    builder.set_concurrency_mode(match options.sharing {
-        Sharing::Processes => ConcurrencyMode::MultiWriter,
-        Sharing::Exclusive => ConcurrencyMode::ExclusiveWriter,
-    });
-    builder.set_cache_size(options.cache_size_bytes);
-    builder
-}
-
-/// The position end of the store in `db`, read at open.
-fn position_end(db: &Db, shown: &Path) -> Result<u64, OpenError> {
-    let txn = db.begin_read().map_err(|e| open_failure(shown, Failure::from(e)))?;
-    Snapshot::new(txn).and_then(|s| s.position_end()).map_err(|e| match e {
-        ReadError::Io { source } => OpenError::Io { path: shown.to_path_buf(), source },
-        other => OpenError::Corrupted { path: shown.to_path_buf(), reason: other.to_string() },
-    })
 }
 
 impl Drop for Store {
