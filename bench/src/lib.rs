@@ -37,20 +37,6 @@ pub fn scratch_dir(parent: Option<&Path>, label: &str) -> anyhow::Result<tempfil
     dir.with_context(|| format!("cannot create a scratch folder for {label}"))
 }
 
-/// The bytes of the files under `folder`, its subfolders included.
-///
-/// # Errors
-/// If the folder or a file in it cannot be inspected.
-pub fn folder_bytes(folder: &Path) -> anyhow::Result<u64> {
-    let mut total = 0;
-    for entry in std::fs::read_dir(folder).with_context(|| format!("cannot list {}", folder.display()))? {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        total += if meta.is_dir() { folder_bytes(&entry.path())? } else { meta.len() };
-    }
-    Ok(total)
-}
-
 /// The total length of the files that exist among `paths` (a database and its side files).
 ///
 /// # Errors

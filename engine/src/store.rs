@@ -45,6 +45,7 @@ pub struct Store {
 }
 
 /// The redb handle: writable, or read-only (no transaction, lock or sync ever writes the file).
+#[derive(Clone)]
 enum Db {
     Writable(Arc<Database>),
     ReadOnly(Arc<ReadOnlyDatabase>),
@@ -244,10 +245,7 @@ impl Store {
     /// [`CloseError`] if redb cannot close the file cleanly.
     pub fn close(mut self) -> Result<(), CloseError> {
         self.stop_writer();
-        let db = match &self.db {
-            Db::Writable(db) => Db::Writable(Arc::clone(db)),
-            Db::ReadOnly(db) => Db::ReadOnly(Arc::clone(db)),
-        };
+        let db = self.db.clone();
         drop(self);
         let failed = |e: redb::DatabaseError| CloseError { source: io::Error::other(e.to_string()) };
         // Snapshots still alive keep the database open; it closes when the last one drops.

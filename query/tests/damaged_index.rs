@@ -229,13 +229,17 @@ fn a_file_where_the_index_folder_goes_is_reported_and_left_alone() {
     assert_eq!(searches[0], ["r2-7#0"]);
 }
 
+/// Sets every file's modification time to `when`.
+fn touch(folder: &Path, when: std::time::SystemTime) {
+    for (path, _) in files(folder) {
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
+    }
+}
+
 /// Sets every file's modification time to one fixed day in the past, as if the index had been
 /// written long before this open.
 fn settle(folder: &Path) {
-    let past = std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
-    for (path, _) in files(folder) {
-        std::fs::File::options().write(true).open(&path).unwrap().set_modified(past).unwrap();
-    }
+    touch(folder, std::time::UNIX_EPOCH + Duration::from_secs(1_700_000_000));
 }
 
 /// The segment files the index remembers as verified.
@@ -248,8 +252,10 @@ fn remembered(folder: &Path) -> Vec<String> {
 fn a_verified_index_is_read_once_and_later_damage_is_still_found() {
     let dir = tempfile::tempdir().unwrap();
     let (store, folder) = indexed_store(dir.path());
-    let (blocks, searches, _) = open_and_read(&store);
     // Files written just now are not remembered (a write in the same clock tick would not show).
+    // Stamped now, so a slow machine cannot let the first segments settle before this open.
+    touch(&folder, std::time::SystemTime::now());
+    let (blocks, searches, _) = open_and_read(&store);
     let segments: Vec<PathBuf> = files(&folder)
         .into_iter()
         .map(|(path, _)| path)

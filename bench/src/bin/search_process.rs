@@ -125,7 +125,7 @@ fn measure_size(
     let input_bytes = write_inputs(&input, &data)?;
     let annal = Annal { binary: binary.to_path_buf(), store: dir.join("annal.redb") };
     let import_time = annal.import(&input).context("annal import")?;
-    let index_bytes = annal_bench::folder_bytes(&dir.join("annal.redb.index"))?;
+    let index_bytes = library::index_bytes(&annal.store)?;
     let words = Fts { file: dir.join("fts5-unicode61.db"), tokenizer: "unicode61" };
     let trigram = Fts { file: dir.join("fts5-trigram.db"), tokenizer: "trigram" };
     let load_words = words.load(&data)?;

@@ -30,15 +30,7 @@ impl Store {
     pub fn open(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
         let path = path.as_ref();
         match std::fs::metadata(path) {
-            // annal creates a store whole (see `create_store_file`), so an empty file is a store
-            // that lost its bytes, not a new one: taking it over would hide the loss.
-            Ok(meta) if meta.is_file() && meta.len() == 0 => {
-                return Err(OpenError::NotAStore {
-                    path: path.to_path_buf(),
-                    reason: "the file is empty (a store is never empty; was it truncated?)".into(),
-                })
-            }
-            Ok(_) => {}
+            Ok(meta) => refuse_empty(path, &meta)?,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
                 // A log left beside a store that is gone belongs to no store now.
                 match std::fs::remove_file(log_path(path)) {
@@ -73,16 +65,9 @@ impl Store {
         if std::fs::metadata(log_path(path)).is_ok() {
             return Store::open(path, options);
         }
-        match std::fs::metadata(path) {
-            Ok(meta) if meta.is_file() && meta.len() == 0 => {
-                return Err(OpenError::NotAStore {
-                    path: path.to_path_buf(),
-                    reason: "the file is empty (a store is never empty; was it truncated?)".into(),
-                })
-            }
-            Ok(_) => {}
-            Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
-        }
+        let meta =
+            std::fs::metadata(path).map_err(|source| OpenError::Io { path: path.to_path_buf(), source })?;
+        refuse_empty(path, &meta)?;
         match Store::try_read_only(path, &options) {
             Ok(Some(store)) => Ok(store),
             // Needs writing first, or cannot be read as it is: a writable open upgrades, puts
@@ -192,4 +177,16 @@ fn position_end(db: &Db, shown: &Path) -> Result<u64, OpenError> {
         ReadError::Io { source } => OpenError::Io { path: shown.to_path_buf(), source },
         other => OpenError::Corrupted { path: shown.to_path_buf(), reason: other.to_string() },
     })
+}
+
+/// annal creates a store whole (see `create_store_file`), so an empty file is a store that lost
+/// its bytes, not a new one: taking it over would hide the loss.
+fn refuse_empty(path: &Path, meta: &std::fs::Metadata) -> Result<(), OpenError> {
+    if meta.is_file() && meta.len() == 0 {
+        return Err(OpenError::NotAStore {
+            path: path.to_path_buf(),
+            reason: "the file is empty (a store is never empty; was it truncated?)".into(),
+        });
+    }
+    Ok(())
 }

@@ -7,12 +7,17 @@ use annal_engine::{Block, Record};
 
 /// The searchable texts of a record, in block order (every block but binary blobs).
 pub fn searchable_texts(record: &Record) -> impl Iterator<Item = &str> {
-    record.blocks.iter().filter_map(|block| match block {
-        Block::Text { text } | Block::Thinking { text } => Some(text.as_str()),
-        Block::ToolCall { input, .. } => Some(input.as_str()),
-        Block::ToolResult { output, .. } => Some(output.as_str()),
+    record.blocks.iter().filter_map(searchable_text)
+}
+
+/// The text a block is searched by, as the index takes it; `None` for a binary blob.
+pub fn searchable_text(block: &Block) -> Option<&str> {
+    match block {
+        Block::Text { text } | Block::Thinking { text } => Some(text),
+        Block::ToolCall { input, .. } => Some(input),
+        Block::ToolResult { output, .. } => Some(output),
         Block::Blob { .. } => None,
-    })
+    }
 }
 
 /// `text` as a person reads it: JSON escapes of whitespace and quotes in tool inputs (`\\n`,

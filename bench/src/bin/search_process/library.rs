@@ -16,6 +16,16 @@ use serde_json::{json, Value};
 
 use crate::queries::ProcessQuery;
 
+/// What the index beside `store_file` takes on disk, as annal-query counts it (opened read-only:
+/// an up-to-date index takes no writer and the store file is not written).
+pub(crate) fn index_bytes(store_file: &Path) -> anyhow::Result<u64> {
+    let store = Arc::new(Store::open_read_only(store_file, StoreOptions::default())?);
+    let index = SearchIndex::open(store, IndexOptions::default())?;
+    let bytes = index.size_bytes()?;
+    index.close()?;
+    Ok(bytes)
+}
+
 /// Library search latencies while appending.
 pub(crate) struct Library {
     pub(crate) latencies: Vec<Duration>,

@@ -7,7 +7,8 @@
 
 use std::collections::HashMap;
 
-use annal_engine::{Block, Record};
+use annal_engine::Record;
+use annal_support::identifiers::searchable_text;
 
 use crate::queries::{Kind, ProcessQuery};
 
@@ -19,16 +20,6 @@ pub(crate) struct Oracle {
     texts: HashMap<BlockId, String>,
     /// Blocks answering each query, by the query's position in the set.
     counts: Vec<usize>,
-}
-
-/// The searchable text of a block, as annal indexes it.
-pub(crate) fn block_text(block: &Block) -> Option<&str> {
-    match block {
-        Block::Text { text } | Block::Thinking { text } => Some(text),
-        Block::ToolCall { input, .. } => Some(input),
-        Block::ToolResult { output, .. } => Some(output),
-        Block::Blob { .. } => None,
-    }
 }
 
 fn words(lower: &str) -> impl Iterator<Item = &str> {
@@ -81,7 +72,7 @@ impl Oracle {
         for (session, records) in sessions {
             for record in records {
                 for (index, block) in record.blocks.iter().enumerate() {
-                    let Some(text) = block_text(block) else { continue };
+                    let Some(text) = searchable_text(block) else { continue };
                     let lower = text.to_lowercase();
                     for (n, query) in queries.iter().enumerate() {
                         let in_session = query.session.as_ref().is_none_or(|s| s == session);

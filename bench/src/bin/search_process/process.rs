@@ -1,8 +1,7 @@
 //! Timing a whole process, as hyperfine does: warm-up runs, then timed runs, each from spawn
 //! to exit; and the child's peak resident memory, measured by GNU time in one more run.
 
-use std::io::Read as _;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _};
@@ -32,29 +31,20 @@ pub(crate) fn peak_rss(report: &std::path::Path) -> anyhow::Result<u64> {
     Ok(kilobytes * 1024)
 }
 
-/// Runs `command` once to its end; a non-zero exit is an error with what it printed.
+/// Runs `command` once to its end (its output read as it comes, stdin closed); a non-zero
+/// exit is an error with what it printed.
 pub(crate) fn run_once(command: &mut Command) -> anyhow::Result<Run> {
     let started = Instant::now();
-    let mut child = command
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .with_context(|| format!("cannot start {command:?}"))?;
-    let mut stdout = Vec::new();
-    let mut stderr = Vec::new();
-    if let Some(mut out) = child.stdout.take() {
-        out.read_to_end(&mut stdout)?;
-    }
-    if let Some(mut err) = child.stderr.take() {
-        err.read_to_end(&mut stderr)?;
-    }
-    let status = child.wait()?;
+    let output = command.output().with_context(|| format!("cannot start {command:?}"))?;
     let took = started.elapsed();
-    if !status.success() {
-        bail!("{command:?} exited with {status}: {}", String::from_utf8_lossy(&stderr).trim());
+    if !output.status.success() {
+        bail!(
+            "{command:?} exited with {}: {}",
+            output.status,
+            String::from_utf8_lossy(&output.stderr).trim()
+        );
     }
-    Ok(Run { took, stdout })
+    Ok(Run { took, stdout: output.stdout })
 }
 
 /// Timed runs of one command after `warmup` untimed ones: every duration, the last run's

@@ -7,10 +7,10 @@
 //! the same way.
 
 use annal_engine::Record;
+use annal_support::identifiers::searchable_text;
 use annal_support::rng::Rng;
 
 use crate::data::{self, Class, Dataset};
-use crate::oracle::block_text;
 
 /// What a query looks for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -86,7 +86,7 @@ fn common_words(sessions: &[(String, Vec<Record>)]) -> Vec<String> {
     let mut frequency: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
     let mut blocks = 0;
     'all: for (_, records) in sessions {
-        for text in records.iter().flat_map(|r| r.blocks.iter()).filter_map(block_text) {
+        for text in records.iter().flat_map(|r| r.blocks.iter()).filter_map(searchable_text) {
             let mut seen: Vec<String> = text
                 .split(|c: char| !c.is_alphanumeric())
                 .filter(|w| w.len() >= 4 && w.chars().all(|c| c.is_ascii_alphabetic()))

@@ -10,12 +10,13 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use annal_bench::records::to_json;
+use annal_support::identifiers::searchable_text;
 use anyhow::Context as _;
 use rusqlite::{params, Connection};
 use serde_json::Value;
 
 use crate::data::Dataset;
-use crate::oracle::{block_text, BlockId};
+use crate::oracle::BlockId;
 use crate::process::run_once;
 use crate::queries::ProcessQuery;
 
@@ -103,7 +104,7 @@ impl Fts {
             for (session, records) in &data.sessions {
                 for record in records {
                     for (index, block) in record.blocks.iter().enumerate() {
-                        if let Some(text) = block_text(block) {
+                        if let Some(text) = searchable_text(block) {
                             insert.execute(params![session, format!("{}#{index}", record.entry_id), text])?;
                         }
                     }
