@@ -26,6 +26,7 @@ mod apply;
 mod checkpoint;
 mod claim;
 mod codec;
+mod cursors;
 mod digest;
 mod error;
 mod fork;
@@ -65,6 +66,7 @@ pub use crate::checkpoint::{
     LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT,
 };
 pub use crate::claim::Claim;
+pub use crate::cursors::CURSOR_BYTES_MAX;
 pub use crate::digest::{flags as digest_flags, Digest};
 pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};

@@ -18,8 +18,9 @@ pub use crate::export::{
     EXPORT_FORMAT, EXPORT_VERSION,
 };
 pub use crate::import::{
-    detect_format, parse_transcript, parse_transcript_with, ParseOptions, ParsedSession, ParsedTranscript,
-    SkipReason, Skipped, TranscriptFormat,
+    detect_format, parse_crush_session, parse_goose_session, parse_opencode_rows, parse_transcript, parse_transcript_with,
+    CrushMessageRow, CrushSessionRow, GooseMessageRow, GooseSessionRow, OpenCodeMessageRows, ParseOptions, ParsedSession,
+    ParsedTranscript, SkipReason, Skipped, TranscriptFormat,
 };
 pub use crate::load::{load_session, LoadError, SessionLoad};
 pub use crate::redact::redact;

@@ -63,12 +63,16 @@ impl Identity {
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut builder = SessionBuilder::new("claude", true);
     let mut identity = Identity::default();
-    let mut skipped = Vec::new();
+    let mut parsed = ParsedTranscript::default();
     for line in lines(bytes) {
         match read_line(&line, options) {
             LineValue::Blank => {}
-            LineValue::Skip(reason) => skipped.push(Skipped { line: line.number, reason }),
+            LineValue::Skip(reason) => parsed.skipped.push(Skipped { line: line.number, reason }),
             LineValue::Json(value) => {
+                match value.as_object().is_some_and(is_claude_line) {
+                    true => parsed.recognised += 1,
+                    false => parsed.unrecognised += 1,
+                }
                 if let Value::Object(map) = &value {
                     identity.learn(map);
                 }
@@ -76,14 +80,30 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
             }
         }
     }
-    let mut sessions = Vec::new();
     if !builder.is_empty() {
         let (name, parent) = identity.name(stem);
         let extra: Vec<(&str, String)> =
             parent.iter().map(|p| ("parentSession", canonical_json(&Value::String(p.clone())))).collect();
-        sessions.push(builder.finish(name, None, None, &extra));
+        parsed.sessions.push(builder.finish(name, None, None, &extra));
     }
-    ParsedTranscript { sessions, skipped }
+    parsed
+}
+
+/// Line types Claude Code writes.
+pub(super) const CLAUDE_TYPES: [&str; 7] =
+    ["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress"];
+
+/// Whether a line is one Claude Code writes: it names its session or itself (`sessionId`,
+/// `uuid`, `leafUuid`, `messageId`) or is of a known bookkeeping type, and a user or assistant
+/// line carries its message. Other tools' JSONL shares `type: "user"` but not the rest.
+pub(super) fn is_claude_line(map: &Map<String, Value>) -> bool {
+    let kind = str_of(map, "type");
+    let named = ["sessionId", "uuid", "leafUuid", "messageId"].iter().any(|key| map.contains_key(*key));
+    match kind {
+        Some("user" | "assistant") => named && map.get("message").is_some_and(Value::is_object),
+        Some(kind) => named || CLAUDE_TYPES.contains(&kind),
+        None => false,
+    }
 }
 
 /// One line as a record (its entryId left empty when the line has no usable `uuid`).

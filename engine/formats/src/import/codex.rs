@@ -33,12 +33,16 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut builder = SessionBuilder::new("codex", true);
     let mut name: Option<String> = None;
     let mut first = true;
-    let mut skipped = Vec::new();
+    let mut parsed = ParsedTranscript::default();
     for line in lines(bytes) {
         match read_line(&line, options) {
             LineValue::Blank => {}
-            LineValue::Skip(reason) => skipped.push(Skipped { line: line.number, reason }),
+            LineValue::Skip(reason) => parsed.skipped.push(Skipped { line: line.number, reason }),
             LineValue::Json(value) => {
+                match value.as_object().is_some_and(is_codex_line) {
+                    true => parsed.recognised += 1,
+                    false => parsed.unrecognised += 1,
+                }
                 if name.is_none() {
                     name = session_id(&value, first);
                 }
@@ -47,12 +51,26 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
             }
         }
     }
-    let mut sessions = Vec::new();
     if !builder.is_empty() {
-        sessions.push(builder.finish(name.unwrap_or_else(|| stem.to_owned()), None, None, &[]));
+        parsed.sessions.push(builder.finish(name.unwrap_or_else(|| stem.to_owned()), None, None, &[]));
     }
-    ParsedTranscript { sessions, skipped }
+    parsed
 }
+
+/// Whether a line is one a rollout holds: an enveloped item, or an older rollout's bare item or
+/// session facts.
+pub(super) fn is_codex_line(map: &Map<String, Value>) -> bool {
+    let kind = str_of(map, "type");
+    if kind.is_some_and(|k| CODEX_TYPES.contains(&k)) && map.get("payload").is_some_and(Value::is_object) {
+        return true;
+    }
+    let legacy_item = kind.is_some_and(|k| ITEM_TYPES.contains(&k) || k == "reasoning");
+    let legacy_facts = kind.is_none() && map.contains_key("id") && map.contains_key("timestamp");
+    legacy_item || legacy_facts || map.contains_key("record_type")
+}
+
+/// Line types of a rollout's envelope.
+pub(super) const CODEX_TYPES: [&str; 5] = ["session_meta", "response_item", "event_msg", "turn_context", "compacted"];
 
 /// The session id a `session_meta` line (or an older rollout's unenveloped first line) names.
 fn session_id(value: &Value, first: bool) -> Option<String> {

@@ -6,24 +6,26 @@ use serde_json::{Map, Value};
 
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
-use super::{ParseOptions, TranscriptFormat};
+use super::{aider, claude, cline, codex, gemini, ParseOptions, TranscriptFormat};
 use crate::export::EXPORT_FORMAT;
 
 /// How many JSON lines to look at before giving up: early lines of unknown kinds (a new
 /// bookkeeping line type, say) should not hide a format the later lines make plain.
 const LINES_TO_TRY: usize = 32;
 
-/// Line types of a Codex rollout's envelope.
-const CODEX_TYPES: [&str; 5] = ["session_meta", "response_item", "event_msg", "turn_context", "compacted"];
-/// Line types Claude Code writes.
-const CLAUDE_TYPES: [&str; 7] =
-    ["user", "assistant", "system", "summary", "file-history-snapshot", "queue-operation", "progress"];
-
 /// Guesses the format of a transcript from its content, or `None` if it is none of them.
 ///
-/// Blank lines, `//` comment lines and lines that are not JSON are passed over, so a damaged
-/// first line does not hide the format of the rest.
+/// Whole documents (an OpenCode export, a Gemini CLI JSON session, a Cline task history, an
+/// aider log) are told by their shape; line formats by the first line that only one of them
+/// writes. Blank lines, `//` comment lines and lines that are not JSON are passed over, so a
+/// damaged first line does not hide the format of the rest.
 pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
+    if aider::is_aider_log(bytes) {
+        return Some(TranscriptFormat::Aider);
+    }
+    if starts_with_byte(bytes, b'[') {
+        return cline::is_cline_document(bytes).then_some(TranscriptFormat::Cline);
+    }
     let options = ParseOptions::default();
     let mut tried = 0;
     for line in lines(bytes) {
@@ -36,9 +38,7 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
             }
             // The first line of a document written over several lines (`{` alone, say) is
             // not JSON by itself.
-            LineValue::Skip(_) if tried == 0 && is_opencode_document(bytes) => {
-                return Some(TranscriptFormat::OpenCode)
-            }
+            LineValue::Skip(_) if tried == 0 => return classify_document(bytes),
             LineValue::Json(_) | LineValue::Skip(_) => tried += 1,
             LineValue::Blank => {}
         }
@@ -49,29 +49,42 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
     None
 }
 
+/// The first byte that is not white space (after a byte-order mark) is `byte`.
+fn starts_with_byte(bytes: &[u8], byte: u8) -> bool {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&byte)
+}
+
+/// A JSON document spread over several lines.
+fn classify_document(bytes: &[u8]) -> Option<TranscriptFormat> {
+    if is_opencode_document(bytes) {
+        Some(TranscriptFormat::OpenCode)
+    } else if gemini::is_gemini_document(bytes) {
+        Some(TranscriptFormat::Gemini)
+    } else {
+        None
+    }
+}
+
 fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
-    let kind = str_of(map, "type");
     if str_of(map, "format") == Some(EXPORT_FORMAT) {
         return Some(TranscriptFormat::Annal);
     }
     if map.contains_key("info") && map.get("messages").is_some_and(Value::is_array) {
         return Some(TranscriptFormat::OpenCode);
     }
-    if kind.is_some_and(|k| CODEX_TYPES.contains(&k)) && map.get("payload").is_some_and(Value::is_object) {
+    // Before Claude Code: a Gemini CLI log's header names a `sessionId` too.
+    if gemini::is_gemini_line(map) {
+        return Some(TranscriptFormat::Gemini);
+    }
+    if codex::is_codex_line(map) {
         return Some(TranscriptFormat::Codex);
     }
-    let claude_keys = ["sessionId", "uuid", "parentUuid", "leafUuid"];
-    if claude_keys.iter().any(|key| map.contains_key(*key)) || kind.is_some_and(|k| CLAUDE_TYPES.contains(&k))
-    {
+    if claude::is_claude_line(map) {
         return Some(TranscriptFormat::Claude);
     }
     if map.contains_key("entryId") && map.contains_key("role") {
         return Some(TranscriptFormat::Annal);
-    }
-    // Older rollouts: a first line of session facts, then items without the envelope.
-    let legacy_item = kind == Some("message") && map.get("content").is_some_and(Value::is_array);
-    if legacy_item || map.contains_key("record_type") {
-        return Some(TranscriptFormat::Codex);
     }
     None
 }

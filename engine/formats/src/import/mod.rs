@@ -13,12 +13,18 @@
 //! What a format carries that has no block form goes to the record's `meta`, as canonical JSON
 //! text per key, so an export loses nothing. Bad input never aborts a file.
 
+mod aider;
 mod annal;
 mod claude;
+mod cline;
 mod codex;
+mod crush;
 mod detect;
+mod gemini;
+mod goose;
 mod lines;
 mod opencode;
+mod opencode_rows;
 mod session;
 
 use std::fmt;
@@ -26,7 +32,10 @@ use std::fmt;
 use annal_engine::Hash;
 use annal_engine::Record;
 
+pub use self::crush::{parse_crush_session, CrushMessageRow, CrushSessionRow};
 pub use self::detect::detect_format;
+pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};
+pub use self::opencode_rows::{parse_opencode_rows, OpenCodeMessageRows};
 
 /// The transcript formats annal can import.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -39,24 +48,37 @@ pub enum TranscriptFormat {
     OpenCode,
     /// annal's own JSONL export: a header line, then one portable record per line.
     Annal,
+    /// Gemini CLI chat recordings: the JSONL log, and the older whole-file JSON.
+    Gemini,
+    /// aider's `.aider.chat.history.md` Markdown log.
+    Aider,
+    /// A Cline or Roo Code task's `api_conversation_history.json`.
+    Cline,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 4] = [
+    pub const ALL: [TranscriptFormat; 7] = [
         TranscriptFormat::Annal,
+        TranscriptFormat::Gemini,
         TranscriptFormat::Codex,
         TranscriptFormat::Claude,
         TranscriptFormat::OpenCode,
+        TranscriptFormat::Cline,
+        TranscriptFormat::Aider,
     ];
 
-    /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`.
+    /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
+    /// `gemini`, `aider`, `cline`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
             TranscriptFormat::Codex => "codex",
             TranscriptFormat::OpenCode => "opencode",
             TranscriptFormat::Annal => "annal",
+            TranscriptFormat::Gemini => "gemini",
+            TranscriptFormat::Aider => "aider",
+            TranscriptFormat::Cline => "cline",
         }
     }
 
@@ -96,6 +118,12 @@ pub struct ParsedTranscript {
     pub sessions: Vec<ParsedSession>,
     /// Every line that could not be read, in file order.
     pub skipped: Vec<Skipped>,
+    /// Lines or items that were read (valid JSON, say) but are of no kind this format knows.
+    /// When they are most of a file, the file is in another format: an import reports it
+    /// rather than storing records that carry nothing.
+    pub unrecognised: usize,
+    /// Lines or items read as something this format knows.
+    pub recognised: usize,
 }
 
 impl ParsedTranscript {
@@ -221,6 +249,9 @@ pub fn parse_transcript_with(
         TranscriptFormat::Codex => codex::parse(bytes, stem, options),
         TranscriptFormat::OpenCode => opencode::parse(bytes, stem, options),
         TranscriptFormat::Annal => annal::parse(bytes, stem, options),
+        TranscriptFormat::Gemini => gemini::parse(bytes, stem, options),
+        TranscriptFormat::Aider => aider::parse(bytes, stem, options),
+        TranscriptFormat::Cline => cline::parse(bytes, stem, options),
     }
 }
 
@@ -316,6 +347,7 @@ mod tests {
             assert_eq!(TranscriptFormat::parse(format.name()), Some(format));
             assert_eq!(format.to_string(), format.name());
         }
-        assert_eq!(TranscriptFormat::parse("aider"), None);
+        assert_eq!(TranscriptFormat::parse("aider"), Some(TranscriptFormat::Aider));
+        assert_eq!(TranscriptFormat::parse("goose"), None);
     }
 }

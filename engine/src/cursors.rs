@@ -1,0 +1,132 @@
+//! Cursors: small named byte strings that a reader of outside sources (`annal sync`) keeps in
+//! the store beside what it imported, so that its next pass reads only what changed.
+//!
+//! The journal never reads them, and they are hints, not truth: a lost or stale cursor only
+//! means a source is read again, and appends are idempotent by entryId. So they are written
+//! after the records they describe, in a group of their own. The table is made by the first
+//! write; a store without it (any store written before cursors existed) has none.
+
+use crossbeam_channel::Sender;
+use redb::{TableDefinition, TableError, WriteTransaction};
+
+use crate::error::{AppendError, Failure, ReadError};
+use crate::store::Store;
+use crate::apply::Tables;
+use crate::writer::{Answer, Request, SideWrite, WriteFailure};
+
+/// Cursor name → the reader's bytes (its own encoding; the store does not look inside).
+const CURSORS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("cursors");
+
+/// The longest cursor name and value the store accepts.
+pub const CURSOR_BYTES_MAX: usize = 64 << 10;
+
+struct CursorWrite {
+    rows: Vec<(String, Option<Vec<u8>>)>,
+    reply: Sender<Result<(), WriteFailure>>,
+}
+
+impl SideWrite for CursorWrite {
+    fn apply(&mut self, txn: &WriteTransaction, _tables: &mut Tables<'_>) -> Result<Answer, Failure> {
+        let mut table = txn.open_table(CURSORS)?;
+        for (name, value) in &self.rows {
+            match value {
+                Some(bytes) => drop(table.insert(name.as_str(), bytes.as_slice())?),
+                None => drop(table.remove(name.as_str())?),
+            }
+        }
+        Ok(Answer::of(&self.reply, ()))
+    }
+
+    fn fail(self: Box<Self>, failure: WriteFailure) {
+        // A caller that gave up waiting has dropped its receiver; nothing to tell it.
+        drop(self.reply.send(Err(failure)));
+    }
+}
+
+impl Store {
+    /// Sets (`Some`) or removes (`None`) cursors by name, atomically, durable when this returns.
+    ///
+    /// # Errors
+    /// [`AppendError::InvalidRecord`] for a name or value over [`CURSOR_BYTES_MAX`]; a store
+    /// that is read-only, poisoned, busy or closed, or a failed write.
+    pub fn put_cursors(&self, rows: Vec<(String, Option<Vec<u8>>)>) -> Result<(), AppendError> {
+        if self.is_read_only() {
+            return Err(AppendError::ReadOnly);
+        }
+        if self.is_poisoned() {
+            return Err(AppendError::Poisoned);
+        }
+        if let Some((name, _)) = rows.iter().find(|(name, value)| {
+            name.len() > CURSOR_BYTES_MAX || value.as_ref().is_some_and(|v| v.len() > CURSOR_BYTES_MAX)
+        }) {
+            return Err(AppendError::InvalidRecord {
+                session: String::new(),
+                entry_id: name.chars().take(80).collect(),
+                reason: format!("a cursor's name or value is over {CURSOR_BYTES_MAX} bytes"),
+                index: 0,
+            });
+        }
+        if rows.is_empty() {
+            return Ok(());
+        }
+        let (reply, answer) = crossbeam_channel::bounded(1);
+        self.submit(Request::Side(Box::new(CursorWrite { rows, reply })));
+        match answer.recv() {
+            Err(_) => Err(AppendError::Closed),
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(WriteFailure::Busy(waited))) => Err(AppendError::Busy { waited }),
+            Ok(Err(WriteFailure::Io(source))) => Err(AppendError::Io { source }),
+            Ok(Err(WriteFailure::Corrupted(reason))) => Err(AppendError::Corrupted { reason }),
+            Ok(Err(WriteFailure::Poisoned)) => Err(AppendError::Poisoned),
+        }
+    }
+
+    /// Every cursor whose name starts with `prefix`, by name.
+    ///
+    /// # Errors
+    /// I/O or corruption.
+    pub fn cursors(&self, prefix: &str) -> Result<Vec<(String, Vec<u8>)>, ReadError> {
+        let txn = self.begin_read().map_err(Failure::from)?;
+        let table = match txn.open_table(CURSORS) {
+            Ok(table) => table,
+            Err(TableError::TableDoesNotExist(_)) => return Ok(Vec::new()),
+            Err(err) => return Err(Failure::from(err).into()),
+        };
+        let mut out = Vec::new();
+        for item in table.range(prefix..).map_err(Failure::from)? {
+            let (name, value) = item.map_err(Failure::from)?;
+            let name = name.value();
+            if !name.starts_with(prefix) {
+                break;
+            }
+            out.push((name.to_owned(), value.value().to_vec()));
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::options::StoreOptions;
+    use crate::store::Store;
+
+    #[test]
+    fn cursors_are_set_read_by_prefix_and_removed() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let path = dir.path().join("s.redb");
+        let store = Store::open(&path, StoreOptions::default())?;
+        assert!(store.cursors("")?.is_empty(), "a new store has no cursors");
+        store.put_cursors(vec![
+            ("claude:/a/b.jsonl".into(), Some(vec![1, 2])),
+            ("claude:/a/c.jsonl".into(), Some(vec![3])),
+            ("codex:/x".into(), Some(vec![4])),
+        ])?;
+        let claude = store.cursors("claude:")?;
+        assert_eq!(claude, vec![("claude:/a/b.jsonl".into(), vec![1, 2]), ("claude:/a/c.jsonl".into(), vec![3])]);
+        store.put_cursors(vec![("claude:/a/b.jsonl".into(), None)])?;
+        store.close()?;
+        let store = Store::open(&path, StoreOptions::default())?;
+        assert_eq!(store.cursors("")?.len(), 2, "cursors survive a reopen, removals too");
+        Ok(())
+    }
+}
