@@ -9,6 +9,7 @@ pub use annal_engine::{
 };
 pub use annal_formats::{ExportError, LoadError};
 pub use annal_query::{GetError, IndexError, SearchError, WaitError};
+pub use annal_sources::{SourceError, SyncError};
 
 /// A call on an [`Annal`](crate::Annal) failed.
 ///
@@ -65,11 +66,31 @@ pub enum Error {
         source: std::io::Error,
     },
     /// Bytes given to import are not in a format annal reads.
-    #[error("{name}: not a transcript annal can read (Claude Code, Codex, OpenCode or an annal export)")]
+    #[error(
+        "{name}: not a transcript annal can read (Claude Code, Codex, OpenCode, Gemini CLI, aider, Cline or an annal export)"
+    )]
     UnknownFormat {
         /// The name the bytes were given under.
         name: String,
     },
+    /// A transcript read as `format` is mostly lines that format does not have: it is in
+    /// another format (or a newer version of this one), so nothing of it was stored.
+    #[error(
+        "{name}: not read as {format}: {unrecognised} of its {total} items are of no kind {format} writes (another format, or a newer version of it); nothing was stored"
+    )]
+    Unrecognised {
+        /// The name the bytes were given under.
+        name: String,
+        /// The format tried.
+        format: annal_formats::TranscriptFormat,
+        /// Items not recognised.
+        unrecognised: usize,
+        /// Items read.
+        total: usize,
+    },
+    /// A sync could not store what it read (the store failed; see [`Annal::sync`](crate::Annal::sync)).
+    #[error(transparent)]
+    Sync(#[from] SyncError),
     /// A parsed transcript session could not be loaded into the store.
     #[error(transparent)]
     Load(#[from] LoadError),
@@ -96,6 +117,7 @@ impl Error {
                 | Error::Fork(ForkError::Poisoned)
                 | Error::Compact(CompactError::Poisoned)
                 | Error::Load(LoadError::Append { error: AppendError::Poisoned, .. })
+                | Error::Sync(SyncError::Append(AppendError::Poisoned))
         )
     }
 
@@ -105,11 +127,15 @@ impl Error {
         let read = |err: &ReadError| matches!(err, ReadError::Corrupted { .. });
         match self {
             Error::Open(err) => matches!(err, OpenError::Corrupted { .. }),
-            Error::Append(err) | Error::Load(LoadError::Append { error: err, .. }) => {
+            Error::Append(err)
+            | Error::Load(LoadError::Append { error: err, .. })
+            | Error::Sync(SyncError::Append(err)) => {
                 matches!(err, AppendError::Corrupted { .. })
             }
             Error::Fork(err) => matches!(err, ForkError::Corrupted { .. }),
-            Error::Read(err) | Error::Load(LoadError::Read { error: err, .. }) => read(err),
+            Error::Read(err)
+            | Error::Load(LoadError::Read { error: err, .. })
+            | Error::Sync(SyncError::Read(err)) => read(err),
             Error::Project(err) => matches!(err, ProjectError::Corrupted { .. }),
             Error::Compact(err) => matches!(err, CompactError::Corrupted { .. }),
             Error::Index(err) => matches!(err, IndexError::Corrupted { .. }),

@@ -1,9 +1,12 @@
-//! Importing a user's existing sessions: transcript bytes (Claude Code, Codex, OpenCode, annal
-//! exports) detected, parsed and appended idempotently, as `annal import` does.
+//! Importing a user's existing sessions: transcript bytes (Claude Code, Codex, OpenCode, Gemini
+//! CLI, aider, Cline and Roo Code, annal exports) detected, parsed and appended idempotently, as
+//! `annal import` does.
 
 use std::path::Path;
 
-use annal_formats::{detect_format, load_session, parse_transcript, Skipped, TranscriptFormat};
+use annal_formats::{
+    detect_format, load_session, parse_transcript, transcript_stem, Skipped, TranscriptFormat,
+};
 
 use crate::{Annal, Error};
 
@@ -22,6 +25,9 @@ pub struct ImportSummary {
     /// Records whose entryId another session holds (a resumed session repeats its
     /// predecessor's lines); they stay with that session.
     pub records_elsewhere: u64,
+    /// Records the transcript changed after they were stored (a message edited or completed
+    /// in place): stored beside the original as revisions (`meta["revises"]` names it).
+    pub records_revised: u64,
     /// Lines that could not be read, with why; the rest was imported.
     pub skipped: Vec<Skipped>,
     /// Sessions that could not be stored, with why (nothing of such a session's failed batch
@@ -36,7 +42,8 @@ impl Annal {
     /// that grew adds only its new records.
     ///
     /// # Errors
-    /// [`Error::UnknownFormat`] for bytes in no known format; a store that stopped writes
+    /// [`Error::UnknownFormat`] for bytes in no known format, [`Error::Unrecognised`] for bytes
+    /// mostly unlike the format tried (nothing is stored); a store that stopped writes
     /// ([`Error::is_poisoned`]). A session that cannot be stored is listed in
     /// [`ImportSummary::failed`] and the others are imported.
     ///
@@ -52,6 +59,15 @@ impl Annal {
             .or_else(|| detect_format(bytes))
             .ok_or_else(|| Error::UnknownFormat { name: name.to_owned() })?;
         let parsed = parse_transcript(bytes, format, name);
+        // More than half of what was read is of no kind the format knows: a look-alike.
+        if parsed.unrecognised > parsed.recognised {
+            return Err(Error::Unrecognised {
+                name: name.to_owned(),
+                format,
+                unrecognised: parsed.unrecognised,
+                total: parsed.unrecognised + parsed.recognised,
+            });
+        }
         let mut summary =
             ImportSummary { format: Some(format), skipped: parsed.skipped, ..ImportSummary::default() };
         for session in parsed.sessions {
@@ -62,6 +78,7 @@ impl Annal {
                     summary.records_new += load.appended;
                     summary.records_present += load.present;
                     summary.records_elsewhere += load.elsewhere;
+                    summary.records_revised += load.revised;
                 }
                 Err(err) => {
                     let err = Error::from(err);
@@ -99,7 +116,6 @@ impl Annal {
     ) -> Result<ImportSummary, Error> {
         let path = path.as_ref();
         let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-        let stem = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        self.import(&bytes, &stem, format)
+        self.import(&bytes, &transcript_stem(path), format)
     }
 }

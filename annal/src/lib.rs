@@ -7,7 +7,8 @@
 //! views keep a stable prefix. Everything a projection leaves out stays on disk: its omission
 //! markers name the entryIds, [`Annal::search`] finds any original by its words, and
 //! [`Annal::get`] reads it back verbatim. Sessions fork in O(1), and can be exported, imported
-//! (also from Claude Code, Codex and OpenCode transcripts) and verified.
+//! (also from Claude Code, Codex, OpenCode, Gemini CLI, goose, Crush, aider, Cline and Roo Code
+//! sessions, once or continuously with [`Annal::sync`]) and verified.
 //!
 //! This crate is what an agent framework depends on. [`Annal`] holds a store and its search
 //! index; the engine's and the search index's types are re-exported here, so one dependency is
@@ -86,6 +87,7 @@ mod handle;
 mod import;
 mod options;
 mod search;
+mod sync;
 
 pub use crate::error::Error;
 pub use crate::handle::{Annal, ExportFormat, ExportOptions};
@@ -105,7 +107,9 @@ pub use annal_engine::{
     ViewSource,
 };
 // Transcripts of other agents, exports.
-pub use annal_formats::{ExportSummary, SkipReason, Skipped, TranscriptFormat};
+pub use annal_formats::{transcript_stem, ExportSummary, SkipReason, Skipped, TranscriptFormat};
+// Capturing every agent's sessions.
+pub use annal_sources::{Agent, Environment, SourceReport, SyncOptions, SyncReport, OVERRIDES};
 // Store configuration.
 pub use annal_engine::{Limits, Sharing, TokenCounter};
 // Search and originals.

@@ -20,11 +20,11 @@ use crate::output::{self, Align, Out, Table};
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// Transcript files or folders (searched recursively for .jsonl and .json files)
+    /// Transcript files or folders (searched recursively for .jsonl, .json and aider's .md logs)
     #[arg(required = true, value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// The transcripts' format; `auto` detects it from each file's content
-    #[arg(long, default_value = "auto", value_parser = ["auto", "claude", "codex", "opencode", "annal"])]
+    #[arg(long, default_value = "auto", value_parser = ["auto", "claude", "codex", "opencode", "gemini", "aider", "cline", "annal"])]
     format: String,
     /// Print the summary as JSON
     #[arg(long)]
@@ -42,6 +42,7 @@ struct Summary {
     records_new: u64,
     records_present: u64,
     records_elsewhere: u64,
+    records_revised: u64,
     sessions_failed: u64,
     skipped: BTreeMap<&'static str, u64>,
     bytes: u64,
@@ -73,11 +74,18 @@ fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, bool)>> {
         let mut found = Vec::new();
         walk(path, &mut found).with_context(|| format!("cannot read folder {}", path.display()))?;
         if found.is_empty() {
-            bail!("no transcripts (.jsonl or .json files) in {}", path.display());
+            bail!("no transcripts (.jsonl, .json or .aider.chat.history.md files) in {}", path.display());
         }
         files.extend(found.into_iter().map(|file| (file, false)));
     }
     Ok(files)
+}
+
+/// The files a folder walk reads: JSON and JSONL, and aider's Markdown history.
+fn is_transcript_name(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"))
+        || name.ends_with(".aider.chat.history.md")
 }
 
 fn walk(folder: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
@@ -88,9 +96,7 @@ fn walk(folder: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
         let kind = entry.file_type()?;
         if kind.is_dir() {
             walk(&path, files)?;
-        } else if kind.is_file()
-            && matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"))
-        {
+        } else if kind.is_file() && is_transcript_name(&path) {
             files.push(path);
         }
     }
@@ -126,14 +132,18 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
         summary.files += 1;
         summary.bytes += bytes.len() as u64;
         progress.set_message(file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-        let stem = file.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
-        let imported = match store.import(&bytes, &stem, forced) {
+        let imported = match store.import(&bytes, &annal::transcript_stem(file), forced) {
             Ok(imported) => imported,
-            Err(Error::UnknownFormat { .. }) => {
+            Err(err @ (Error::UnknownFormat { .. } | Error::Unrecognised { .. })) => {
                 summary.files_unrecognised += 1;
                 summary.named_unrecognised += u64::from(*named);
-                progress
-                    .suspend(|| eprintln!("{}: not a transcript annal can read; skipped", file.display()));
+                let why = match err {
+                    Error::Unrecognised { format, unrecognised, total, .. } => format!(
+                        "read as {format}, {unrecognised} of its {total} items are of no kind {format} writes"
+                    ),
+                    _ => "not a transcript annal can read".to_owned(),
+                };
+                progress.suspend(|| eprintln!("{}: {why}; skipped, nothing stored", file.display()));
                 progress.inc(bytes.len() as u64);
                 continue;
             }
@@ -163,7 +173,7 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
         };
         bail!(
             "{n} {files} not a transcript annal can read (see above); \
-             --format claude|codex|opencode|annal reads a file as that format"
+             --format claude|codex|opencode|gemini|aider|cline|annal reads a file as that format"
         );
     }
     if summary.sessions_failed > 0 {
@@ -184,6 +194,7 @@ impl Summary {
         self.records_new += imported.records_new;
         self.records_present += imported.records_present;
         self.records_elsewhere += imported.records_elsewhere;
+        self.records_revised += imported.records_revised;
         for skipped in &imported.skipped {
             *self.skipped.entry(reason_label(&skipped.reason)).or_default() += 1;
         }
@@ -200,6 +211,7 @@ fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> 
             "recordsNew": summary.records_new,
             "recordsAlreadyPresent": summary.records_present,
             "recordsInOtherSessions": summary.records_elsewhere,
+            "recordsRevised": summary.records_revised,
             "skippedLines": summary.skipped,
             "bytes": summary.bytes,
             "seconds": seconds,
@@ -215,6 +227,12 @@ fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> 
     table.row(vec!["sessions".into(), output::count(summary.sessions)]);
     table.row(vec!["records imported".into(), output::count(summary.records_new)]);
     table.row(vec!["records already present".into(), output::count(summary.records_present)]);
+    if summary.records_revised > 0 {
+        table.row(vec![
+            "records changed since stored, kept as revisions".into(),
+            output::count(summary.records_revised),
+        ]);
+    }
     if summary.records_elsewhere > 0 {
         table.row(vec!["records kept by another session".into(), output::count(summary.records_elsewhere)]);
     }

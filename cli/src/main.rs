@@ -21,6 +21,7 @@ mod project;
 mod reindex;
 mod render;
 mod show;
+mod sync;
 mod verify;
 
 use std::io::{self, IsTerminal, Write};
@@ -53,8 +54,10 @@ enum Command {
     /// Append records, read as JSON lines from stdin, to a session as one batch.
     #[command(long_about = append::LONG_ABOUT)]
     Append(append::AppendArgs),
-    /// Import transcripts of Claude Code, Codex, OpenCode or annal exports (files or folders).
+    /// Import transcripts of Claude Code, Codex, OpenCode, Gemini CLI, aider, Cline or annal exports.
     Import(import::ImportArgs),
+    /// Capture every session the machine's agents write: once, or continuously with --watch.
+    Sync(sync::SyncArgs),
     /// Export a session as annal JSONL (re-importable with identical hashes) or Markdown.
     Export(export::ExportArgs),
     /// Fork a session: a new session that shares the parent's first records without copying them.
@@ -128,6 +131,7 @@ fn run(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
             append::run(&store, &args, batch, out)
         }
         Command::Import(args) => import::run(&store()?, &args, out),
+        Command::Sync(args) => sync::run(&store()?, &args, out),
         Command::Export(args) => export::run(&store()?, &args, out),
         Command::Fork(args) => fork::run(&store()?, &args, out),
         Command::Verify(args) => verify::run(&store()?, &args, out),

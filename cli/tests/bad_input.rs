@@ -308,22 +308,23 @@ fn duplicate_entry_ids_with_different_content() {
     assert_eq!(summary["recordsNew"], 2);
     assert_eq!(entry_ids(&sandbox.db, "s-dup"), ["u1", "claude:s-dup:2"]);
 
-    // The file changes under an id already stored: that session's import fails, clearly, and
-    // what is stored stays as it was.
+    // The file changes under an id already stored: the change is kept as a revision beside
+    // the original, which stays as it was.
     let changed = [claude_user("s-dup", "u1", "rewritten"), claude_user("s-dup", "u9", "new")];
     std::fs::write(&file, changed.join("\n") + "\n").unwrap();
-    let run = sandbox.annal(&["import", file.to_str().unwrap()], "");
-    let line = error_line(&run);
-    assert_eq!(line, "annal: 1 of 1 sessions could not be imported (see above)");
-    let reason = format!(
-        "{}: session \"s-dup\": entry \"u1\" already exists with different content (sourceOrder 0)",
-        file.display()
-    );
-    assert!(run.stderr.contains(&reason), "{}", run.stderr);
+    let (summary, stderr) = import_json(&sandbox, &file);
+    assert!(stderr.is_empty(), "{stderr}");
+    assert_eq!((summary["recordsNew"].as_u64(), summary["recordsRevised"].as_u64()), (Some(2), Some(1)));
     let shown = sandbox.annal(&["show", "s-dup", "--json"], "").ok().stdout;
     let records = support::json_lines(&shown);
-    assert_eq!(records.len(), 2);
+    assert_eq!(records.len(), 4);
     assert_eq!(records[0]["blocks"][0]["text"], "first");
+    assert_eq!(records[2]["blocks"][0]["text"], "rewritten");
+    assert!(records[2]["entryId"].as_str().unwrap().starts_with("u1~rev-"), "{}", records[2]);
+    assert_eq!(records[2]["meta"]["revises"], "u1");
+    // Importing the changed file again stores nothing.
+    let (again, _) = import_json(&sandbox, &file);
+    assert_eq!((again["recordsNew"].as_u64(), again["recordsRevised"].as_u64()), (Some(0), Some(0)));
 
     // On stdin: against the store, and within one batch.
     let append = |input: &str| sandbox.annal(&["append", "s-dup"], input);
@@ -340,7 +341,7 @@ fn duplicate_entry_ids_with_different_content() {
         "annal: stdin:2: entry \"n\" appears again with different content (first on line 1); nothing \
          was appended"
     );
-    assert_eq!(entry_ids(&sandbox.db, "s-dup"), ["u1", "claude:s-dup:2"]);
+    assert_eq!(entry_ids(&sandbox.db, "s-dup").len(), 4);
     verified(&sandbox);
 }
 
@@ -353,10 +354,13 @@ fn a_file_in_an_unknown_format() {
     assert_eq!(
         error_line(&run),
         "annal: 1 file given is not a transcript annal can read (see above); --format \
-         claude|codex|opencode|annal reads a file as that format"
+         claude|codex|opencode|gemini|aider|cline|annal reads a file as that format"
     );
     assert!(
-        run.stderr.starts_with(&format!("{}: not a transcript annal can read; skipped\n", notes.display())),
+        run.stderr.starts_with(&format!(
+            "{}: not a transcript annal can read; skipped, nothing stored\n",
+            notes.display()
+        )),
         "{}",
         run.stderr
     );
@@ -371,10 +375,28 @@ fn a_file_in_an_unknown_format() {
     assert_eq!(summary["recordsNew"], 1);
     assert!(stderr.contains("package.json: not a transcript annal can read; skipped"), "{stderr}");
 
+    // Read as a format it only looks like (Gemini CLI's log shares Claude Code's `type` and
+    // `sessionId`), it is reported and nothing of it is stored.
+    let gemini = sandbox.dir().join("gemini.jsonl");
+    let lines = [
+        r#"{"sessionId":"g1","projectHash":"p","startTime":"2026-11-30T10:00:00Z"}"#,
+        r#"{"id":"m1","timestamp":"2026-11-30T10:00:01Z","type":"user","content":"hi"}"#,
+        r#"{"id":"m2","timestamp":"2026-11-30T10:00:02Z","type":"gemini","content":"hello"}"#,
+    ];
+    std::fs::write(&gemini, lines.join("\n") + "\n").unwrap();
+    let run = sandbox.annal(&["import", "--format", "claude", gemini.to_str().unwrap()], "");
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    let reason = format!(
+        "{}: read as claude, 3 of its 3 items are of no kind claude writes; skipped, nothing stored",
+        gemini.display()
+    );
+    assert!(run.stderr.contains(&reason), "{}", run.stderr);
+    assert!(!sandbox.annal(&["sessions"], "").ok().stdout.contains("g1"));
+
     // A format annal does not know by name is a usage error.
-    let run = sandbox.annal(&["import", "--format", "aider", notes.to_str().unwrap()], "");
+    let run = sandbox.annal(&["import", "--format", "vim", notes.to_str().unwrap()], "");
     assert_eq!(run.code, Some(2), "{}", run.stderr);
-    assert!(run.stderr.contains("invalid value 'aider' for '--format <FORMAT>'"), "{}", run.stderr);
+    assert!(run.stderr.contains("invalid value 'vim' for '--format <FORMAT>'"), "{}", run.stderr);
     assert_eq!(entry_ids(&sandbox.db, "s-mixed"), ["u1"]);
 }
 
@@ -407,7 +429,10 @@ fn a_folder_with_no_transcripts() {
     let run = sandbox.annal(&["import", folder.to_str().unwrap()], "");
     assert_eq!(
         error_line(&run),
-        format!("annal: no transcripts (.jsonl or .json files) in {}", folder.display())
+        format!(
+            "annal: no transcripts (.jsonl, .json or .aider.chat.history.md files) in {}",
+            folder.display()
+        )
     );
     assert!(!sandbox.db.exists());
 }

@@ -38,12 +38,19 @@ struct Client {
 impl Client {
     /// Starts the server on the sandbox's store and completes the handshake.
     fn start(sandbox: &Sandbox) -> Result<Client, Box<dyn std::error::Error>> {
-        let mut child = sandbox
-            .command(&["mcp"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()?;
+        Client::start_with(sandbox, &["mcp"])
+    }
+
+    /// Starts `annal ARGS` as the server, with the sandbox as every agent's home.
+    fn start_with(sandbox: &Sandbox, args: &[&str]) -> Result<Client, Box<dyn std::error::Error>> {
+        let mut command = sandbox.command(args);
+        for name in
+            ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "GOOSE_PATH_ROOT", "XDG_CONFIG_HOME"]
+        {
+            command.env_remove(name);
+        }
+        let mut child =
+            command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::inherit()).spawn()?;
         let stdout = child.stdout.take().ok_or("no stdout pipe")?;
         let (send, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -205,6 +212,27 @@ fn search_hits_name_ids_that_get_reads_back() -> TestResult {
     let (texts, error) = client.call("sessions_list", json!({}))?;
     assert!(!error, "{texts:?}");
     assert_eq!(texts[0], "2 sessions:\ns · 3 records\ns-alt · 2 records · fork of s at 2\n");
+    client.finish()
+}
+
+/// With `--sync`, a session another agent writes while the server runs is found by the next
+/// search, and the store is made by the first pass if there was none.
+#[test]
+fn with_sync_what_another_agent_just_wrote_is_found() -> TestResult {
+    let sandbox = Sandbox::new();
+    let mut client = Client::start_with(&sandbox, &["mcp", "--sync"])?;
+    let (texts, error) = client.call("history_search", json!({"query": "kestrel"}))?;
+    assert!(!error && texts[0].starts_with("no matches"), "{texts:?}");
+    let project = sandbox.dir().join(".claude/projects/-src-app");
+    std::fs::create_dir_all(&project)?;
+    let line = json!({"type": "user", "uuid": "k1", "sessionId": "other-agent",
+        "message": {"role": "user", "content": "name the release kestrel, 发布 🦅"}});
+    std::fs::write(project.join("other-agent.jsonl"), format!("{line}\n"))?;
+    // Passes are at most one a second apart.
+    std::thread::sleep(Duration::from_millis(1100));
+    let (texts, error) = client.call("history_search", json!({"query": "kestrel"}))?;
+    assert!(!error, "{texts:?}");
+    assert!(texts[0].contains("k1#0 [other-agent #0 user]"), "{texts:?}");
     client.finish()
 }
 

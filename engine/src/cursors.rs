@@ -9,9 +9,9 @@
 use crossbeam_channel::Sender;
 use redb::{TableDefinition, TableError, WriteTransaction};
 
+use crate::apply::Tables;
 use crate::error::{AppendError, Failure, ReadError};
 use crate::store::Store;
-use crate::apply::Tables;
 use crate::writer::{Answer, Request, SideWrite, WriteFailure};
 
 /// Cursor name → the reader's bytes (its own encoding; the store does not look inside).
@@ -122,7 +122,10 @@ mod tests {
             ("codex:/x".into(), Some(vec![4])),
         ])?;
         let claude = store.cursors("claude:")?;
-        assert_eq!(claude, vec![("claude:/a/b.jsonl".into(), vec![1, 2]), ("claude:/a/c.jsonl".into(), vec![3])]);
+        assert_eq!(
+            claude,
+            vec![("claude:/a/b.jsonl".into(), vec![1, 2]), ("claude:/a/c.jsonl".into(), vec![3])]
+        );
         store.put_cursors(vec![("claude:/a/b.jsonl".into(), None)])?;
         store.close()?;
         let store = Store::open(&path, StoreOptions::default())?;

@@ -35,6 +35,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "read",
             "verify",
             "portable",
+            "cursors",
         ],
     ),
     ("projections", &["project"]),

@@ -12,7 +12,7 @@ use annal_engine::{
     canonical_input, derive_target, record_from_json, record_to_json, AppendError, Block, Record,
     StorageFile, Store, StoreOptions,
 };
-use annal_formats::{detect_format, parse_transcript, TranscriptFormat};
+use annal_formats::{detect_format, parse_transcript, ParsedSession, TranscriptFormat};
 
 pub mod arb;
 pub mod project;
@@ -146,6 +146,33 @@ pub fn check_import(data: &[u8], format: TranscriptFormat) {
                     "the {format} importer produced records the store refuses: {err}"
                 );
             }
+        }
+    }
+    assert_verifies(&store);
+}
+
+/// Checks one session an importer made from database rows.
+///
+/// Properties: every record has an entryId and a (possibly empty) claimed hash pair; the records
+/// append to a fresh store (an importer never produces what the store refuses); appending them
+/// again stores nothing (a re-read is a no-op), and the store verifies.
+pub fn check_rows_session(session: ParsedSession) {
+    assert_eq!(session.records.len(), session.claimed_hashes.len());
+    assert!(session.records.iter().all(|r| !r.entry_id.is_empty()), "a record without an entryId");
+    let store = fresh_store(SMALL_BLOB_THRESHOLD);
+    let again = session.records.clone();
+    match store.append(&session.name, None, session.records) {
+        Ok(receipt) => {
+            let repeat = match store.append(&session.name, None, again) {
+                Ok(repeat) => repeat,
+                Err(err) => panic!("re-appending the same records failed: {err}"),
+            };
+            assert_eq!(repeat.appended, 0, "a re-read stored records again");
+            assert_eq!(repeat.source_orders, receipt.source_orders);
+        }
+        Err(err) => {
+            assert_refusal(&err);
+            panic!("the importer produced records the store refuses: {err}");
         }
     }
     assert_verifies(&store);

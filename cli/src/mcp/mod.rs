@@ -13,9 +13,10 @@ mod tools;
 
 use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
 use annal::error::{GetError, SearchError};
-use annal::{Annal, Hit, Original, SearchRequest, SessionInfo};
+use annal::{Annal, Environment, Hit, Original, SearchRequest, SessionInfo, SyncOptions};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use rmcp::ServiceExt;
@@ -30,20 +31,32 @@ filters), history_get (an original back verbatim by entryId, optionally one bloc
 range) and sessions_list. Results are compact text naming entryIds the model can follow; the
 entryIds in a projection's omission markers work too.
 
-Register it with an agent, for example: claude mcp add annal -- annal mcp
+Register it with an agent, for example: claude mcp add annal -- annal mcp --sync
+With --sync, every agent's sessions are captured (as `annal sync` does) before each search.
 The store is --db or ANNAL_DB, else the default store; it is opened on first use.";
 
 /// Arguments of `annal mcp` (the store comes from the global `--db`).
 #[derive(Debug, Args)]
-pub(crate) struct McpArgs {}
+pub(crate) struct McpArgs {
+    /// Before each search, catch up with every agent's sessions as `annal sync` does, so what
+    /// another agent did a minute ago is found
+    #[arg(long)]
+    sync: bool,
+}
 
 /// Serves until the client closes stdin, then closes the search index.
-pub(crate) fn run(location: StoreLocation, _args: &McpArgs) -> anyhow::Result<()> {
+pub(crate) fn run(location: StoreLocation, args: &McpArgs) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .context("cannot start the MCP server's runtime")?;
-    let history = History::new(location);
+    let mut history = History::new(location);
+    if args.sync {
+        history.sync = Some(Arc::new(Mutex::new(Syncing {
+            options: SyncOptions { environment: Environment::from_process(), ..SyncOptions::default() },
+            last: None,
+        })));
+    }
     let server = tools::HistoryServer::new(history.clone());
     runtime.block_on(async move {
         let service = server
@@ -63,7 +76,18 @@ pub(crate) fn run(location: StoreLocation, _args: &McpArgs) -> anyhow::Result<()
 pub(crate) struct History {
     location: StoreLocation,
     open: Arc<Mutex<Option<Arc<Annal>>>>,
+    /// With `--sync`: what to read before a search, and when it last was.
+    sync: Option<Arc<Mutex<Syncing>>>,
 }
+
+#[derive(Debug)]
+struct Syncing {
+    options: SyncOptions,
+    last: Option<Instant>,
+}
+
+/// Searches closer together than this share one sync pass.
+const SYNC_INTERVAL: Duration = Duration::from_secs(1);
 
 /// Hits, and how far the index was behind the journal when it stopped waiting (0 when it had
 /// caught up).
@@ -75,7 +99,7 @@ pub(crate) struct Found {
 
 impl History {
     pub(crate) fn new(location: StoreLocation) -> History {
-        History { location, open: Arc::new(Mutex::new(None)) }
+        History { location, open: Arc::new(Mutex::new(None)), sync: None }
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Arc<Annal>>> {
@@ -90,7 +114,11 @@ impl History {
         if let Some(store) = open.as_ref() {
             return Ok(Arc::clone(store));
         }
-        let store = Arc::new(self.location.open_existing()?);
+        // Syncing, the store is made by the first pass: nothing need be imported first.
+        let store = match self.sync {
+            Some(_) => Arc::new(self.location.open_or_create()?),
+            None => Arc::new(self.location.open_existing()?),
+        };
         *open = Some(Arc::clone(&store));
         Ok(store)
     }
@@ -98,6 +126,7 @@ impl History {
     /// Searches everything committed so far, once the index has caught up with it.
     pub(crate) fn search(&self, request: &SearchRequest) -> anyhow::Result<Found> {
         let store = self.store()?;
+        self.catch_up_sources(&store)?;
         let behind = store.catch_up(STALL, |_, _| {}).map_err(|err| match err {
             annal::Error::Index(err) => {
                 anyhow::Error::from(err).context(format!("cannot open the search index of {}", self.location))
@@ -117,6 +146,25 @@ impl History {
             other => anyhow!(other),
         })?;
         Ok(Found { hits, behind })
+    }
+
+    /// With `--sync`, reads what the agents wrote since the last pass (at most one pass a
+    /// second). A source that cannot be read is logged and skipped; a failing store fails the call.
+    fn catch_up_sources(&self, store: &Annal) -> anyhow::Result<()> {
+        let Some(sync) = &self.sync else { return Ok(()) };
+        let mut sync = sync.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sync.last.is_some_and(|last| last.elapsed() < SYNC_INTERVAL) {
+            return Ok(());
+        }
+        let report =
+            store.sync(&sync.options).with_context(|| format!("cannot sync into {}", self.location))?;
+        sync.last = Some(Instant::now());
+        for source in &report.sources {
+            for problem in &source.problems {
+                eprintln!("annal mcp: sync: {}: {problem}", source.agent.name());
+            }
+        }
+        Ok(())
     }
 
     /// An original by `entryId` or `entryId#block`, optionally only some lines of its text.

@@ -18,9 +18,10 @@ pub use crate::export::{
     EXPORT_FORMAT, EXPORT_VERSION,
 };
 pub use crate::import::{
-    detect_format, parse_crush_session, parse_goose_session, parse_opencode_rows, parse_transcript, parse_transcript_with,
-    CrushMessageRow, CrushSessionRow, GooseMessageRow, GooseSessionRow, OpenCodeMessageRows, ParseOptions, ParsedSession,
-    ParsedTranscript, SkipReason, Skipped, TranscriptFormat,
+    detect_format, parse_crush_session, parse_goose_session, parse_opencode_rows, parse_transcript,
+    parse_transcript_with, transcript_stem, CrushMessageRow, CrushSessionRow, GooseMessageRow,
+    GooseSessionRow, OpenCodeMessageRows, ParseOptions, ParsedSession, ParsedTranscript, SkipReason, Skipped,
+    TranscriptFormat, AIDER_LOG,
 };
-pub use crate::load::{load_session, LoadError, SessionLoad};
+pub use crate::load::{load_session, revision_id, LoadError, SessionLoad};
 pub use crate::redact::redact;

@@ -10,9 +10,9 @@
 //! append: the imported records must reproduce the exported chain exactly.
 
 use crate::import::ParsedSession;
-use annal_engine::Record;
 use annal_engine::Store;
 use annal_engine::{AppendError, ReadError};
+use annal_engine::{Block, Record};
 
 /// Records per append: large enough to amortise the commit, small enough to bound memory.
 const BATCH_RECORDS: usize = 2_000;
@@ -29,6 +29,8 @@ pub struct SessionLoad {
     pub present: u64,
     /// Records left where they are because another session holds their entryId.
     pub elsewhere: u64,
+    /// Records the source changed after they were stored, appended as revisions.
+    pub revised: u64,
 }
 
 /// Loading a session failed. What was appended before the failure stays stored (each batch is
@@ -126,7 +128,7 @@ pub fn load_session(store: &Store, session: ParsedSession) -> Result<SessionLoad
     while pending.peek().is_some() {
         let batch = next_batch(&mut pending, BATCH_RECORDS, BATCH_BYTES);
         let count = batch.len() as u64;
-        let receipt = store.append(&name, None, batch).map_err(append)?;
+        let receipt = append_revising(store, &name, batch, &mut load).map_err(append)?;
         load.appended += receipt.appended as u64;
         load.present += count - receipt.appended as u64;
         orders.extend(receipt.source_orders);
@@ -155,6 +157,70 @@ pub fn load_session(store: &Store, session: ParsedSession) -> Result<SessionLoad
     Ok(load)
 }
 
+/// Appends a batch; a record whose entryId the session already holds with other content (a
+/// message the agent updated in place: a streamed part completed, a rewritten line) goes in as
+/// a revision instead, under [`revision_id`] with `meta["revises"]` naming the original, so the
+/// original stays and the update is kept beside it. The same update read again maps to the same
+/// revision, so it is stored once.
+fn append_revising(
+    store: &Store,
+    name: &str,
+    mut batch: Vec<Record>,
+    load: &mut SessionLoad,
+) -> Result<annal_engine::AppendReceipt, AppendError> {
+    loop {
+        match store.append(name, None, batch.clone()) {
+            Err(AppendError::EntryMismatch { entry_id, .. }) => {
+                let Some(record) = batch.iter_mut().find(|r| r.entry_id == entry_id) else {
+                    return store.append(name, None, batch);
+                };
+                let original = std::mem::take(&mut record.entry_id);
+                record.entry_id = revision_id(&original, record);
+                record.meta.insert("revises".to_owned(), annal_engine::canonical_json(&original.into()));
+                // Counted only when new: the same update read again is already stored. (A
+                // failed look-up only skews the count; the append decides.)
+                let stored = store.snapshot().ok().and_then(|s| s.entry(&record.entry_id).ok().flatten());
+                load.revised += u64::from(stored.is_none());
+            }
+            other => return other,
+        }
+    }
+}
+
+/// The entryId of a revision of `original`: derived from its content, so the same revision
+/// always gets the same id and two different revisions get different ones.
+pub fn revision_id(original: &str, record: &Record) -> String {
+    let mut hasher = blake3::Hasher::new();
+    // Every field length-prefixed, so no two different records hash the same bytes.
+    let mut fields = |parts: &[&[u8]]| {
+        for bytes in parts {
+            hasher.update(&(bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        }
+    };
+    let timestamp = record.timestamp.as_deref().unwrap_or_default();
+    fields(&[original.as_bytes(), record.role.as_str().as_bytes(), timestamp.as_bytes()]);
+    for block in &record.blocks {
+        match block {
+            Block::Text { text } => fields(&[b"text", text.as_bytes()]),
+            Block::Thinking { text } => fields(&[b"thinking", text.as_bytes()]),
+            Block::ToolCall { call_id, tool, input, target } => {
+                fields(&[b"call", call_id.as_bytes(), tool.as_bytes(), input.as_bytes(), target.as_bytes()]);
+            }
+            Block::ToolResult { call_id, tool, is_error, output } => {
+                let error: &[u8] = if *is_error { b"error" } else { b"ok" };
+                fields(&[b"result", call_id.as_bytes(), tool.as_bytes(), error, output.as_bytes()]);
+            }
+            Block::Blob { media_type, data } => fields(&[b"blob", media_type.as_bytes(), data]),
+        }
+    }
+    for (key, value) in &record.meta {
+        fields(&[key.as_bytes(), value.as_bytes()]);
+    }
+    let hex = hasher.finalize().to_hex();
+    format!("{original}~rev-{}", &hex.as_str()[..16])
+}
+
 /// The next records to append together: at most `records_max`, and no more than `bytes_max` of
 /// payload unless a single record is larger (it then goes alone; the store's record limit is
 /// far above any line an importer reads).
@@ -181,6 +247,42 @@ fn next_batch(
 mod tests {
     use super::*;
     use annal_engine::Role;
+
+    fn session(records: Vec<Record>) -> ParsedSession {
+        let claimed_hashes = vec![None; records.len()];
+        ParsedSession { name: "s".into(), parent: None, fork_at: None, records, claimed_hashes }
+    }
+
+    #[test]
+    fn a_record_changed_at_its_source_is_kept_as_a_revision() -> Result<(), Box<dyn std::error::Error>> {
+        let dir = tempfile::tempdir()?;
+        let store = Store::open(dir.path().join("s.redb"), annal_engine::StoreOptions::default())?;
+        let first = Record::text("m1", Role::Assistant, "half a repl");
+        load_session(&store, session(vec![first]))?;
+        // The agent finished the message in place, and a new one followed.
+        let done = Record::text("m1", Role::Assistant, "half a reply, now whole ✓");
+        let next = Record::text("m2", Role::User, "thanks");
+        let load = load_session(&store, session(vec![done.clone(), next.clone()]))?;
+        assert_eq!((load.appended, load.revised), (2, 1));
+        let snapshot = store.snapshot()?;
+        let ids: Vec<String> = snapshot
+            .records("s", 0..u64::MAX)?
+            .map(|guard| Ok(guard?.view()?.entry_id().to_owned()))
+            .collect::<Result<_, annal_engine::ReadError>>()?;
+        let revision = revision_id("m1", &done);
+        assert_eq!(ids, ["m1".to_owned(), revision.clone(), "m2".to_owned()]);
+        let revises: Vec<String> = {
+            let (_, guard) = snapshot.record_by_entry(&revision)?;
+            let view = guard.view()?;
+            view.meta().filter(|(key, _)| *key == "revises").map(|(_, v)| v.to_owned()).collect()
+        };
+        assert_eq!(revises, ["\"m1\""]);
+        drop(snapshot);
+        // Read again, nothing is stored twice.
+        let again = load_session(&store, session(vec![done, next]))?;
+        assert_eq!((again.appended, again.revised, again.present), (0, 0, 2));
+        Ok(())
+    }
 
     #[test]
     fn batches_are_bounded_by_count_and_bytes() {

@@ -41,6 +41,14 @@ pub enum SourceError {
         /// SQLite's message.
         message: String,
     },
+    /// A file in a source's place is not in the format its agent writes.
+    #[error("{path}: {message}; nothing was stored")]
+    Unrecognised {
+        /// The file.
+        path: PathBuf,
+        /// What it looked like.
+        message: String,
+    },
     /// A folder links back into itself.
     #[error("{path}: symbolic link loop")]
     SymlinkLoop {

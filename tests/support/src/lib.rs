@@ -4,6 +4,7 @@
 //!
 //! Dev-only (`publish = false`); nothing in the product crates depends on it.
 
+pub mod agent_schemas;
 pub mod calendar;
 pub mod corpus;
 pub mod disk;

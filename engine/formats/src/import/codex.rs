@@ -70,7 +70,8 @@ pub(super) fn is_codex_line(map: &Map<String, Value>) -> bool {
 }
 
 /// Line types of a rollout's envelope.
-pub(super) const CODEX_TYPES: [&str; 5] = ["session_meta", "response_item", "event_msg", "turn_context", "compacted"];
+pub(super) const CODEX_TYPES: [&str; 5] =
+    ["session_meta", "response_item", "event_msg", "turn_context", "compacted"];
 
 /// The session id a `session_meta` line (or an older rollout's unenveloped first line) names.
 fn session_id(value: &Value, first: bool) -> Option<String> {

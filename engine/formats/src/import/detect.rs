@@ -38,7 +38,12 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
             }
             // The first line of a document written over several lines (`{` alone, say) is
             // not JSON by itself.
-            LineValue::Skip(_) if tried == 0 => return classify_document(bytes),
+            LineValue::Skip(_) if tried == 0 => {
+                if let Some(format) = classify_document(bytes) {
+                    return Some(format);
+                }
+                tried += 1;
+            }
             LineValue::Json(_) | LineValue::Skip(_) => tried += 1,
             LineValue::Blank => {}
         }

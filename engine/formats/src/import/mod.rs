@@ -215,6 +215,36 @@ impl fmt::Display for SkipReason {
     }
 }
 
+/// aider's log file name, the same in every project.
+pub const AIDER_LOG: &str = ".aider.chat.history.md";
+
+/// The name a transcript file gives a session that carries no id of its own: the file's stem,
+/// without a compression suffix (`rollout-….jsonl.zst`); for a Cline or Roo Code task file
+/// (`<task id>/api_conversation_history.json`) the task folder's name, and for an aider log
+/// (`<project>/.aider.chat.history.md`) the project folder's name.
+pub fn transcript_stem(path: &std::path::Path) -> String {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    if name == "api_conversation_history.json" {
+        if let Some(task) = path.parent().and_then(std::path::Path::file_name) {
+            return task.to_string_lossy().into_owned();
+        }
+    }
+    // Every aider log has the same name: its project folder names its sessions.
+    if let Some(prefix) = name.strip_suffix(AIDER_LOG) {
+        let folder = path.parent().and_then(std::path::Path::file_name);
+        return match (prefix, folder) {
+            ("", Some(folder)) => folder.to_string_lossy().into_owned(),
+            ("", None) => "aider".to_owned(),
+            (prefix, _) => prefix.to_owned(),
+        };
+    }
+    let name = name.strip_suffix(".zst").unwrap_or(&name);
+    match name.rsplit_once('.') {
+        Some((stem, _)) if !stem.is_empty() => stem.to_owned(),
+        _ => name.to_owned(),
+    }
+}
+
 /// Parses a transcript with the default [`ParseOptions`].
 ///
 /// `file_stem` names the session when the source does not (and tells a Claude Code sub-agent
@@ -339,6 +369,17 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn stems_of_transcript_files() {
+        use std::path::Path;
+        assert_eq!(transcript_stem(Path::new("a/b/5c03.jsonl")), "5c03");
+        assert_eq!(transcript_stem(Path::new("s/2025/01/02/rollout-x.jsonl.zst")), "rollout-x");
+        assert_eq!(transcript_stem(Path::new("tasks/1733/api_conversation_history.json")), "1733");
+        assert_eq!(transcript_stem(Path::new("code/app/.aider.chat.history.md")), "app");
+        assert_eq!(transcript_stem(Path::new("logs/app__.aider.chat.history.md")), "app__");
+        assert_eq!(transcript_stem(Path::new("noext")), "noext");
     }
 
     #[test]

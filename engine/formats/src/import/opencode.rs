@@ -15,7 +15,7 @@ use super::lines::json_error;
 use super::session::{
     data_url_blob, put, put_all, str_of, take_str, text_of, usable_id, usable_name, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
+use super::{ParseOptions, ParsedSession, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::canonical_json;
 use annal_engine::rfc3339_from_millis;
 use annal_engine::{Block, Record, Role};
@@ -69,11 +69,25 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
             return parsed;
         }
     };
-    let Value::Object(mut document) = document else {
+    let Value::Object(document) = document else {
         let reason = SkipReason::Invalid("an OpenCode export is a JSON object".into());
         parsed.skipped.push(skip(first_line, reason));
         return parsed;
     };
+    // An export is `{info, messages: [{info, parts}]}`; other documents with a `messages`
+    // array (Gemini CLI's sessions) are counted as not of this format.
+    let has_info = |value: &Value| value.get("info").is_some_and(Value::is_object);
+    let messages = document.get("messages").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
+    let known = messages.iter().filter(|m| has_info(m)).count();
+    parsed.recognised += known + usize::from(document.get("info").is_some_and(Value::is_object));
+    parsed.unrecognised += messages.len() - known + usize::from(!document.contains_key("info"));
+    parsed.sessions.push(export_session(document, stem));
+    parsed
+}
+
+/// The session of an export document `{info, messages}`; the database and storage-tree readers
+/// rebuild that document from their rows, so both yield the same records.
+pub(super) fn export_session(mut document: Map<String, Value>, stem: &str) -> ParsedSession {
     let info = match document.remove("info") {
         Some(Value::Object(info)) => info,
         Some(other) => Map::from_iter([("value".to_owned(), other)]),
@@ -99,8 +113,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     }
     builder.push(0, info_record(&name, info, document), None);
     let extra: Vec<(&str, String)> = parent.into_iter().map(|p| ("parentSession", p)).collect();
-    parsed.sessions.push(builder.finish(name, None, None, &extra));
-    parsed
+    builder.finish(name, None, None, &extra)
 }
 
 /// The session info as a system record (see the module comment for its entryId).

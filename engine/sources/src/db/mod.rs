@@ -5,6 +5,7 @@
 pub(crate) mod crush;
 pub(crate) mod goose;
 pub(crate) mod opencode;
+mod sqlite;
 
 use annal_formats::ParsedSession;
 

@@ -1,0 +1,150 @@
+//! The agents annal captures, by name, and where each keeps its sessions by default.
+//!
+//! Each location follows the agent's own code (docs/import.md names the versions): the
+//! override variable it honours first, then its default folder. Agents that keep sessions inside
+//! a project (aider, Crush and the Go OpenCode) are found under project folders the user names.
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::environment::Environment;
+
+/// A coding agent whose sessions `annal sync` reads.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum Agent {
+    /// Claude Code.
+    Claude,
+    /// OpenAI Codex CLI.
+    Codex,
+    /// OpenCode (the TypeScript agent): its database, or its older JSON storage.
+    OpenCode,
+    /// Gemini CLI.
+    Gemini,
+    /// goose.
+    Goose,
+    /// Crush, and the Go OpenCode it continues.
+    Crush,
+    /// aider.
+    Aider,
+    /// Cline (a VS Code extension).
+    Cline,
+    /// Roo Code (a VS Code extension, a fork of Cline).
+    Roo,
+}
+
+impl Agent {
+    /// Every agent, in the order `annal sync --list` shows them.
+    pub const ALL: [Agent; 9] = [
+        Agent::Claude,
+        Agent::Codex,
+        Agent::OpenCode,
+        Agent::Gemini,
+        Agent::Goose,
+        Agent::Crush,
+        Agent::Aider,
+        Agent::Cline,
+        Agent::Roo,
+    ];
+
+    /// The name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Claude => "claude",
+            Agent::Codex => "codex",
+            Agent::OpenCode => "opencode",
+            Agent::Gemini => "gemini",
+            Agent::Goose => "goose",
+            Agent::Crush => "crush",
+            Agent::Aider => "aider",
+            Agent::Cline => "cline",
+            Agent::Roo => "roo",
+        }
+    }
+
+    /// The agent's own name, for people.
+    pub fn title(self) -> &'static str {
+        match self {
+            Agent::Claude => "Claude Code",
+            Agent::Codex => "Codex CLI",
+            Agent::OpenCode => "OpenCode",
+            Agent::Gemini => "Gemini CLI",
+            Agent::Goose => "goose",
+            Agent::Crush => "Crush / Go OpenCode",
+            Agent::Aider => "aider",
+            Agent::Cline => "Cline",
+            Agent::Roo => "Roo Code",
+        }
+    }
+
+    /// Parses [`Agent::name`].
+    pub fn parse(name: &str) -> Option<Agent> {
+        Agent::ALL.into_iter().find(|agent| agent.name() == name)
+    }
+
+    /// Whether the agent keeps sessions inside project folders rather than in one place.
+    pub fn per_project(self) -> bool {
+        matches!(self, Agent::Aider | Agent::Crush)
+    }
+
+    /// The folders (or database files) where the agent keeps its sessions on this machine,
+    /// whether or not they exist; per-project agents add the project folders given.
+    pub fn locations(self, env: &Environment, projects: &[PathBuf]) -> Vec<PathBuf> {
+        let mut out: Vec<PathBuf> = match self {
+            Agent::Claude => {
+                let root = env.dir_var("CLAUDE_CONFIG_DIR").or_else(|| env.in_home(".claude"));
+                root.map(|r| r.join("projects")).into_iter().collect()
+            }
+            Agent::Codex => {
+                let root = env.dir_var("CODEX_HOME").or_else(|| env.in_home(".codex"));
+                root.map(|r| vec![r.join("sessions"), r.join("archived_sessions")]).unwrap_or_default()
+            }
+            Agent::OpenCode => env.data_dirs().into_iter().map(|d| d.join("opencode")).collect(),
+            Agent::Gemini => {
+                let home = env.dir_var("GEMINI_CLI_HOME").or_else(|| env.home.clone());
+                home.map(|h| h.join(".gemini").join("tmp")).into_iter().collect()
+            }
+            Agent::Goose => match env.dir_var("GOOSE_PATH_ROOT") {
+                Some(root) => vec![root.join("data").join("sessions")],
+                // `~/.local/share/goose` on Linux, `Application Support/Block/goose` on macOS.
+                None => env
+                    .data_dirs()
+                    .into_iter()
+                    .flat_map(|d| [d.join("goose/sessions"), d.join("Block/goose/sessions")])
+                    .filter(|d| cfg!(target_os = "macos") || !d.ends_with("Block/goose/sessions"))
+                    .collect(),
+            },
+            // Crush keeps its database in the project (`.crush/`), as the Go OpenCode did
+            // (`.opencode/`).
+            Agent::Crush | Agent::Aider => projects.to_vec(),
+            Agent::Cline => editor_storage(env, "saoudrizwan.claude-dev"),
+            Agent::Roo => editor_storage(env, "rooveterinaryinc.roo-cline"),
+        };
+        out.dedup();
+        out
+    }
+}
+
+impl fmt::Display for Agent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The editors that run VS Code extensions, by the folder name of their user data.
+const EDITORS: [&str; 6] = ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Trae"];
+
+/// A VS Code extension's task folders, in every editor's global storage (and a remote
+/// server's).
+fn editor_storage(env: &Environment, extension: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    if let Some(config) = &env.config_dir {
+        for editor in EDITORS {
+            out.push(config.join(editor).join("User/globalStorage").join(extension).join("tasks"));
+        }
+    }
+    if let Some(server) = env.in_home(".vscode-server/data/User/globalStorage") {
+        out.push(server.join(extension).join("tasks"));
+    }
+    out
+}

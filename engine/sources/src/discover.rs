@@ -1,0 +1,172 @@
+//! Discovery: the files, folders and databases an agent's locations hold, each a [`Unit`] that
+//! is read as a whole and has one cursor. A location that does not exist is not a problem (the
+//! agent is not installed); one that cannot be read, or a link that loops, is reported and the
+//! rest is still found.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use annal_formats::{TranscriptFormat, AIDER_LOG};
+
+use crate::agents::Agent;
+use crate::error::SourceError;
+
+/// How a unit is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum UnitKind {
+    /// A transcript file in one format (compressed with zstd when its name ends `.zst`).
+    Transcript(TranscriptFormat),
+    /// OpenCode's SQLite database (1.2 and later).
+    OpenCodeDb,
+    /// OpenCode's older `storage/` folder of JSON files.
+    OpenCodeStorage,
+    /// A Crush or Go OpenCode SQLite database.
+    CrushDb,
+    /// goose's `sessions.db`.
+    GooseDb,
+}
+
+/// One file, folder or database to read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unit {
+    /// Whose it is.
+    pub agent: Agent,
+    /// How it is read.
+    pub kind: UnitKind,
+    /// Where it is.
+    pub path: PathBuf,
+}
+
+/// What discovery found for one agent.
+#[derive(Debug, Default)]
+pub(crate) struct Found {
+    /// The agent's locations that exist.
+    pub(crate) locations: Vec<PathBuf>,
+    pub(crate) units: Vec<Unit>,
+    pub(crate) problems: Vec<SourceError>,
+}
+
+/// How deep a project folder is searched for per-project sessions.
+const PROJECT_DEPTH_MAX: usize = 8;
+/// How deep an agent's own folder is searched.
+const AGENT_DEPTH_MAX: usize = 12;
+/// Folders never searched inside a project: build output and dependencies hold no sessions and
+/// can be huge.
+const SKIPPED_DIRS: [&str; 8] =
+    [".git", "node_modules", "target", ".venv", "venv", "__pycache__", "dist", "build"];
+
+/// Finds the units of `agent` at `locations`.
+pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
+    let mut found = Found::default();
+    for location in locations {
+        if fs::symlink_metadata(location).is_err() {
+            continue;
+        }
+        found.locations.push(location.clone());
+        let mut walk =
+            Walk { agent, units: &mut found.units, problems: &mut found.problems, stack: Vec::new() };
+        match agent {
+            Agent::OpenCode => walk.opencode(location),
+            Agent::Goose => walk.file_if(location.join("sessions.db"), UnitKind::GooseDb),
+            Agent::Crush | Agent::Aider => walk.dir(location, PROJECT_DEPTH_MAX),
+            _ => walk.dir(location, AGENT_DEPTH_MAX),
+        }
+    }
+    found.units.sort_by(|a, b| a.path.cmp(&b.path));
+    found.units.dedup();
+    found
+}
+
+struct Walk<'a> {
+    agent: Agent,
+    units: &'a mut Vec<Unit>,
+    problems: &'a mut Vec<SourceError>,
+    /// The folders being walked, resolved, to tell a link back into one of them.
+    stack: Vec<PathBuf>,
+}
+
+impl Walk<'_> {
+    fn opencode(&mut self, location: &Path) {
+        self.file_if(location.join("opencode.db"), UnitKind::OpenCodeDb);
+        let storage = location.join("storage");
+        if storage.join("session").is_dir() {
+            self.units.push(Unit { agent: self.agent, kind: UnitKind::OpenCodeStorage, path: storage });
+        }
+    }
+
+    fn file_if(&mut self, path: PathBuf, kind: UnitKind) {
+        if path.is_file() {
+            self.units.push(Unit { agent: self.agent, kind, path });
+        }
+    }
+
+    fn dir(&mut self, dir: &Path, depth_left: usize) {
+        let resolved = match fs::canonicalize(dir) {
+            Ok(resolved) => resolved,
+            Err(source) => return self.problems.push(SourceError::Io { path: dir.to_owned(), source }),
+        };
+        if self.stack.contains(&resolved) {
+            return self.problems.push(SourceError::SymlinkLoop { path: dir.to_owned() });
+        }
+        let entries = match fs::read_dir(dir).and_then(|entries| entries.collect::<Result<Vec<_>, _>>()) {
+            Ok(entries) => entries,
+            Err(source) => return self.problems.push(SourceError::Io { path: dir.to_owned(), source }),
+        };
+        self.stack.push(resolved);
+        let mut entries: Vec<_> = entries.into_iter().map(|e| e.path()).collect();
+        entries.sort();
+        for path in entries {
+            // Follows links: a linked project or session folder is read like any other.
+            let meta = match fs::metadata(&path) {
+                Ok(meta) => meta,
+                // A link to nothing, or a file we may not look at: named, and the rest is read.
+                Err(source) => {
+                    self.problems.push(SourceError::Io { path, source });
+                    continue;
+                }
+            };
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            if meta.is_dir() {
+                if depth_left > 0 && !SKIPPED_DIRS.contains(&name.as_str()) {
+                    self.dir(&path, depth_left - 1);
+                }
+            } else if meta.is_file() {
+                if let Some(kind) = unit_kind(self.agent, &path, &name) {
+                    self.units.push(Unit { agent: self.agent, kind, path });
+                }
+            }
+        }
+        self.stack.pop();
+    }
+}
+
+/// What a file found under an agent's location is, by its name and place.
+fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
+    let parent = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy()).unwrap_or_default();
+    let transcript = UnitKind::Transcript;
+    match agent {
+        Agent::Claude => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::Claude)),
+        Agent::Codex => {
+            let rollout =
+                name.starts_with("rollout-") && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst"));
+            rollout.then_some(transcript(TranscriptFormat::Codex))
+        }
+        Agent::Gemini => {
+            // Sub-agents' logs sit one folder deeper: `chats/<parent session>/<session>.jsonl`.
+            let grandparent = path.parent().and_then(Path::parent).and_then(Path::file_name);
+            let in_chats = parent == "chats" || grandparent.is_some_and(|g| g == "chats");
+            let chat = in_chats && (name.ends_with(".json") || name.ends_with(".jsonl"));
+            chat.then_some(transcript(TranscriptFormat::Gemini))
+        }
+        Agent::Aider => (name == AIDER_LOG).then_some(transcript(TranscriptFormat::Aider)),
+        Agent::Cline | Agent::Roo => {
+            (name == "api_conversation_history.json").then_some(transcript(TranscriptFormat::Cline))
+        }
+        Agent::Crush => match (parent.as_ref(), name) {
+            (".crush", "crush.db") | (".opencode", "opencode.db") => Some(UnitKind::CrushDb),
+            _ => None,
+        },
+        Agent::OpenCode | Agent::Goose => None,
+    }
+}

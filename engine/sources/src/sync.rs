@@ -1,0 +1,254 @@
+//! One sync pass: for each agent chosen, discover its units, read those whose cursor says they
+//! changed, store their records (idempotently, by entryId), then keep the new cursors.
+//!
+//! Nothing a source does stops the pass: a missing agent is reported as not found, a unit that
+//! cannot be read is reported and read again next time (its cursor is not advanced), and a
+//! deleted source file leaves what was captured from it in the store. Only the store itself
+//! failing (a poisoned or closed store) ends the pass with an error.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Instant;
+
+use annal_engine::{AppendError, ForkError, ReadError, Store};
+use annal_formats::TranscriptFormat;
+use annal_formats::{load_session, LoadError};
+
+use crate::agents::Agent;
+use crate::cursor::{cursor_name, Cursor, CURSOR_PREFIX, PROJECT_PREFIX};
+use crate::discover::{discover, Unit, UnitKind};
+use crate::environment::Environment;
+use crate::read::{read, NotRead, Reading};
+
+/// What a sync pass reads.
+#[derive(Clone, Debug, Default)]
+pub struct SyncOptions {
+    /// The agents to read; empty reads every one.
+    pub agents: Vec<Agent>,
+    /// Where agents keep their files.
+    pub environment: Environment,
+    /// Project folders to search for per-project sessions (aider, Crush), added to those
+    /// earlier syncs were given; the store remembers them.
+    pub projects: Vec<PathBuf>,
+}
+
+/// What a sync pass did, per agent.
+#[derive(Clone, Debug, Default)]
+pub struct SyncReport {
+    /// One report per agent read, in [`Agent::ALL`] order.
+    pub sources: Vec<SourceReport>,
+    /// How long the pass took.
+    pub elapsed_ms: u64,
+}
+
+/// What a sync pass did for one agent.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct SourceReport {
+    /// The agent.
+    pub agent: Agent,
+    /// Where it was looked for.
+    pub looked_in: Vec<PathBuf>,
+    /// Those of them that exist: empty when the agent is not installed.
+    pub locations: Vec<PathBuf>,
+    /// Files, folders and databases found.
+    pub units: u64,
+    /// Those read this time (the others had not changed).
+    pub units_read: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Sessions with new records.
+    pub sessions_changed: u64,
+    /// Records stored now.
+    pub records_new: u64,
+    /// Records read again that were already stored.
+    pub records_present: u64,
+    /// Records the agent changed after they were stored, kept as revisions.
+    pub records_revised: u64,
+    /// Parts that could not be read (a line, a row), one line each.
+    pub skipped: Vec<String>,
+    /// Units that could not be read or stored, one line each; they are read again next time.
+    pub problems: Vec<String>,
+}
+
+impl SourceReport {
+    fn new(agent: Agent, looked_in: Vec<PathBuf>) -> SourceReport {
+        SourceReport {
+            agent,
+            looked_in,
+            locations: Vec::new(),
+            units: 0,
+            units_read: 0,
+            bytes_read: 0,
+            sessions_changed: 0,
+            records_new: 0,
+            records_present: 0,
+            records_revised: 0,
+            skipped: Vec::new(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// Whether the agent's sessions were found here.
+    pub fn found(&self) -> bool {
+        !self.locations.is_empty()
+    }
+}
+
+/// The store failed during a sync: nothing more could be stored.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SyncError {
+    /// Reading or writing the store's cursors failed.
+    #[error("sync cursors: {0}")]
+    Cursors(String),
+    /// The store stopped taking writes.
+    #[error(transparent)]
+    Append(#[from] AppendError),
+    /// Reading the store failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    /// Making a Codex fork an annal fork of its parent failed.
+    #[error(transparent)]
+    Fork(#[from] ForkError),
+}
+
+/// The project folders the store remembers, with `adding` remembered from now on.
+pub fn projects(store: &Store, adding: &[PathBuf]) -> Result<Vec<PathBuf>, SyncError> {
+    let mut known: BTreeSet<PathBuf> = store
+        .cursors(PROJECT_PREFIX)?
+        .into_iter()
+        .map(|(name, _)| PathBuf::from(&name[PROJECT_PREFIX.len()..]))
+        .collect();
+    let new: Vec<_> = adding
+        .iter()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
+        .filter(|p| !known.contains(p))
+        .collect();
+    if !new.is_empty() && !store.is_read_only() {
+        let rows =
+            new.iter().map(|p| (format!("{PROJECT_PREFIX}{}", p.display()), Some(Vec::new()))).collect();
+        store.put_cursors(rows)?;
+    }
+    known.extend(new);
+    Ok(known.into_iter().collect())
+}
+
+/// Runs one sync pass into `store`.
+///
+/// # Errors
+/// [`SyncError`] when the store fails; everything a source does is in the report.
+pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport, SyncError> {
+    let started = Instant::now();
+    let projects = projects(store, &options.projects)?;
+    let cursors: BTreeMap<String, Cursor> = store
+        .cursors(CURSOR_PREFIX)?
+        .into_iter()
+        .filter_map(|(name, bytes)| Cursor::decode(&bytes).map(|c| (name, c)))
+        .collect();
+    let agents = if options.agents.is_empty() { Agent::ALL.to_vec() } else { options.agents.clone() };
+    let mut report = SyncReport::default();
+    for agent in Agent::ALL.into_iter().filter(|a| agents.contains(a)) {
+        let looked_in = agent.locations(&options.environment, &projects);
+        let mut source = SourceReport::new(agent, looked_in);
+        sync_agent(store, &cursors, &mut source)?;
+        report.sources.push(source);
+    }
+    report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    Ok(report)
+}
+
+/// What a sync would read, without reading it: each chosen agent's locations and units.
+///
+/// # Errors
+/// [`SyncError`] when the store's remembered project folders cannot be read.
+pub fn survey(store: &Store, options: &SyncOptions) -> Result<Vec<SourceReport>, SyncError> {
+    let projects = projects(store, &options.projects)?;
+    let chosen = |agent: &Agent| options.agents.is_empty() || options.agents.contains(agent);
+    let mut out = Vec::new();
+    for agent in Agent::ALL.into_iter().filter(chosen) {
+        let mut source = SourceReport::new(agent, agent.locations(&options.environment, &projects));
+        let found = discover(agent, &source.looked_in);
+        source.locations = found.locations;
+        source.units = found.units.len() as u64;
+        source.problems.extend(found.problems.iter().map(ToString::to_string));
+        out.push(source);
+    }
+    Ok(out)
+}
+
+fn sync_agent(
+    store: &Store,
+    cursors: &BTreeMap<String, Cursor>,
+    source: &mut SourceReport,
+) -> Result<(), SyncError> {
+    let found = discover(source.agent, &source.looked_in);
+    source.locations = found.locations;
+    source.units = found.units.len() as u64;
+    source.problems.extend(found.problems.iter().map(ToString::to_string));
+    let mut updates = Vec::new();
+    for unit in &found.units {
+        let name = cursor_name(unit);
+        match read(unit, cursors.get(&name).copied()) {
+            Err(NotRead::Unchanged) => {}
+            Err(NotRead::Failed(err)) => source.problems.push(err.to_string()),
+            Ok(reading) => {
+                source.units_read += 1;
+                source.bytes_read += reading.bytes;
+                let cursor = reading.cursor;
+                if store_reading(store, unit, reading, source)? {
+                    updates.push((name, Some(cursor.encode())));
+                }
+            }
+        }
+    }
+    // A unit that is gone keeps what was captured from it; only its cursor goes.
+    let prefix = format!("{CURSOR_PREFIX}{}:", source.agent.name());
+    for name in cursors.keys().filter(|name| name.starts_with(&prefix)) {
+        let path = PathBuf::from(&name[prefix.len()..]);
+        if matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
+            updates.push((name.clone(), None));
+        }
+    }
+    store.put_cursors(updates)?;
+    Ok(())
+}
+
+/// Stores a reading's sessions; whether all of them were stored (only then does the cursor
+/// advance). A session the store refuses is reported; a store that stops writes ends the pass.
+fn store_reading(
+    store: &Store,
+    unit: &Unit,
+    reading: Reading,
+    source: &mut SourceReport,
+) -> Result<bool, SyncError> {
+    source.skipped.extend(reading.skipped);
+    let mut complete = true;
+    for mut session in reading.sessions {
+        if unit.kind == UnitKind::Transcript(TranscriptFormat::Codex) {
+            crate::codex_fork::attach(store, &mut session)?;
+        }
+        let name = session.name.clone();
+        match load_session(store, session) {
+            Ok(load) => {
+                source.records_new += load.appended;
+                source.records_present += load.present + load.elsewhere;
+                source.records_revised += load.revised;
+                source.sessions_changed += u64::from(load.appended > 0);
+            }
+            Err(LoadError::Append { error, .. }) if stops_writes(&error) => return Err(error.into()),
+            Err(err) => {
+                complete = false;
+                source.problems.push(format!("{}: session {name:?}: {err}", unit.path.display()));
+            }
+        }
+    }
+    Ok(complete)
+}
+
+fn stops_writes(err: &AppendError) -> bool {
+    matches!(
+        err,
+        AppendError::Poisoned | AppendError::Closed | AppendError::ReadOnly | AppendError::Io { .. }
+    )
+}
