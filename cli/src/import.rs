@@ -21,7 +21,7 @@ use crate::output::{self, Align, Out, Table};
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
     /// Transcript files or folders (searched recursively for .jsonl, .json and aider's .md logs)
-    #[arg(required = true, value_name = "PATH")]
+    #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// The transcripts' format; `auto` detects it from each file's content
     #[arg(long, default_value = "auto", value_parser = ["auto", "claude", "codex", "opencode", "gemini", "aider", "cline", "annal"])]
@@ -64,6 +64,9 @@ fn reason_label(reason: &SkipReason) -> &'static str {
 /// Every transcript file under `paths`, in a stable order, each with whether it was named
 /// itself rather than found in a folder; a missing path is an error.
 fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, bool)>> {
+    if paths.is_empty() {
+        bail!("import needs files or folders to read; `annal sync` finds every agent's sessions itself");
+    }
     let mut files = Vec::new();
     for path in paths {
         let meta = std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;

@@ -117,6 +117,10 @@ pub(crate) fn pass(
     store: &Annal,
     options: &SyncOptions,
 ) -> anyhow::Result<SyncReport> {
+    // Opened first, the index follows the journal on its own thread while the pass stores
+    // records, rather than starting when the pass ends. An index that cannot be opened costs
+    // the pass nothing; the wait below names it.
+    let _ = store.index_status();
     let report = store.sync(options)?;
     if report.sources.iter().any(|s| s.records_new > 0) {
         if let Err(err) = crate::history::catch_up(store, location, None) {

@@ -98,6 +98,9 @@ fn bad_names_and_paths_are_one_line_errors() {
     assert!(none.stderr.contains("leave no agent"), "{}", none.stderr);
     let path = annal(&sandbox, &["sync", "--path", "/nonexistent/projects"]);
     assert!(path.stderr.contains("--path /nonexistent/projects: not a folder"), "{}", path.stderr);
+    let import = annal(&sandbox, &["import"]);
+    assert_eq!(import.code, Some(1));
+    assert!(import.stderr.contains("`annal sync` finds every agent's sessions itself"), "{}", import.stderr);
     assert!(!sandbox.db.exists(), "no store is made for a command that failed to start");
 }
 

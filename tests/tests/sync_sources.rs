@@ -294,7 +294,13 @@ fn a_codex_fork_becomes_an_annal_fork_of_its_parent() -> TestResult {
 fn cline_and_roo_tasks_in_each_editor() -> TestResult {
     let home = tempfile::tempdir()?;
     let storage = |editor: &str, extension: &str, task: &str| {
-        home.path().join(".config").join(editor).join("User/globalStorage").join(extension).join("tasks").join(task)
+        home.path()
+            .join(".config")
+            .join(editor)
+            .join("User/globalStorage")
+            .join(extension)
+            .join("tasks")
+            .join(task)
     };
     let cline_task = storage("Code", "saoudrizwan.claude-dev", "1764496800000");
     let roo_task = storage("Cursor", "rooveterinaryinc.roo-cline", "5d0a8c1e-roo");
@@ -323,9 +329,16 @@ fn cline_and_roo_tasks_in_each_editor() -> TestResult {
     // Cline rewrites the whole array; a restored checkpoint puts other content at an index
     // already stored, which is kept as a revision.
     let mut rewritten = history(TEXT);
-    rewritten[3] = serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "Done, differently"}]});
-    rewritten.as_array_mut().ok_or("an array")?.push(serde_json::json!({"role": "user", "content": "thanks"}));
-    rewritten.as_array_mut().ok_or("an array")?.push(serde_json::json!({"role": "assistant", "content": "👍"}));
+    rewritten[3] =
+        serde_json::json!({"role": "assistant", "content": [{"type": "text", "text": "Done, differently"}]});
+    rewritten
+        .as_array_mut()
+        .ok_or("an array")?
+        .push(serde_json::json!({"role": "user", "content": "thanks"}));
+    rewritten
+        .as_array_mut()
+        .ok_or("an array")?
+        .push(serde_json::json!({"role": "assistant", "content": "👍"}));
     fs::write(cline_task.join("api_conversation_history.json"), serde_json::to_string(&rewritten)?)?;
     let later = sync(&store, &editors)?;
     let cline = source(&later, Agent::Cline);

@@ -38,25 +38,36 @@ pub(super) fn run(
     let mut first = true;
     loop {
         let report = pass(location, store, options)?;
-        write_report(&report, args.json, !first, out)?;
-        first = false;
+        let mut added = false;
         for source in &report.sources {
             for place in &source.locations {
-                watch(&mut watcher, &mut watched, place);
+                added |= watch(&mut watcher, &mut watched, place);
             }
         }
-        wait(&events, rescan, &own);
+        write_report(&report, args.json, !first, out)?;
+        first = false;
+        // What changed in a newly found place between the pass and its watch raised no
+        // event: one more pass picks it up (it reads only what changed).
+        if !added {
+            wait(&events, rescan, &own);
+        }
     }
 }
 
-/// Starts watching `place` (once); a place that cannot be watched is still rescanned.
-fn watch(watcher: &mut RecommendedWatcher, watched: &mut BTreeSet<PathBuf>, place: &Path) {
+/// Starts watching `place` (once); whether it is newly watched. A place that cannot be
+/// watched is still rescanned.
+fn watch(watcher: &mut RecommendedWatcher, watched: &mut BTreeSet<PathBuf>, place: &Path) -> bool {
     if watched.contains(place) {
-        return;
+        return false;
     }
     match watcher.watch(place, RecursiveMode::Recursive) {
-        Ok(()) => drop(watched.insert(place.to_owned())),
-        Err(err) => eprintln!("annal: cannot watch {} ({err}); it is rescanned instead", place.display()),
+        Ok(()) => watched.insert(place.to_owned()),
+        Err(err) => {
+            eprintln!("annal: cannot watch {} ({err}); it is rescanned instead", place.display());
+            // Tried once: a place that cannot be watched is not tried on every pass.
+            watched.insert(place.to_owned());
+            false
+        }
     }
 }
 
