@@ -109,7 +109,9 @@ pub use annal_engine::{
 // Transcripts of other agents, exports.
 pub use annal_formats::{transcript_stem, ExportSummary, SkipReason, Skipped, TranscriptFormat};
 // Capturing every agent's sessions.
-pub use annal_sources::{Agent, Environment, SourceReport, SyncOptions, SyncReport, OVERRIDES};
+pub use annal_sources::{
+    may_hold_sessions, Agent, Environment, SourceReport, SyncOptions, SyncReport, OVERRIDES,
+};
 // Store configuration.
 pub use annal_engine::{Limits, Sharing, TokenCounter};
 // Search and originals.

@@ -104,7 +104,7 @@ pub(crate) fn run(location: &StoreLocation, args: &SyncArgs, out: &mut Out) -> a
     let problems: usize = report.sources.iter().map(|s| s.problems.len()).sum();
     if problems > 0 {
         bail!(
-            "{} could not be read (see above); it is read again at the next sync",
+            "{} could not be read (see above); everything else is stored",
             output::plural(problems as u64, "source file")
         );
     }

@@ -205,6 +205,10 @@ fn bad_input_is_reported_and_the_rest_captured() -> TestResult {
     assert_eq!(session_len(&store, "good")?, 1);
     assert_eq!(session_len(&store, "g")?, 0, "nothing of the look-alike is stored");
     assert_eq!(store.snapshot()?.sessions()?.len(), 1);
+    // The look-alike is reported once, not on every pass, until it changes.
+    let again = sync(&store, &options(home.path(), &[Agent::Claude]))?;
+    let problems = source(&again, Agent::Claude).problems.join("\n");
+    assert!(!problems.contains("other.jsonl"), "{problems}");
     Ok(())
 }
 
@@ -271,8 +275,10 @@ fn a_codex_fork_becomes_an_annal_fork_of_its_parent() -> TestResult {
     };
     let history = item(1, "user", TEXT) + &item(2, "assistant", "looking") + &item(3, "user", "go on");
     fs::write(day.join("rollout-2026-11-30T10-00-00-p1.jsonl"), meta("p1", None) + &history)?;
+    // Codex stamps the copy with the time it writes it.
+    let copy = item(40, "user", TEXT) + &item(40, "assistant", "looking") + &item(40, "user", "go on");
     let fork = day.join("rollout-2026-11-30T11-00-00-f1.jsonl");
-    fs::write(&fork, meta("f1", Some("p1")) + &history + &item(9, "user", "try the other way"))?;
+    fs::write(&fork, meta("f1", Some("p1")) + &copy + &item(41, "user", "try the other way"))?;
     let store = Store::open(home.path().join("annal.redb"), StoreOptions::default())?;
     let codex = options(home.path(), &[Agent::Codex]);
     sync(&store, &codex)?;
@@ -282,7 +288,7 @@ fn a_codex_fork_becomes_an_annal_fork_of_its_parent() -> TestResult {
     // The parent's four records by reference, then the fork's meta and its own request.
     assert_eq!(forked.len, 6);
     drop(snapshot);
-    append(&fork, &item(10, "assistant", "done"))?;
+    append(&fork, &item(42, "assistant", "done"))?;
     let grown = sync(&store, &codex)?;
     assert_eq!(source(&grown, Agent::Codex).records_new, 1);
     assert_eq!(session_len(&store, "f1")?, 7);

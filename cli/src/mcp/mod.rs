@@ -56,6 +56,7 @@ pub(crate) fn run(location: StoreLocation, args: &McpArgs) -> anyhow::Result<()>
             options: SyncOptions { environment: Environment::from_process(), ..SyncOptions::default() },
             last: None,
         })));
+        history.start_sources();
     }
     let server = tools::HistoryServer::new(history.clone());
     runtime.block_on(async move {
@@ -126,7 +127,7 @@ impl History {
     /// Searches everything committed so far, once the index has caught up with it.
     pub(crate) fn search(&self, request: &SearchRequest) -> anyhow::Result<Found> {
         let store = self.store()?;
-        self.catch_up_sources(&store)?;
+        self.catch_up_sources(&store);
         let behind = store.catch_up(STALL, |_, _| {}).map_err(|err| match err {
             annal::Error::Index(err) => {
                 anyhow::Error::from(err).context(format!("cannot open the search index of {}", self.location))
@@ -149,22 +150,39 @@ impl History {
     }
 
     /// With `--sync`, reads what the agents wrote since the last pass (at most one pass a
-    /// second). A source that cannot be read is logged and skipped; a failing store fails the call.
-    fn catch_up_sources(&self, store: &Annal) -> anyhow::Result<()> {
-        let Some(sync) = &self.sync else { return Ok(()) };
-        let mut sync = sync.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    /// second). A pass already running (the first one, started with the server, may take
+    /// minutes) is not waited for: the search answers from what is stored. A source that cannot
+    /// be read, or a pass that fails, is logged; the search goes on.
+    fn catch_up_sources(&self, store: &Annal) {
+        let Some(sync) = &self.sync else { return };
+        let mut sync = match sync.try_lock() {
+            Ok(sync) => sync,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
         if sync.last.is_some_and(|last| last.elapsed() < SYNC_INTERVAL) {
-            return Ok(());
+            return;
         }
-        let report =
-            store.sync(&sync.options).with_context(|| format!("cannot sync into {}", self.location))?;
+        let report = match store.sync(&sync.options) {
+            Ok(report) => report,
+            Err(err) => return eprintln!("annal mcp: sync into {}: {err}", self.location),
+        };
         sync.last = Some(Instant::now());
         for source in &report.sources {
             for problem in &source.problems {
                 eprintln!("annal mcp: sync: {}: {problem}", source.agent.name());
             }
         }
-        Ok(())
+    }
+
+    /// Starts the first pass in the background, so the first search need not wait for a
+    /// machine's whole history to be captured.
+    fn start_sources(&self) {
+        let history = self.clone();
+        std::thread::spawn(move || match history.store() {
+            Ok(store) => history.catch_up_sources(&store),
+            Err(err) => eprintln!("annal mcp: {err:#}"),
+        });
     }
 
     /// An original by `entryId` or `entryId#block`, optionally only some lines of its text.

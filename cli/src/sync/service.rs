@@ -17,7 +17,9 @@ const NAME: &str = "annal-sync";
 
 pub(super) fn install(location: &StoreLocation, args: &SyncArgs, out: &mut Out) -> anyhow::Result<()> {
     let exe = std::env::current_exe().context("cannot find the annal binary to run")?;
-    let mut command = vec![exe.display().to_string(), "--db".into(), location.path().display().to_string()];
+    // The service starts in another folder than this shell: every path must be absolute.
+    let db = std::path::absolute(location.path()).context("cannot make the store's path absolute")?;
+    let mut command = vec![exe.display().to_string(), "--db".into(), db.display().to_string()];
     command.extend(["sync".into(), "--watch".into()]);
     for (flag, values) in [("--only", &args.only), ("--exclude", &args.exclude)] {
         if !values.is_empty() {
@@ -28,15 +30,22 @@ pub(super) fn install(location: &StoreLocation, args: &SyncArgs, out: &mut Out) 
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
         command.extend(["--path".into(), path.display().to_string()]);
     }
+    // A service does not read the shell's profile: the agents' overrides set here go with it.
+    let env: Vec<(String, String)> = annal::OVERRIDES
+        .iter()
+        .filter_map(|name| {
+            std::env::var(name).ok().filter(|v| !v.is_empty()).map(|v| ((*name).to_owned(), v))
+        })
+        .collect();
     let home = dirs::home_dir().context("cannot find the home folder to install the service in")?;
     let (file, text, enable) = if cfg!(target_os = "macos") {
         let file = home.join(format!("Library/LaunchAgents/dev.annal.{NAME}.plist"));
         let enable = format!("launchctl load -w {}", file.display());
-        (file, launchd(&command), enable)
+        (file, launchd(&command, &env), enable)
     } else {
         let config = dirs::config_dir().unwrap_or_else(|| home.join(".config"));
         let file = config.join(format!("systemd/user/{NAME}.service"));
-        (file, systemd(&command), format!("systemctl --user enable --now {NAME}.service"))
+        (file, systemd(&command, &env), format!("systemctl --user enable --now {NAME}.service"))
     };
     writeln!(out, "# {}\n{text}", file.display())?;
     out.flush()?;
@@ -66,27 +75,43 @@ fn write(file: &PathBuf, text: &str) -> anyhow::Result<()> {
     std::fs::write(file, text).with_context(|| format!("cannot write {}", file.display()))
 }
 
-/// A systemd user unit; arguments quoted as systemd splits them.
-pub(super) fn systemd(command: &[String]) -> String {
-    let quoted: Vec<String> =
-        command.iter().map(|a| format!("\"{}\"", a.replace('\\', "\\\\").replace('"', "\\\""))).collect();
+/// A systemd user unit; arguments quoted as systemd splits them, `%` and `$` escaped so that
+/// systemd expands neither.
+pub(super) fn systemd(command: &[String], env: &[(String, String)]) -> String {
+    // `Environment=` expands `%` specifiers but not variables; `ExecStart=` expands both.
+    let quote = |a: &str, variables: bool| {
+        let escaped = a.replace('\\', "\\\\").replace('"', "\\\"").replace('%', "%%");
+        let escaped = if variables { escaped.replace('$', "$$") } else { escaped };
+        format!("\"{escaped}\"")
+    };
+    let quoted: Vec<String> = command.iter().map(|a| quote(a, true)).collect();
+    let environment: String =
+        env.iter().map(|(k, v)| format!("Environment={}\n", quote(&format!("{k}={v}"), false))).collect();
     format!(
         "[Unit]\nDescription=annal: capture every agent session as it is written\n\n\
-         [Service]\nExecStart={}\nRestart=on-failure\nRestartSec=10\nNice=10\n\n\
+         [Service]\n{environment}ExecStart={}\nRestart=on-failure\nRestartSec=10\nNice=10\n\n\
          [Install]\nWantedBy=default.target\n",
         quoted.join(" ")
     )
 }
 
 /// A launchd agent property list.
-pub(super) fn launchd(command: &[String]) -> String {
+pub(super) fn launchd(command: &[String], env: &[(String, String)]) -> String {
     let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
     let arguments: String = command.iter().map(|a| format!("    <string>{}</string>\n", escape(a))).collect();
+    let variables: String = env
+        .iter()
+        .map(|(k, v)| format!("    <key>{}</key>\n    <string>{}</string>\n", escape(k), escape(v)))
+        .collect();
+    let environment = match env.is_empty() {
+        true => String::new(),
+        false => format!("  <key>EnvironmentVariables</key>\n  <dict>\n{variables}  </dict>\n"),
+    };
     format!(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
          <!DOCTYPE plist PUBLIC \"-//Apple//DTD PLIST 1.0//EN\" \"http://www.apple.com/DTDs/PropertyList-1.0.dtd\">\n\
          <plist version=\"1.0\">\n<dict>\n  <key>Label</key>\n  <string>dev.annal.{NAME}</string>\n\
-         \x20 <key>ProgramArguments</key>\n  <array>\n{arguments}  </array>\n\
+         \x20 <key>ProgramArguments</key>\n  <array>\n{arguments}  </array>\n{environment}\
          \x20 <key>RunAtLoad</key>\n  <true/>\n  <key>KeepAlive</key>\n  <true/>\n\
          \x20 <key>ProcessType</key>\n  <string>Background</string>\n</dict>\n</plist>\n"
     )
@@ -98,11 +123,17 @@ mod tests {
 
     #[test]
     fn service_files_quote_their_arguments() {
-        let command = vec!["/opt/an nal/annal".to_owned(), "--path".into(), "a\"b<c".into()];
-        let unit = systemd(&command);
-        assert!(unit.contains("ExecStart=\"/opt/an nal/annal\" \"--path\" \"a\\\"b<c\""), "{unit}");
-        let plist = launchd(&command);
-        assert!(plist.contains("<string>a\"b&lt;c</string>"), "{plist}");
+        let command = vec!["/opt/an nal/annal".to_owned(), "--path".into(), "a\"b<c 100%$HOME".into()];
+        let env = [("CODEX_HOME".to_owned(), "/srv/codex home".to_owned())];
+        let unit = systemd(&command, &env);
+        assert!(
+            unit.contains("ExecStart=\"/opt/an nal/annal\" \"--path\" \"a\\\"b<c 100%%$$HOME\""),
+            "{unit}"
+        );
+        assert!(unit.contains("Environment=\"CODEX_HOME=/srv/codex home\"\n"), "{unit}");
+        let plist = launchd(&command, &env);
+        assert!(plist.contains("<string>a\"b&lt;c 100%$HOME</string>"), "{plist}");
+        assert!(plist.contains("<key>CODEX_HOME</key>\n    <string>/srv/codex home</string>"), "{plist}");
         assert!(plist.contains("<key>KeepAlive</key>"));
     }
 }

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use annal::{Annal, SyncOptions};
+use annal::{may_hold_sessions, Annal, SyncOptions};
 use anyhow::Context;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 
@@ -34,7 +34,6 @@ pub(super) fn run(
     .context("cannot watch the file system for changes")?;
     let mut watched = BTreeSet::new();
     let rescan = Duration::from_secs(args.rescan_secs.max(1));
-    let own = own_files(location.path());
     let mut first = true;
     loop {
         let report = pass(location, store, options)?;
@@ -49,7 +48,7 @@ pub(super) fn run(
         // What changed in a newly found place between the pass and its watch raised no
         // event: one more pass picks it up (it reads only what changed).
         if !added {
-            wait(&events, rescan, &own);
+            wait(&events, rescan, location.path());
         }
     }
 }
@@ -71,22 +70,21 @@ fn watch(watcher: &mut RecommendedWatcher, watched: &mut BTreeSet<PathBuf>, plac
     }
 }
 
-/// The store's own files: a store kept inside an agent's folder must not wake its own watch.
-fn own_files(store: &Path) -> Vec<PathBuf> {
-    let mut out = vec![store.to_owned()];
-    if let Some(parent) = store.parent() {
-        out.push(parent.join("annal-index"));
-    }
-    out.push(PathBuf::from(format!("{}.log", store.display())));
-    out
+/// Whether `path` is one of the store's own files (the store, its log, its index folder, all
+/// named after the store file): a store kept inside an agent's folder must not wake its own
+/// watch.
+fn is_own(path: &Path, store: &Path) -> bool {
+    let (Some(folder), Some(name)) = (store.parent(), store.file_name()) else { return false };
+    let first = path.strip_prefix(folder).ok().and_then(|rest| rest.components().next());
+    first.is_some_and(|c| c.as_os_str().as_encoded_bytes().starts_with(name.as_encoded_bytes()))
 }
 
 /// Returns after a relevant change has settled, or when `rescan` has passed.
-fn wait(events: &mpsc::Receiver<notify::Result<notify::Event>>, rescan: Duration, own: &[PathBuf]) {
+fn wait(events: &mpsc::Receiver<notify::Result<notify::Event>>, rescan: Duration, store: &Path) {
     let deadline = Instant::now() + rescan;
     let relevant = |event: &notify::Result<notify::Event>| match event {
         Ok(event) => {
-            !event.kind.is_access() && event.paths.iter().any(|p| !own.iter().any(|o| p.starts_with(o)))
+            !event.kind.is_access() && event.paths.iter().any(|p| !is_own(p, store) && may_hold_sessions(p))
         }
         // A lost event (an overflowing queue): rescan now rather than miss a change.
         Err(_) => true,
@@ -96,9 +94,29 @@ fn wait(events: &mpsc::Receiver<notify::Result<notify::Event>>, rescan: Duration
         match events.recv_timeout(left) {
             Ok(event) if relevant(&event) => break,
             Ok(_) => {}
-            Err(_) => return,
+            Err(mpsc::RecvTimeoutError::Timeout) => return,
+            // The watcher stopped: only the rescans are left, so wait for the next one.
+            Err(mpsc::RecvTimeoutError::Disconnected) => return std::thread::sleep(left),
         }
     }
+    // Let the burst settle: an agent writes a turn as several appends, and a pass reads a
+    // changed transcript whole.
     std::thread::sleep(SETTLE);
     while events.try_recv().is_ok() {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stores_own_files_are_told_apart() {
+        let store = Path::new("/d/annal.redb");
+        for own in ["/d/annal.redb", "/d/annal.redb-log", "/d/annal.redb.index/seg.idx"] {
+            assert!(is_own(Path::new(own), store), "{own}");
+        }
+        for other in ["/d/s1.jsonl", "/d/x/annal.redb", "/e/annal.redb"] {
+            assert!(!is_own(Path::new(other), store), "{other}");
+        }
+    }
 }

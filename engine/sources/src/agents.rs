@@ -104,14 +104,20 @@ impl Agent {
                 let home = env.dir_var("GEMINI_CLI_HOME").or_else(|| env.home.clone());
                 home.map(|h| h.join(".gemini").join("tmp")).into_iter().collect()
             }
-            Agent::Goose => match env.dir_var("GOOSE_PATH_ROOT") {
+            // goose ignores a relative root. Its data folder is `goose` in the XDG data folder
+            // on Linux, `Block/goose` in the platform's elsewhere (`data/` under it on Windows).
+            Agent::Goose => match env.dir_var("GOOSE_PATH_ROOT").filter(|root| root.is_absolute()) {
                 Some(root) => vec![root.join("data").join("sessions")],
-                // `~/.local/share/goose` on Linux, `Application Support/Block/goose` on macOS.
                 None => env
                     .data_dirs()
                     .into_iter()
-                    .flat_map(|d| [d.join("goose/sessions"), d.join("Block/goose/sessions")])
-                    .filter(|d| cfg!(target_os = "macos") || !d.ends_with("Block/goose/sessions"))
+                    .flat_map(|d| {
+                        [
+                            d.join("goose/sessions"),
+                            d.join("Block/goose/sessions"),
+                            d.join("Block/goose/data/sessions"),
+                        ]
+                    })
                     .collect(),
             },
             // Crush keeps its database in the project (`.crush/`), as the Go OpenCode did

@@ -1,5 +1,5 @@
 //! Codex forks as annal forks. A rollout whose `session_meta` names `forked_from_id` begins
-//! with a copy of its parent's history (the same items, the same times). When the parent is
+//! with a copy of its parent's history (the same items, stamped with the time of the copy). When the parent is
 //! stored, the copy is not stored again: the session becomes a fork of the parent at the end
 //! of the copied run (O(1), shared by reference), followed by the fork's own records.
 //!
@@ -23,9 +23,10 @@ fn forked_from(session: &ParsedSession) -> Option<String> {
     (!parent.is_empty() && parent != session.name).then(|| parent.to_owned())
 }
 
-/// Whether two records say the same, whatever their entryIds.
+/// Whether two records say the same, whatever their entryIds and times: Codex stamps each
+/// copied line with the time it writes the copy.
 fn same(a: &Record, b: &Record) -> bool {
-    a.role == b.role && a.timestamp == b.timestamp && a.blocks == b.blocks && a.meta == b.meta
+    a.role == b.role && a.blocks == b.blocks && a.meta == b.meta
 }
 
 /// The longest run of `session`'s records after the first that copies the parent's from
@@ -75,7 +76,10 @@ pub(crate) fn attach(store: &Store, session: &mut ParsedSession) -> Result<(), S
         }
     }
     let copied = usize::try_from(run).unwrap_or(usize::MAX);
-    session.records.drain(1..=copied.min(session.records.len() - 1));
-    session.claimed_hashes.truncate(session.records.len());
+    let copied = 1..=copied.min(session.records.len() - 1);
+    session.records.drain(copied.clone());
+    if session.claimed_hashes.len() > *copied.end() {
+        session.claimed_hashes.drain(copied);
+    }
     Ok(())
 }

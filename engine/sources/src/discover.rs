@@ -56,6 +56,13 @@ const AGENT_DEPTH_MAX: usize = 12;
 const SKIPPED_DIRS: [&str; 8] =
     [".git", "node_modules", "target", ".venv", "venv", "__pycache__", "dist", "build"];
 
+/// Whether a changed file may be part of an agent's sessions: not inside a folder discovery
+/// never searches (dependencies, build output, version control), whose churn must not wake a
+/// watch over a project folder.
+pub fn may_hold_sessions(path: &Path) -> bool {
+    !path.components().any(|c| SKIPPED_DIRS.iter().any(|skipped| c.as_os_str() == *skipped))
+}
+
 /// Finds the units of `agent` at `locations`.
 pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
     let mut found = Found::default();

@@ -33,7 +33,7 @@ mod read;
 mod sync;
 
 pub use crate::agents::Agent;
-pub use crate::discover::{Unit, UnitKind};
+pub use crate::discover::{may_hold_sessions, Unit, UnitKind};
 pub use crate::environment::{Environment, OVERRIDES};
 pub use crate::error::SourceError;
 pub use crate::read::FILE_BYTES_MAX;

@@ -33,7 +33,12 @@ pub(crate) struct Reading {
 pub(crate) enum NotRead {
     /// Its fingerprint is what the last sync saw.
     Unchanged,
-    /// It could not be read, or is not what its place says it is.
+    /// It went away between discovery and reading (an agent moved or deleted it).
+    Gone,
+    /// It is not what its place says it is (another format): reported, and not read again
+    /// until it changes, so the cursor to keep comes with it.
+    Refused(Box<(SourceError, Cursor)>),
+    /// It could not be read; it is read again next time.
     Failed(SourceError),
 }
 
@@ -45,7 +50,11 @@ impl From<SourceError> for NotRead {
 
 /// Reads `unit`, given the cursor the last sync kept for it.
 pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, NotRead> {
-    let file = Fingerprint::of(&std::fs::metadata(&unit.path).map_err(|source| io(&unit.path, source))?);
+    let file = match std::fs::metadata(&unit.path) {
+        Ok(meta) => Fingerprint::of(&meta),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Err(NotRead::Gone),
+        Err(source) => return Err(io(&unit.path, source).into()),
+    };
     match unit.kind {
         UnitKind::Transcript(format) => {
             if previous.is_some_and(|p| p.file == file) {
@@ -54,8 +63,15 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             read_transcript(&unit.path, format, file)
         }
         UnitKind::OpenCodeStorage => {
+            // A folder's own fingerprint does not change when a file deep inside it does: the
+            // tree's is its file count and newest modification time.
+            let file = tree_fingerprint(&unit.path);
+            if previous.is_some_and(|p| p.file == file) {
+                return Err(NotRead::Unchanged);
+            }
             let since = previous.map(|p| p.since_ms);
             let reading = opencode_storage::read(&unit.path, since)?;
+            let file = if reading.held { Fingerprint::default() } else { file };
             Ok(from_db(reading, Cursor { file, ..Cursor::default() }))
         }
         UnitKind::OpenCodeDb | UnitKind::CrushDb | UnitKind::GooseDb => {
@@ -69,6 +85,9 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
                 UnitKind::CrushDb => db::crush::read(&unit.path, since)?,
                 _ => db::goose::read(&unit.path, since)?,
             };
+            // A message left for later is looked for again at the next pass, even if the
+            // database does not change meanwhile (Crush releases one unfinished for an hour).
+            let (file, wal) = if reading.held { Default::default() } else { (file, wal) };
             Ok(from_db(reading, Cursor { file, wal, since_ms: 0 }))
         }
     }
@@ -106,12 +125,16 @@ fn read_transcript(path: &Path, format: TranscriptFormat, file: Fingerprint) -> 
     };
     let parsed = parse_transcript(&bytes, format, &transcript_stem(path));
     if parsed.unrecognised > parsed.recognised {
+        let cursor = Cursor { file, ..Cursor::default() };
         let message = format!(
             "not read as {format}: {} of its {} items are of no kind {format} writes (another format, or a newer version of it)",
             parsed.unrecognised,
             parsed.unrecognised + parsed.recognised
         );
-        return Err(SourceError::Unrecognised { path: path.to_owned(), message }.into());
+        return Err(NotRead::Refused(Box::new((
+            SourceError::Unrecognised { path: path.to_owned(), message },
+            cursor,
+        ))));
     }
     let skipped = parsed.skipped.iter().map(|s| format!("{}:{s}", path.display())).collect();
     let cursor = Cursor { file, ..Cursor::default() };
@@ -128,4 +151,25 @@ fn decompress(path: &Path, raw: &[u8]) -> Result<Vec<u8>, SourceError> {
         return Err(io(path, std::io::Error::other(message)));
     }
     Ok(out)
+}
+
+/// A folder tree's fingerprint: how many files it holds (as `size`) and the newest
+/// modification time among them. Unreadable parts count as nothing: the reader names them.
+fn tree_fingerprint(root: &Path) -> Fingerprint {
+    let mut print = Fingerprint::default();
+    let mut pending = vec![root.to_owned()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.is_dir() {
+                pending.push(entry.path());
+            } else {
+                let one = Fingerprint::of(&meta);
+                print.size += 1;
+                print.mtime_ns = print.mtime_ns.max(one.mtime_ns);
+            }
+        }
+    }
+    print
 }

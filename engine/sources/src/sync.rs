@@ -99,9 +99,6 @@ impl SourceReport {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum SyncError {
-    /// Reading or writing the store's cursors failed.
-    #[error("sync cursors: {0}")]
-    Cursors(String),
     /// The store stopped taking writes.
     #[error(transparent)]
     Append(#[from] AppendError),
@@ -113,13 +110,15 @@ pub enum SyncError {
     Fork(#[from] ForkError),
 }
 
+/// The project folders the store remembers.
+fn remembered_projects(store: &Store) -> Result<Vec<PathBuf>, SyncError> {
+    let names = store.cursors(PROJECT_PREFIX)?.into_iter().map(|(name, _)| name);
+    Ok(names.map(|name| PathBuf::from(&name[PROJECT_PREFIX.len()..])).collect())
+}
+
 /// The project folders the store remembers, with `adding` remembered from now on.
 pub fn projects(store: &Store, adding: &[PathBuf]) -> Result<Vec<PathBuf>, SyncError> {
-    let mut known: BTreeSet<PathBuf> = store
-        .cursors(PROJECT_PREFIX)?
-        .into_iter()
-        .map(|(name, _)| PathBuf::from(&name[PROJECT_PREFIX.len()..]))
-        .collect();
+    let mut known: BTreeSet<PathBuf> = remembered_projects(store)?.into_iter().collect();
     let new: Vec<_> = adding
         .iter()
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()))
@@ -163,7 +162,9 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport, SyncErro
 /// # Errors
 /// [`SyncError`] when the store's remembered project folders cannot be read.
 pub fn survey(store: &Store, options: &SyncOptions) -> Result<Vec<SourceReport>, SyncError> {
-    let projects = projects(store, &options.projects)?;
+    // Looking writes nothing: the folders given are searched, not remembered.
+    let mut projects = remembered_projects(store)?;
+    projects.extend(options.projects.iter().cloned());
     let chosen = |agent: &Agent| options.agents.is_empty() || options.agents.contains(agent);
     let mut out = Vec::new();
     for agent in Agent::ALL.into_iter().filter(chosen) {
@@ -187,10 +188,18 @@ fn sync_agent(
     source.units = found.units.len() as u64;
     source.problems.extend(found.problems.iter().map(ToString::to_string));
     let mut updates = Vec::new();
+    let mut names = BTreeSet::new();
     for unit in &found.units {
         let name = cursor_name(unit);
+        names.insert(name.clone());
         match read(unit, cursors.get(&name).copied()) {
-            Err(NotRead::Unchanged) => {}
+            Err(NotRead::Unchanged | NotRead::Gone) => {}
+            Err(NotRead::Refused(refused)) => {
+                let (err, cursor) = *refused;
+                // Reported once: read again only when it changes.
+                source.problems.push(err.to_string());
+                updates.push((name, Some(cursor.encode())));
+            }
             Err(NotRead::Failed(err)) => source.problems.push(err.to_string()),
             Ok(reading) => {
                 source.units_read += 1;
@@ -204,14 +213,23 @@ fn sync_agent(
     }
     // A unit that is gone keeps what was captured from it; only its cursor goes.
     let prefix = format!("{CURSOR_PREFIX}{}:", source.agent.name());
-    for name in cursors.keys().filter(|name| name.starts_with(&prefix)) {
+    for name in cursors.keys().filter(|name| name.starts_with(&prefix) && !names.contains(*name)) {
         let path = PathBuf::from(&name[prefix.len()..]);
         if matches!(std::fs::symlink_metadata(&path), Err(e) if e.kind() == std::io::ErrorKind::NotFound) {
             updates.push((name.clone(), None));
         }
     }
-    store.put_cursors(updates)?;
-    Ok(())
+    match store.put_cursors(updates) {
+        // Another process holds the store: the cursors wait for the next pass (what was read
+        // is stored, and reading it again stores nothing).
+        Err(AppendError::Busy { waited }) => {
+            source
+                .problems
+                .push(format!("the store was busy for {waited:?}; cursors are kept at the next sync"));
+            Ok(())
+        }
+        other => Ok(other?),
+    }
 }
 
 /// Stores a reading's sessions; whether all of them were stored (only then does the cursor
@@ -226,9 +244,17 @@ fn store_reading(
     let mut complete = true;
     for mut session in reading.sessions {
         if unit.kind == UnitKind::Transcript(TranscriptFormat::Codex) {
-            crate::codex_fork::attach(store, &mut session)?;
+            match crate::codex_fork::attach(store, &mut session) {
+                Err(SyncError::Fork(ForkError::Busy { waited })) => {
+                    source
+                        .problems
+                        .push(format!("{}: the store was busy for {waited:?}", unit.path.display()));
+                    complete = false;
+                    continue;
+                }
+                other => other?,
+            }
         }
-        let name = session.name.clone();
         match load_session(store, session) {
             Ok(load) => {
                 source.records_new += load.appended;
@@ -237,9 +263,10 @@ fn store_reading(
                 source.sessions_changed += u64::from(load.appended > 0);
             }
             Err(LoadError::Append { error, .. }) if stops_writes(&error) => return Err(error.into()),
+            // The load's errors name the session.
             Err(err) => {
                 complete = false;
-                source.problems.push(format!("{}: session {name:?}: {err}", unit.path.display()));
+                source.problems.push(format!("{}: {err}", unit.path.display()));
             }
         }
     }

@@ -19,9 +19,9 @@
 //! tool calls as XML inside the text (`<read_file><path>…</path></read_file>`): it stays text.
 //!
 //! A document cut short (older versions wrote in place) imports its complete elements and reports
-//! the rest as truncated; an element that is not JSON ends the import there, reported. A user
-//! message that closes the array waits too, reported as truncated: when a task resumes, both
-//! extensions write it again at its index with a resumption note added.
+//! the rest as truncated; an element that is not JSON ends the import there, reported. When a
+//! task resumes, both extensions write the closing user message again at its index with a
+//! resumption note added; the store keeps that as a revision of the one read before.
 
 use serde_json::{Map, Value};
 
@@ -39,14 +39,9 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         return parsed;
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut read = elements(bytes);
     // Cline and Roo Code replace a closing user message when a task resumes (its content plus a
-    // note, at the same index), so it waits for what follows it.
-    if read.closed && read.values.last().is_some_and(|(_, v)| v.get("role") == Some(&Value::from("user"))) {
-        if let Some((at, _)) = read.values.pop() {
-            parsed.skipped.push(Skipped { line: line_of(bytes, at), reason: SkipReason::Truncated });
-        }
-    }
+    // note, at the same index): read again, it is stored as a revision of the one stored now.
+    let read = elements(bytes);
     let mut builder = SessionBuilder::new("cline", true);
     for (index, (_, value)) in read.values.into_iter().enumerate() {
         let (record, known) = element_record(value);
@@ -382,13 +377,10 @@ mod tests {
         let full_text = document(&ELEMENTS);
         let full = &parse(&full_text).sessions[0].records;
         for count in 1..=ELEMENTS.len() {
-            // A closing user message waits: a resumed task rewrites it.
-            let waits = ELEMENTS[count - 1].starts_with(r#"{"role":"user""#);
             let grown = parse(&document(&ELEMENTS[..count]));
             let records = grown.sessions.first().map_or(&[][..], |s| &s.records[..]);
-            assert_eq!(records, &full[..count - usize::from(waits)]);
-            assert_eq!(grown.skipped.len(), usize::from(waits));
-            assert!(grown.skipped.iter().all(|s| s.reason == SkipReason::Truncated));
+            assert_eq!(records, &full[..count]);
+            assert!(grown.skipped.is_empty(), "{:?}", grown.skipped);
         }
         for (cut, _) in full_text.char_indices().skip(1) {
             let part = parse(&full_text[..cut]);

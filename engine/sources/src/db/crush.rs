@@ -86,6 +86,7 @@ fn assemble(sessions: &[Row], messages: &[Row], since_ms: Option<i64>, now: i64)
         }
     }
     reading.since_ms = held.map_or(newest, |held| newest.min(held));
+    reading.held = held.is_some();
     reading
 }
 

@@ -19,4 +19,7 @@ pub(crate) struct DbReading {
     pub(crate) since_ms: i64,
     /// Rows that could not be read, each as one line naming the row and why.
     pub(crate) skipped: Vec<String>,
+    /// A message still being written was left for a later read: the database must be read
+    /// again even if it does not change (the agent may have stopped for good).
+    pub(crate) held: bool,
 }

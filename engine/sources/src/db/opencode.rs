@@ -257,11 +257,13 @@ pub(crate) fn assemble(changes: Changes, since: Option<i64>, origin: &Path) -> D
         by_session.entry(message.session.clone()).or_default().push(message);
     }
     let mut since_ms = newest;
+    let mut held = false;
     let mut parsed = Vec::with_capacity(by_session.len());
     for (id, mut messages) in by_session {
         messages.sort_by(|a, b| (a.created, &a.rows.id).cmp(&(b.created, &b.rows.id)));
         if let Some(first) = streaming(&messages, newest) {
             since_ms = messages[first..].iter().map(|m| m.active).fold(since_ms, i64::min);
+            held = true;
             messages.truncate(first);
         }
         let rows: Vec<OpenCodeMessageRows> = messages.into_iter().map(|m| m.rows).collect();
@@ -270,11 +272,13 @@ pub(crate) fn assemble(changes: Changes, since: Option<i64>, origin: &Path) -> D
         skipped.extend(lines.into_iter().map(|line| format!("{}: {line}", origin.display())));
         parsed.push(session);
     }
-    DbReading { sessions: parsed, since_ms, skipped }
+    DbReading { sessions: parsed, since_ms, skipped, held }
 }
 
 /// Where the session's last assistant message is, if OpenCode is still writing it: one that
-/// an assistant message follows was cut off, as was one untouched for [`ABANDONED_AFTER_MS`].
+/// an assistant message follows was cut off, as was one untouched for [`ABANDONED_AFTER_MS`]
+/// while the database moved on (judged by the database's rows, not the clock, so a message
+/// left unfinished is stored once the agent next writes anything).
 fn streaming(messages: &[ChangedMessage], newest: i64) -> Option<usize> {
     for (index, message) in messages.iter().enumerate().rev() {
         let Ok(Value::Object(info)) = serde_json::from_str::<Value>(&message.rows.data) else { continue };
