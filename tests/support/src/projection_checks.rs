@@ -147,10 +147,25 @@ pub fn shown_verbatim(messages: &[Message<'_>], record: &Record) -> bool {
     })
 }
 
-/// Room a full view may leave idle whatever its capacity: the tail's marker reserve for one
-/// earlier request and one cut's planned note (the engine's `MARKER_TOKENS_RESERVED` and
-/// `CUT_NOTE_TOKENS_PLANNED`).
-const PLANNED_SLACK_TOKENS: u64 = 64 + 40;
+/// Room a full view may leave idle whatever its capacity, because the planner budgets some parts
+/// before they are written (the engine's constants): the tail's reserve for the marker one
+/// earlier request may become (`MARKER_TOKENS_RESERVED`), each cut's note (of a user message or
+/// a tail block: `CUT_NOTE_TOKENS_PLANNED`), each marker (`MARKER_TOKENS_PLANNED`) and the evidence label
+/// (`EVIDENCE_LABEL_TOKENS_PLANNED`). What is written shorter than planned stays idle.
+const MARKER_RESERVE_TOKENS: u64 = 64;
+const CUT_NOTE_TOKENS_PLANNED: u64 = 40;
+const MARKER_TOKENS_PLANNED: u64 = 40;
+const EVIDENCE_LABEL_TOKENS_PLANNED: u64 = 110;
+
+/// The idle room a full view of `projection` may leave: see the constants above.
+fn planned_slack(projection: &Projection<'_>) -> u64 {
+    let stats = &projection.stats;
+    // A cut user message and a cut tail block each plan a note.
+    let cuts = (stats.kept.user_messages_cut + stats.omitted.cut_blocks).max(1);
+    let markers = (MARKER_TOKENS_PLANNED * stats.omitted.markers).saturating_sub(stats.tokens.markers);
+    let label = if stats.tokens.evidence > 0 { EVIDENCE_LABEL_TOKENS_PLANNED } else { 0 };
+    MARKER_RESERVE_TOKENS + CUT_NOTE_TOKENS_PLANNED * cuts + markers + label
+}
 
 /// Checks the properties of a projection of `records` (the session's records in sourceOrder,
 /// receipts left out; `orders[i]` is the sourceOrder of `records[i]`) under `budget`.
@@ -172,14 +187,14 @@ pub fn check_projection(
         return Err(format!("{total} tokens past the capacity {}", budget.capacity_tokens()));
     }
     // User text gives only when nothing else can: a view that cuts or omits it is full, but
-    // for what is planned before it is measured: the tail reserves room for the marker an
-    // earlier request may become (64 tokens), and a cut plans its note (40). At a capacity of a
-    // few thousand tokens those are more than 5%.
+    // for what is planned before it is measured (`planned_slack`). At a capacity of a few
+    // thousand tokens that is more than 5%.
     let capacity = u64::from(budget.capacity_tokens());
     let user_given = projection.stats.kept.user_messages_cut + projection.stats.omitted.user_messages;
-    if user_given > 0 && total * 100 < capacity * 95 && capacity - total > PLANNED_SLACK_TOKENS {
+    if user_given > 0 && total * 100 < capacity * 95 && capacity - total > planned_slack(projection) {
         return Err(format!(
-            "{user_given} user messages cut or omitted with {total} of {capacity} tokens used"
+            "{user_given} user messages cut or omitted with {total} of {capacity} tokens used ({:?})",
+            projection.stats
         ));
     }
     let markers: Vec<MarkerRange> = texts(messages).filter_map(marker_range).collect();
