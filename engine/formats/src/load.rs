@@ -9,6 +9,8 @@
 //! never fails as one oversized batch. An annal export's claimed hashes are checked after the
 //! append: the imported records must reproduce the exported chain exactly.
 
+use std::collections::HashSet;
+
 use crate::import::ParsedSession;
 use annal_engine::Store;
 use annal_engine::{AppendError, ReadError};
@@ -113,10 +115,15 @@ pub fn load_session(store: &Store, session: ParsedSession) -> Result<SessionLoad
     let snapshot = store.snapshot().map_err(read)?;
     let mut records: Vec<Record> = Vec::with_capacity(session.records.len());
     let mut claims = Vec::with_capacity(session.records.len());
+    // The entryIds this session holds already: only these can have changed at their source.
+    let mut present = HashSet::new();
     for (record, claim) in session.records.into_iter().zip(session.claimed_hashes) {
         match snapshot.entry(&record.entry_id).map_err(read)? {
             Some(location) if location.session != name => load.elsewhere += 1,
-            _ => {
+            found => {
+                if found.is_some() {
+                    present.insert(record.entry_id.clone());
+                }
                 records.push(record);
                 claims.push(claim);
             }
@@ -128,7 +135,7 @@ pub fn load_session(store: &Store, session: ParsedSession) -> Result<SessionLoad
     while pending.peek().is_some() {
         let batch = next_batch(&mut pending, BATCH_RECORDS, BATCH_BYTES);
         let count = batch.len() as u64;
-        let receipt = append_revising(store, &name, batch, &mut load).map_err(append)?;
+        let receipt = append_revising(store, &name, batch, &present, &mut load).map_err(append)?;
         load.appended += receipt.appended as u64;
         load.present += count - receipt.appended as u64;
         orders.extend(receipt.source_orders);
@@ -166,8 +173,14 @@ fn append_revising(
     store: &Store,
     name: &str,
     mut batch: Vec<Record>,
+    present: &HashSet<String>,
     load: &mut SessionLoad,
 ) -> Result<annal_engine::AppendReceipt, AppendError> {
+    // A batch of new records only (a first import) goes in as it is, without a copy kept for
+    // a retry.
+    if !batch.iter().any(|record| present.contains(&record.entry_id)) {
+        return store.append(name, None, batch);
+    }
     loop {
         match store.append(name, None, batch.clone()) {
             Err(AppendError::EntryMismatch { entry_id, .. }) => {
