@@ -145,3 +145,58 @@ impl Error {
         }
     }
 }
+
+/// The one line the command line prints for `err` (after `annal: `): its message, then each
+/// cause it does not already quote, joined by `: `, folded onto one line. The language bindings
+/// raise their exceptions with the same text.
+///
+/// ```
+/// let err = annal::Error::UnknownFormat { name: "notes".into() };
+/// assert!(annal::error::message(&err).starts_with("notes: not a transcript annal can read"));
+/// ```
+pub fn message(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = String::new();
+    let mut cause = Some(err);
+    while let Some(err) = cause {
+        let line = err.to_string();
+        if !text.contains(&line) {
+            text = if text.is_empty() { line } else { format!("{text}: {line}") };
+        }
+        cause = err.source();
+    }
+    text.split(['\n', '\r']).map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ")
+}
+
+/// [`message`], naming the store where the command line names it: an unknown session or
+/// entry, a stale `expected_next`, a fork name in use. The command line and the bindings
+/// describe these failures of a store at `store` in the same words.
+///
+/// ```
+/// use annal::error::{message_in, ReadError};
+/// let err = annal::Error::Read(ReadError::UnknownSession("s".into()));
+/// assert_eq!(message_in(&err, "work.redb".as_ref()), "no session named \"s\" in work.redb");
+/// ```
+pub fn message_in(err: &Error, store: &std::path::Path) -> String {
+    let store = store.display();
+    match err {
+        Error::Read(ReadError::UnknownSession(name))
+        | Error::Fork(ForkError::UnknownSession(name))
+        | Error::Project(ProjectError::UnknownSession(name))
+        | Error::Compact(CompactError::UnknownSession(name))
+        | Error::Search(SearchError::UnknownSession(name))
+        | Error::Export(ExportError::Read(ReadError::UnknownSession(name))) => {
+            format!("no session named {name:?} in {store}")
+        }
+        Error::Get(GetError::UnknownEntry(id)) => {
+            format!("no entry {id:?} in {store} (ids look like ENTRY or ENTRY#BLOCK)")
+        }
+        Error::Append(AppendError::Conflict { session, expected, actual }) => format!(
+            "conflict: session {session:?} in {store} has {actual} records, so its next sourceOrder is \
+             {actual}, not {expected}; nothing was appended"
+        ),
+        Error::Fork(ForkError::NameTaken(name)) => {
+            format!("a session named {name:?} already exists in {store}")
+        }
+        other => message(other),
+    }
+}

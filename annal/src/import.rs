@@ -2,7 +2,8 @@
 //! CLI, aider, Cline and Roo Code, annal exports) detected, parsed and appended idempotently, as
 //! `annal import` does.
 
-use std::path::Path;
+use std::io;
+use std::path::{Path, PathBuf};
 
 use annal_formats::{
     detect_format, load_session, parse_transcript, transcript_stem, Skipped, TranscriptFormat,
@@ -118,4 +119,37 @@ impl Annal {
         let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         self.import(&bytes, &transcript_stem(path), format)
     }
+}
+
+/// The transcript files under `folder`, in name order at each level: JSON and JSONL files, and
+/// aider's `.aider.chat.history.md`, as `annal import` reads a folder.
+///
+/// # Errors
+/// What the file system reports for a folder that cannot be read.
+pub fn transcript_files(folder: &Path) -> io::Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    walk(folder, &mut files)?;
+    Ok(files)
+}
+
+/// The files a folder walk reads: JSON and JSONL, and aider's Markdown history.
+fn is_transcript_name(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"))
+        || name.ends_with(".aider.chat.history.md")
+}
+
+fn walk(folder: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(folder)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            walk(&path, files)?;
+        } else if kind.is_file() && is_transcript_name(&path) {
+            files.push(path);
+        }
+    }
+    Ok(())
 }

@@ -85,13 +85,15 @@
 pub mod error;
 mod handle;
 mod import;
+pub mod json;
 mod options;
+pub mod responses;
 mod search;
 mod sync;
 
 pub use crate::error::Error;
 pub use crate::handle::{Annal, ExportFormat, ExportOptions};
-pub use crate::import::ImportSummary;
+pub use crate::import::{transcript_files, ImportSummary};
 pub use crate::options::Options;
 
 // Records and what an append returns.

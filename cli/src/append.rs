@@ -12,7 +12,6 @@ use annal::error::AppendError;
 use annal::{AppendReceipt, PortableRecord};
 use anyhow::{anyhow, Context};
 use clap::Args;
-use serde_json::json;
 
 use crate::location::StoreLocation;
 use crate::output::{write_json_pretty, Out};
@@ -134,12 +133,7 @@ impl Lines<'_> {
 
 fn print_receipt(out: &mut Out, receipt: &AppendReceipt, as_json: bool) -> std::io::Result<()> {
     if as_json {
-        let value = json!({
-            "sourceOrders": receipt.source_orders,
-            "appended": receipt.appended,
-            "next": receipt.next,
-        });
-        return write_json_pretty(out, &value);
+        return write_json_pretty(out, &annal::json::receipt(receipt));
     }
     for order in &receipt.source_orders {
         writeln!(out, "{order}")?;

@@ -13,7 +13,6 @@ use annal::{
 };
 use anyhow::anyhow;
 use clap::Args;
-use serde_json::json;
 
 use crate::location::StoreLocation;
 use crate::output::{count, hex, plural, write_json_line, Out};
@@ -174,32 +173,10 @@ pub(crate) fn run(location: &StoreLocation, plan: &CompactPlan, out: &mut Out) -
     let outcome =
         store.compact(&plan.session, &plan.options).map_err(|e| compact_error(location, &plan.session, e))?;
     if plan.json {
-        return Ok(write_json_line(out, &outcome_json(&outcome))?);
+        return Ok(write_json_line(out, &annal::json::compact_outcome(&outcome))?);
     }
     write_outcome(out, &plan.session, &plan.options, &outcome)?;
     Ok(())
-}
-
-fn outcome_json(outcome: &CompactOutcome) -> serde_json::Value {
-    let status = match outcome.status {
-        CompactStatus::Committed => "committed",
-        CompactStatus::Reused => "reused",
-        CompactStatus::Reinstated => "reinstated",
-        CompactStatus::NotNeeded => "notNeeded",
-    };
-    json!({
-        "status": status,
-        "key": outcome.key.map(|k| hex(&k)),
-        "upto": outcome.upto,
-        "requestedAlgorithm": outcome.requested.as_str(),
-        "algorithmVersion": outcome.algorithm.as_str(),
-        "fallbackReason": outcome.fallback_reason,
-        "receipt": outcome.receipt,
-        "fencingToken": outcome.fencing_token,
-        "projectionHash": hex(&outcome.projection_hash),
-        "viewTokens": outcome.view_tokens,
-        "stats": outcome.stats.to_json(),
-    })
 }
 
 fn write_outcome(

@@ -8,7 +8,6 @@ use annal::Snapshot;
 use anyhow::anyhow;
 use clap::Args;
 
-use crate::listing::session_json;
 use crate::location::StoreLocation;
 use crate::output::{write_json_pretty, Out};
 
@@ -75,7 +74,7 @@ pub(crate) fn run(store: &StoreLocation, args: &ForkArgs, out: &mut Out) -> anyh
         }
     };
     if args.json {
-        write_json_pretty(out, &session_json(&info))?;
+        write_json_pretty(out, &annal::json::session(&info))?;
     } else {
         writeln!(out, "{}", info.name)?;
     }

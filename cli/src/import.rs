@@ -5,8 +5,8 @@
 //! records, because every record carries a stable entryId and appends are idempotent by it.
 
 use std::collections::BTreeMap;
-use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use annal::{Error, ImportSummary, SkipReason, TranscriptFormat};
@@ -74,36 +74,14 @@ fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, bool)>> {
             files.push((path.clone(), true));
             continue;
         }
-        let mut found = Vec::new();
-        walk(path, &mut found).with_context(|| format!("cannot read folder {}", path.display()))?;
+        let found = annal::transcript_files(path)
+            .with_context(|| format!("cannot read folder {}", path.display()))?;
         if found.is_empty() {
             bail!("no transcripts (.jsonl, .json or .aider.chat.history.md files) in {}", path.display());
         }
         files.extend(found.into_iter().map(|file| (file, false)));
     }
     Ok(files)
-}
-
-/// The files a folder walk reads: JSON and JSONL, and aider's Markdown history.
-fn is_transcript_name(path: &Path) -> bool {
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"))
-        || name.ends_with(".aider.chat.history.md")
-}
-
-fn walk(folder: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(folder)?.collect::<Result<_, _>>()?;
-    entries.sort_by_key(|e| e.file_name());
-    for entry in entries {
-        let path = entry.path();
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            walk(&path, files)?;
-        } else if kind.is_file() && is_transcript_name(&path) {
-            files.push(path);
-        }
-    }
-    Ok(())
 }
 
 pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) -> anyhow::Result<()> {

@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::location::StoreLocation;
-use crate::output::{bytes, count, hex, write_json_pretty, Align, Out, Table};
+use crate::output::{bytes, count, write_json_pretty, Align, Out, Table};
 
 /// Arguments of `annal sessions`.
 #[derive(Debug, Args)]
@@ -26,24 +26,13 @@ pub(crate) struct StatsArgs {
     json: bool,
 }
 
-/// A session as `sessions --json` prints it.
-pub(crate) fn session_json(info: &SessionInfo) -> Value {
-    json!({
-        "name": info.name,
-        "records": info.len,
-        "parent": info.parent,
-        "forkAt": info.fork_at,
-        "head": hex(&info.head),
-    })
-}
-
 /// Lists every session.
 pub(crate) fn sessions(store: &StoreLocation, args: &SessionsArgs, out: &mut Out) -> anyhow::Result<()> {
     let handle = store.open_reading()?;
     let snapshot = store.snapshot(&handle)?;
     let sessions = snapshot.sessions().with_context(|| format!("cannot list the sessions of {store}"))?;
     if args.json {
-        write_json_pretty(out, &Value::Array(sessions.iter().map(session_json).collect()))?;
+        write_json_pretty(out, &Value::Array(sessions.iter().map(annal::json::session).collect()))?;
         return Ok(());
     }
     if sessions.is_empty() {

@@ -99,13 +99,7 @@ fn main() -> ExitCode {
         Err(err) if output::is_broken_pipe(&err) => ExitCode::SUCCESS,
         Err(err) => {
             // Engine errors quote their cause; a cause the message already holds is not repeated.
-            let mut text = String::new();
-            for cause in err.chain().map(ToString::to_string) {
-                if !text.contains(&cause) {
-                    text = if text.is_empty() { cause } else { format!("{text}: {cause}") };
-                }
-            }
-            let line = output::one_line(&text);
+            let line = annal::error::message(err.as_ref());
             // If stderr is gone too there is nobody left to tell.
             let _ = writeln!(io::stderr(), "annal: {line}");
             ExitCode::FAILURE

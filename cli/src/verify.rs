@@ -6,7 +6,6 @@ use annal::error::ReadError;
 use annal::VerifyReport;
 use anyhow::{anyhow, bail};
 use clap::Args;
-use serde_json::{json, Value};
 
 use crate::location::StoreLocation;
 use crate::output::{plural, write_json_pretty, Out};
@@ -20,21 +19,6 @@ pub(crate) struct VerifyArgs {
     /// A JSON object: sessions, records, blobs, ok, problems.
     #[arg(long)]
     json: bool,
-}
-
-fn report_json(report: &VerifyReport) -> Value {
-    let problems: Vec<Value> = report
-        .problems
-        .iter()
-        .map(|p| json!({"session": p.session, "sourceOrder": p.source_order, "detail": p.detail}))
-        .collect();
-    json!({
-        "sessions": report.sessions,
-        "records": report.records,
-        "blobs": report.blobs,
-        "ok": report.is_ok(),
-        "problems": problems,
-    })
 }
 
 /// What a report says was checked, in one line.
@@ -54,7 +38,7 @@ pub(crate) fn run(store: &StoreLocation, args: &VerifyArgs, out: &mut Out) -> an
         other => anyhow!("cannot verify {store}: {other}"),
     })?;
     if args.json {
-        write_json_pretty(out, &report_json(&report))?;
+        write_json_pretty(out, &annal::json::verify_report(&report))?;
     } else {
         let whole = args.session.is_none();
         writeln!(out, "checked {} in {store}", summary(&report, whole))?;

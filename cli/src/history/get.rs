@@ -7,7 +7,6 @@ use annal::error::GetError;
 use annal::{Original, OriginalBlock};
 use anyhow::{anyhow, bail};
 use clap::Args;
-use serde_json::{json, Value};
 
 use crate::location::StoreLocation;
 use crate::output::{bytes, count, write_json_pretty, Out};
@@ -79,41 +78,6 @@ impl GetArgs {
     }
 }
 
-fn block_json(block: &OriginalBlock) -> Value {
-    let mut value = json!({ "blockIndex": block.index, "type": block.kind, "bytes": block.size_bytes });
-    let fields = [
-        ("tool", block.tool.clone().map(Value::from)),
-        ("callId", block.call_id.clone().map(Value::from)),
-        ("target", block.target.clone().map(Value::from)),
-        ("isError", (block.kind == "toolResult").then_some(Value::from(block.is_error))),
-        ("text", block.text.clone().map(Value::from)),
-        (
-            "lines",
-            block.lines.map(|(first, last, total)| json!({"first": first, "last": last, "total": total})),
-        ),
-        ("mediaType", block.media_type.clone().map(Value::from)),
-        ("blobHash", block.blob_hash.clone().map(Value::from)),
-    ];
-    for (key, field) in fields {
-        if let (Some(field), Some(object)) = (field, value.as_object_mut()) {
-            object.insert(key.to_owned(), field);
-        }
-    }
-    value
-}
-
-fn original_json(original: &Original) -> Value {
-    json!({
-        "session": original.session,
-        "entryId": original.entry_id,
-        "sourceOrder": original.source_order,
-        "role": original.role.as_str(),
-        "timestamp": original.timestamp,
-        "blockCount": original.block_count,
-        "blocks": original.blocks.iter().map(block_json).collect::<Vec<_>>(),
-    })
-}
-
 /// The header line of one block.
 fn block_header(original: &Original, block: &OriginalBlock) -> String {
     let mut parts = vec![format!("block {} of {}", block.index, original.block_count), block.kind.to_owned()];
@@ -182,7 +146,7 @@ pub(crate) fn run(location: &StoreLocation, plan: &GetPlan, out: &mut Out) -> an
         other => anyhow!(other),
     })?;
     if plan.json {
-        write_json_pretty(out, &original_json(&original))?;
+        write_json_pretty(out, &annal::json::original(&original))?;
     } else if plan.raw {
         let [block] = original.blocks.as_slice() else {
             bail!(

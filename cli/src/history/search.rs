@@ -8,7 +8,7 @@ use annal::Role;
 use annal::{Hit, SearchRequest};
 use anyhow::{anyhow, bail};
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use crate::location::StoreLocation;
 use crate::output::{plural, write_json_pretty, Out};
@@ -88,25 +88,6 @@ impl SearchArgs {
     }
 }
 
-fn hit_json(hit: &Hit) -> Value {
-    let highlights: Vec<Value> =
-        hit.snippet.highlight_chars().into_iter().map(|(a, b)| json!([a, b])).collect();
-    json!({
-        "session": hit.session,
-        "entryId": hit.entry_id,
-        "blockIndex": hit.block_index,
-        "sourceOrder": hit.source_order,
-        "role": hit.role.as_str(),
-        "tool": hit.tool,
-        "score": hit.score,
-        "snippet": hit.snippet.text,
-        "highlights": highlights,
-        "type": hit.kind,
-        "isError": hit.is_error,
-        "timestamp": hit.timestamp,
-    })
-}
-
 /// The readable form of one hit: a header line and the snippet.
 pub(crate) fn write_hit(out: &mut impl Write, rank: usize, hit: &Hit, colour: bool) -> std::io::Result<()> {
     let mut what = hit.role.as_str().to_owned();
@@ -142,7 +123,7 @@ pub(crate) fn run(location: &StoreLocation, plan: &SearchPlan, out: &mut Out) ->
     })?;
     let took = started.elapsed();
     if plan.json {
-        write_json_pretty(out, &Value::Array(hits.iter().map(hit_json).collect()))?;
+        write_json_pretty(out, &Value::Array(hits.iter().map(annal::json::hit).collect()))?;
     } else if hits.is_empty() {
         writeln!(out, "no matches for {:?}", plan.request.query)?;
     } else {

@@ -10,11 +10,9 @@
 use serde_json::{Map, Value};
 
 use super::lines::{lines, read_line, LineValue};
-use super::session::{
-    data_url_blob, put, put_all, str_of, take_str, take_timestamp, text_of, usable_name, SessionBuilder,
-};
+use super::responses::item_into;
+use super::session::{put, put_all, str_of, take_str, take_timestamp, usable_name, SessionBuilder};
 use super::{ParseOptions, ParsedTranscript, Skipped};
-use annal_engine::{canonical_input, canonical_json};
 use annal_engine::{Block, Record, Role};
 
 /// Payload types of a `response_item`, which older rollouts wrote without the envelope.
@@ -100,11 +98,11 @@ fn line_record(value: Value) -> Record {
     let kind = str_of(&map, "type").unwrap_or_default().to_owned();
     if !map.contains_key("payload") && ITEM_TYPES.contains(&kind.as_str()) {
         // An older rollout line: the item itself, without the envelope.
-        response_item(map, &mut record);
+        item_into(map, &mut record);
         return record;
     }
     match (kind.as_str(), map.remove("payload")) {
-        ("response_item", Some(Value::Object(payload))) => response_item(payload, &mut record),
+        ("response_item", Some(Value::Object(payload))) => item_into(payload, &mut record),
         ("compacted", Some(Value::Object(mut payload))) => {
             // The summary that replaced the history: text worth reading and searching.
             if let Some(text) = take_str(&mut payload, "message") {
@@ -117,150 +115,6 @@ fn line_record(value: Value) -> Record {
     }
     put_all(&mut record.meta, map);
     record
-}
-
-fn response_item(mut item: Map<String, Value>, record: &mut Record) {
-    let kind = str_of(&item, "type").unwrap_or_default().to_owned();
-    let blocks = &mut record.blocks;
-    record.role = match kind.as_str() {
-        "message" => {
-            let role = match str_of(&item, "role") {
-                Some("user") => Role::User,
-                Some("assistant") => Role::Assistant,
-                _ => Role::System,
-            };
-            match item.remove("content") {
-                Some(Value::Array(parts)) => {
-                    item.insert("content".into(), Value::Array(content_parts(parts, blocks)));
-                }
-                Some(Value::String(text)) => blocks.push(Block::Text { text }),
-                Some(other) => {
-                    item.insert("content".into(), other);
-                }
-                None => {}
-            }
-            role
-        }
-        "reasoning" => {
-            for key in ["summary", "content"] {
-                if let Some(Value::Array(parts)) = item.remove(key) {
-                    item.insert(key.into(), Value::Array(content_parts(parts, blocks)));
-                }
-            }
-            Role::Assistant
-        }
-        "function_call" | "custom_tool_call" | "local_shell_call" => {
-            let call_id = take_str(&mut item, "call_id").unwrap_or_default();
-            let (tool, input) = match kind.as_str() {
-                // Arguments are JSON in a string: stored canonical, or verbatim if not JSON.
-                "function_call" => (
-                    take_str(&mut item, "name"),
-                    take_str(&mut item, "arguments").map(|a| canonical_input(&a)),
-                ),
-                // A custom tool's input is free text (a patch, say): kept verbatim.
-                "custom_tool_call" => (take_str(&mut item, "name"), take_str(&mut item, "input")),
-                _ => (Some("local_shell".to_owned()), item.remove("action").map(|a| canonical_json(&a))),
-            };
-            let tool = tool.unwrap_or_default();
-            blocks.push(Block::ToolCall {
-                call_id,
-                tool,
-                input: input.unwrap_or_default(),
-                target: String::new(),
-            });
-            Role::Assistant
-        }
-        "function_call_output" | "custom_tool_call_output" => {
-            let call_id = take_str(&mut item, "call_id").unwrap_or_default();
-            let output = item.remove("output").unwrap_or(Value::Null);
-            let (text, is_error, rest) = tool_output(output, blocks);
-            blocks.insert(0, Block::ToolResult { call_id, tool: String::new(), is_error, output: text });
-            if let Some((key, rest)) = rest {
-                item.insert(key.into(), rest);
-            }
-            Role::Tool
-        }
-        _ => Role::System,
-    };
-    put(&mut record.meta, "payload", &Value::Object(item));
-}
-
-/// Text and image parts as blocks; returns what is left of each part, in order.
-fn content_parts(parts: Vec<Value>, blocks: &mut Vec<Block>) -> Vec<Value> {
-    let mut rest = Vec::with_capacity(parts.len());
-    for part in parts {
-        let Value::Object(mut part) = part else {
-            rest.push(part);
-            continue;
-        };
-        match str_of(&part, "type") {
-            Some("input_text" | "output_text" | "text") => {
-                blocks.extend(take_str(&mut part, "text").map(|text| Block::Text { text }));
-            }
-            Some("summary_text" | "reasoning_text") => {
-                blocks.extend(take_str(&mut part, "text").map(|text| Block::Thinking { text }));
-            }
-            Some("input_image") => {
-                if let Some(blob) = str_of(&part, "image_url").and_then(data_url_blob) {
-                    part.remove("image_url");
-                    blocks.push(blob);
-                }
-            }
-            _ => {}
-        }
-        rest.push(Value::Object(part));
-    }
-    rest
-}
-
-/// A tool output as `(text, is_error, what else it carried)`; images become blobs.
-fn tool_output(output: Value, blocks: &mut Vec<Block>) -> (String, bool, Option<(&'static str, Value)>) {
-    match output {
-        Value::String(text) => {
-            // Some tools wrap their output as `{"output": text, "metadata": {"exit_code": n}}`.
-            if let Ok(Value::Object(mut wrapper)) = serde_json::from_str::<Value>(&text) {
-                if let Some(inner) = take_str(&mut wrapper, "output") {
-                    let code =
-                        wrapper.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64);
-                    return (
-                        inner,
-                        code.is_some_and(|c| c != 0),
-                        Some(("outputJson", Value::Object(wrapper))),
-                    );
-                }
-            }
-            let is_error = exit_code_line(&text).is_some_and(|code| code != 0);
-            (text, is_error, None)
-        }
-        Value::Array(parts) => {
-            let mut inner = Vec::new();
-            let rest = content_parts(parts, &mut inner);
-            let mut texts = Vec::new();
-            for block in inner {
-                match block {
-                    Block::Text { text } => texts.push(text),
-                    other => blocks.push(other),
-                }
-            }
-            (texts.join("\n"), false, Some(("output", Value::Array(rest))))
-        }
-        Value::Object(mut object) => {
-            let is_error = object.get("success").and_then(Value::as_bool) == Some(false);
-            match take_str(&mut object, "content") {
-                Some(text) => (text, is_error, Some(("output", Value::Object(object)))),
-                None => (canonical_json(&Value::Object(object)), is_error, None),
-            }
-        }
-        Value::Null => (String::new(), false, None),
-        other => (text_of(&other), false, None),
-    }
-}
-
-/// The exit code of shell output that starts `Exit code: <n>` (Codex's shell tool format).
-fn exit_code_line(text: &str) -> Option<i64> {
-    let rest = text.strip_prefix("Exit code: ")?;
-    let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
-    rest[..end].trim().parse().ok()
 }
 
 #[cfg(test)]
@@ -328,20 +182,6 @@ mod tests {
         assert_eq!(records[7].role, Role::System);
         assert_eq!(records[8].blocks, [Block::Text { text: "summary so far".into() }]);
         assert_eq!(records[9].role, Role::System);
-    }
-
-    #[test]
-    fn failed_shell_output_and_output_shapes() {
-        let mut blocks = Vec::new();
-        assert!(tool_output(Value::String("Exit code: 1\nWall time: 0.1 seconds".into()), &mut blocks).1);
-        assert_eq!(exit_code_line("Exit code: 0\n"), Some(0));
-        assert_eq!(exit_code_line("exit 1"), None);
-        let object = serde_json::json!({"content": "nope", "success": false});
-        assert_eq!(tool_output(object, &mut blocks).0, "nope");
-        let parts =
-            serde_json::json!([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]);
-        assert_eq!(tool_output(parts, &mut blocks).0, "a\nb");
-        assert!(blocks.is_empty());
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod goose;
 mod lines;
 mod opencode;
 mod opencode_rows;
+mod responses;
 mod session;
 
 use std::fmt;
@@ -36,6 +37,10 @@ pub use self::crush::{parse_crush_session, CrushMessageRow, CrushSessionRow};
 pub use self::detect::detect_format;
 pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};
 pub use self::opencode_rows::{parse_opencode_rows, OpenCodeMessageRows};
+pub use self::responses::{
+    record_from_responses_item, record_message_blocks, responses_item_text, responses_items, ItemError,
+    RESPONSES_ITEM_KEY,
+};
 
 /// The transcript formats annal can import.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

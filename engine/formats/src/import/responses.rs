@@ -1,0 +1,371 @@
+//! OpenAI Responses-API items as records, and blocks back as items: what Codex rollouts carry
+//! as `response_item` payloads, and what the OpenAI Agents SDK keeps as session items.
+//!
+//! Reading: messages, reasoning, function and custom tool calls and their outputs become blocks
+//! (text, thinking, tool calls, tool results, images). A session kept for the Agents SDK also
+//! stores each item's own JSON text, so it is handed back exactly as it came
+//! ([`record_from_responses_item`], [`RESPONSES_ITEM_KEY`]). Writing: a projection's messages, or a
+//! record that came from another agent, become items the Responses API accepts as input
+//! ([`responses_items`]): text as plain role messages, calls as `function_call` and outputs as
+//! `function_call_output`.
+
+use std::borrow::Cow;
+
+use serde_json::{json, Map, Value};
+
+use super::session::{data_url_blob, put, str_of, take_str, text_of};
+use annal_engine::{canonical_input, canonical_json, hash_to_hex, Block, MessageBlock, Record, Role};
+
+/// The `meta` key holding an item's own JSON text, as a JSON string.
+pub const RESPONSES_ITEM_KEY: &str = "responsesItem";
+
+/// Why a Responses item could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("not a Responses item: {0}")]
+pub struct ItemError(String);
+
+/// The record of one Responses-API item given as JSON text, with `entry_id`: its blocks for
+/// projections and search, and the text itself in `meta[RESPONSES_ITEM_KEY]` so it reads back
+/// verbatim. An item without `type` but with `role` is a message (the SDK's short form).
+///
+/// # Errors
+/// [`ItemError`] when the text is not a JSON object.
+pub fn record_from_responses_item(entry_id: &str, item: &str) -> Result<Record, ItemError> {
+    let value: Value = serde_json::from_str(item).map_err(|e| ItemError(format!("not JSON: {e}")))?;
+    let Value::Object(mut map) = value else {
+        return Err(ItemError("an item must be a JSON object".into()));
+    };
+    if !map.contains_key("type") && map.contains_key("role") {
+        map.insert("type".into(), "message".into());
+    }
+    let mut record = Record::new(entry_id, Role::System, Vec::new());
+    item_into(map, &mut record);
+    record.meta.clear();
+    put(&mut record.meta, RESPONSES_ITEM_KEY, &Value::String(item.to_owned()));
+    Ok(record)
+}
+
+/// The item text a record keeps under [`RESPONSES_ITEM_KEY`], if it came from one.
+pub fn responses_item_text(record_meta: &str) -> Option<String> {
+    match serde_json::from_str::<Value>(record_meta) {
+        Ok(Value::String(text)) => Some(text),
+        _ => None,
+    }
+}
+
+/// Blocks of one message (a projection's, or a stored record's) as Responses input items:
+/// consecutive texts as one `{"role", "content"}` message, each call as a `function_call`,
+/// each result as a `function_call_output`. Reasoning is left out (the API takes reasoning
+/// back only by the ids it issued), and a binary block is named in a text.
+pub fn responses_items(role: Role, blocks: &[MessageBlock<'_>]) -> Vec<Value> {
+    let speaker = match role {
+        Role::User | Role::Tool => "user",
+        Role::Assistant => "assistant",
+        Role::System => "system",
+    };
+    let mut items = Vec::new();
+    let mut texts: Vec<Cow<'_, str>> = Vec::new();
+    let flush = |texts: &mut Vec<Cow<'_, str>>, items: &mut Vec<Value>| {
+        if !texts.is_empty() {
+            items.push(json!({"role": speaker, "content": texts.join("\n\n")}));
+            texts.clear();
+        }
+    };
+    for block in blocks {
+        match block {
+            MessageBlock::Text { text } => texts.push(Cow::Borrowed(text.as_ref())),
+            MessageBlock::Thinking { .. } => {}
+            MessageBlock::Blob { hash, media_type, size_bytes } => texts
+                .push(Cow::Owned(format!("[{media_type}, {size_bytes} bytes, blob {}]", hash_to_hex(hash)))),
+            MessageBlock::ToolCall { call_id, tool, input, .. } => {
+                flush(&mut texts, &mut items);
+                items.push(
+                    json!({"type": "function_call", "call_id": call_id, "name": tool, "arguments": input}),
+                );
+            }
+            MessageBlock::ToolResult { call_id, output, .. } => {
+                flush(&mut texts, &mut items);
+                items.push(json!({"type": "function_call_output", "call_id": call_id, "output": output}));
+            }
+        }
+    }
+    flush(&mut texts, &mut items);
+    items
+}
+
+/// A stored record's blocks as message blocks, for [`responses_items`].
+pub fn record_message_blocks(record: &Record) -> Vec<MessageBlock<'_>> {
+    record
+        .blocks
+        .iter()
+        .map(|block| match block {
+            Block::Text { text } => MessageBlock::Text { text: Cow::Borrowed(text) },
+            Block::Thinking { text } => MessageBlock::Thinking { text: Cow::Borrowed(text) },
+            Block::ToolCall { call_id, tool, input, target } => MessageBlock::ToolCall {
+                call_id: Cow::Borrowed(call_id),
+                tool: Cow::Borrowed(tool),
+                input: Cow::Borrowed(input),
+                target: Cow::Borrowed(target),
+            },
+            Block::ToolResult { call_id, tool, is_error, output } => MessageBlock::ToolResult {
+                call_id: Cow::Borrowed(call_id),
+                tool: Cow::Borrowed(tool),
+                is_error: *is_error,
+                output: Cow::Borrowed(output),
+            },
+            Block::Blob { media_type, data } => MessageBlock::Blob {
+                hash: *blake3::hash(data).as_bytes(),
+                media_type: Cow::Borrowed(media_type),
+                size_bytes: data.len() as u64,
+            },
+        })
+        .collect()
+}
+
+/// Fills `record` (role, blocks, `meta["payload"]` with what no block holds) from one item.
+pub(super) fn item_into(mut item: Map<String, Value>, record: &mut Record) {
+    let kind = str_of(&item, "type").unwrap_or_default().to_owned();
+    let blocks = &mut record.blocks;
+    record.role = match kind.as_str() {
+        "message" => {
+            let role = match str_of(&item, "role") {
+                Some("user") => Role::User,
+                Some("assistant") => Role::Assistant,
+                _ => Role::System,
+            };
+            match item.remove("content") {
+                Some(Value::Array(parts)) => {
+                    item.insert("content".into(), Value::Array(content_parts(parts, blocks)));
+                }
+                Some(Value::String(text)) => blocks.push(Block::Text { text }),
+                Some(other) => {
+                    item.insert("content".into(), other);
+                }
+                None => {}
+            }
+            role
+        }
+        "reasoning" => {
+            for key in ["summary", "content"] {
+                if let Some(Value::Array(parts)) = item.remove(key) {
+                    item.insert(key.into(), Value::Array(content_parts(parts, blocks)));
+                }
+            }
+            Role::Assistant
+        }
+        "function_call" | "custom_tool_call" | "local_shell_call" => {
+            let call_id = take_str(&mut item, "call_id").unwrap_or_default();
+            let (tool, input) = match kind.as_str() {
+                // Arguments are JSON in a string: stored canonical, or verbatim if not JSON.
+                "function_call" => (
+                    take_str(&mut item, "name"),
+                    take_str(&mut item, "arguments").map(|a| canonical_input(&a)),
+                ),
+                // A custom tool's input is free text (a patch, say): kept verbatim.
+                "custom_tool_call" => (take_str(&mut item, "name"), take_str(&mut item, "input")),
+                _ => (Some("local_shell".to_owned()), item.remove("action").map(|a| canonical_json(&a))),
+            };
+            let tool = tool.unwrap_or_default();
+            blocks.push(Block::ToolCall {
+                call_id,
+                tool,
+                input: input.unwrap_or_default(),
+                target: String::new(),
+            });
+            Role::Assistant
+        }
+        "function_call_output" | "custom_tool_call_output" => {
+            let call_id = take_str(&mut item, "call_id").unwrap_or_default();
+            let output = item.remove("output").unwrap_or(Value::Null);
+            let (text, is_error, rest) = tool_output(output, blocks);
+            blocks.insert(0, Block::ToolResult { call_id, tool: String::new(), is_error, output: text });
+            if let Some((key, rest)) = rest {
+                item.insert(key.into(), rest);
+            }
+            Role::Tool
+        }
+        _ => Role::System,
+    };
+    put(&mut record.meta, "payload", &Value::Object(item));
+}
+
+/// Text and image parts as blocks; returns what is left of each part, in order.
+fn content_parts(parts: Vec<Value>, blocks: &mut Vec<Block>) -> Vec<Value> {
+    let mut rest = Vec::with_capacity(parts.len());
+    for part in parts {
+        let Value::Object(mut part) = part else {
+            rest.push(part);
+            continue;
+        };
+        match str_of(&part, "type") {
+            Some("input_text" | "output_text" | "text") => {
+                blocks.extend(take_str(&mut part, "text").map(|text| Block::Text { text }));
+            }
+            Some("summary_text" | "reasoning_text") => {
+                blocks.extend(take_str(&mut part, "text").map(|text| Block::Thinking { text }));
+            }
+            Some("input_image") => {
+                if let Some(blob) = str_of(&part, "image_url").and_then(data_url_blob) {
+                    part.remove("image_url");
+                    blocks.push(blob);
+                }
+            }
+            _ => {}
+        }
+        rest.push(Value::Object(part));
+    }
+    rest
+}
+
+/// A tool output as `(text, is_error, what else it carried)`; images become blobs.
+fn tool_output(output: Value, blocks: &mut Vec<Block>) -> (String, bool, Option<(&'static str, Value)>) {
+    match output {
+        Value::String(text) => {
+            // Some tools wrap their output as `{"output": text, "metadata": {"exit_code": n}}`.
+            if let Ok(Value::Object(mut wrapper)) = serde_json::from_str::<Value>(&text) {
+                if let Some(inner) = take_str(&mut wrapper, "output") {
+                    let code =
+                        wrapper.get("metadata").and_then(|m| m.get("exit_code")).and_then(Value::as_i64);
+                    return (
+                        inner,
+                        code.is_some_and(|c| c != 0),
+                        Some(("outputJson", Value::Object(wrapper))),
+                    );
+                }
+            }
+            let is_error = exit_code_line(&text).is_some_and(|code| code != 0);
+            (text, is_error, None)
+        }
+        Value::Array(parts) => {
+            let mut inner = Vec::new();
+            let rest = content_parts(parts, &mut inner);
+            let mut texts = Vec::new();
+            for block in inner {
+                match block {
+                    Block::Text { text } => texts.push(text),
+                    other => blocks.push(other),
+                }
+            }
+            (texts.join("\n"), false, Some(("output", Value::Array(rest))))
+        }
+        Value::Object(mut object) => {
+            let is_error = object.get("success").and_then(Value::as_bool) == Some(false);
+            match take_str(&mut object, "content") {
+                Some(text) => (text, is_error, Some(("output", Value::Object(object)))),
+                None => (canonical_json(&Value::Object(object)), is_error, None),
+            }
+        }
+        Value::Null => (String::new(), false, None),
+        other => (text_of(&other), false, None),
+    }
+}
+
+/// The exit code of shell output that starts `Exit code: <n>` (Codex's shell tool format).
+fn exit_code_line(text: &str) -> Option<i64> {
+    let rest = text.strip_prefix("Exit code: ")?;
+    let end = rest.find(['\n', '\r']).unwrap_or(rest.len());
+    rest[..end].trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CALL: &str = r#"{"type": "function_call", "id": "fc_1", "call_id": "c1", "name": "run", "arguments": "{\"b\": 1, \"a\": \"日本 🚀\"}"}"#;
+
+    #[test]
+    fn an_item_keeps_its_own_text_and_gets_blocks() {
+        let record = record_from_responses_item("e1", CALL).expect("an item");
+        assert_eq!((record.entry_id.as_str(), record.role), ("e1", Role::Assistant));
+        assert_eq!(
+            record.blocks,
+            [Block::ToolCall {
+                call_id: "c1".into(),
+                tool: "run".into(),
+                input: r#"{"a":"日本 🚀","b":1}"#.into(),
+                target: String::new()
+            }]
+        );
+        let kept = responses_item_text(&record.meta[RESPONSES_ITEM_KEY]);
+        assert_eq!(kept.as_deref(), Some(CALL), "the item's text, byte for byte");
+        assert_eq!(record.meta.len(), 1);
+    }
+
+    #[test]
+    fn short_messages_outputs_and_reasoning() {
+        let user = record_from_responses_item("u", r#"{"role": "user", "content": "ca\u0301fe\u3000ok"}"#);
+        let user = user.expect("a short message");
+        assert_eq!(
+            (user.role, user.blocks.clone()),
+            (Role::User, vec![Block::text("ca\u{301}fe\u{3000}ok")])
+        );
+        let developer = record_from_responses_item("d", r#"{"role": "developer", "content": "rules"}"#);
+        assert_eq!(developer.expect("a message").role, Role::System);
+        let output = r#"{"type": "function_call_output", "call_id": "c1", "output": "Exit code: 2\nboom"}"#;
+        let output = record_from_responses_item("o", output).expect("an output");
+        assert!(
+            matches!(&output.blocks[0], Block::ToolResult { is_error: true, output, .. } if output.ends_with("boom"))
+        );
+        let thought =
+            r#"{"type": "reasoning", "id": "rs", "summary": [{"type": "summary_text", "text": "hm"}]}"#;
+        assert_eq!(
+            record_from_responses_item("r", thought).expect("reasoning").blocks,
+            [Block::Thinking { text: "hm".into() }]
+        );
+        let hosted = r#"{"type": "web_search_call", "id": "ws", "status": "completed"}"#;
+        let hosted = record_from_responses_item("w", hosted).expect("any object is an item");
+        assert!(hosted.blocks.is_empty() && hosted.meta.contains_key(RESPONSES_ITEM_KEY));
+    }
+
+    #[test]
+    fn what_is_not_an_item() {
+        for text in ["", "[1, 2]", "\"text\"", "{\"type\": ", "nul"] {
+            assert!(record_from_responses_item("x", text).is_err(), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn blocks_back_as_items() {
+        let record = Record::new(
+            "a",
+            Role::Assistant,
+            vec![
+                Block::Thinking { text: "plan".into() },
+                Block::text("Listing 日本."),
+                Block::text("Then testing."),
+                Block::tool_call("k1", "Bash", r#"{"command":"ls"}"#),
+                Block::Blob { media_type: "image/png".into(), data: vec![1, 2, 3] },
+            ],
+        );
+        let items = responses_items(record.role, &record_message_blocks(&record));
+        let blob = hash_to_hex(blake3::hash(&[1, 2, 3]).as_bytes());
+        assert_eq!(
+            items,
+            [
+                json!({"role": "assistant", "content": "Listing 日本.\n\nThen testing."}),
+                json!({"type": "function_call", "call_id": "k1", "name": "Bash", "arguments": "{\"command\":\"ls\"}"}),
+                json!({"role": "assistant", "content": format!("[image/png, 3 bytes, blob {blob}]")}),
+            ]
+        );
+        let result = Record::new("t", Role::Tool, vec![Block::tool_result("k1", "Bash", false, "a.rs")]);
+        assert_eq!(
+            responses_items(result.role, &record_message_blocks(&result)),
+            [json!({"type": "function_call_output", "call_id": "k1", "output": "a.rs"})]
+        );
+        assert!(responses_items(Role::System, &[]).is_empty());
+    }
+
+    #[test]
+    fn failed_shell_output_and_output_shapes() {
+        let mut blocks = Vec::new();
+        assert!(tool_output(Value::String("Exit code: 1\nWall time: 0.1 seconds".into()), &mut blocks).1);
+        assert_eq!(exit_code_line("Exit code: 0\n"), Some(0));
+        assert_eq!(exit_code_line("exit 1"), None);
+        let object = serde_json::json!({"content": "nope", "success": false});
+        assert_eq!(tool_output(object, &mut blocks).0, "nope");
+        let parts =
+            serde_json::json!([{"type": "input_text", "text": "a"}, {"type": "input_text", "text": "b"}]);
+        assert_eq!(tool_output(parts, &mut blocks).0, "a\nb");
+        assert!(blocks.is_empty());
+    }
+}

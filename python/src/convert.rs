@@ -1,0 +1,101 @@
+//! Values crossing into and out of Python: JSON values as Python dicts and lists (through the
+//! standard `json` module, so Python sees exactly the shapes `annal ... --json` prints), and the
+//! keyword arguments that become open, budget and search options.
+
+use std::time::Duration;
+
+use annal::{Budget, ProjectOptions, Role, SearchRequest, Sharing};
+use pyo3::prelude::*;
+use pyo3::types::IntoPyDict;
+use serde_json::Value;
+
+use crate::errors::bad_input;
+
+/// A JSON value as the Python object `json.loads` makes of it.
+pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
+    let text = serde_json::to_string(value).map_err(|e| bad_input(py, format!("cannot encode: {e}")))?;
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
+/// A Python object as JSON, as `json.dumps` writes it (NaN and infinities are refused).
+pub(crate) fn from_python(object: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
+    let py = object.py();
+    let kwargs = [("allow_nan", false)].into_py_dict(py)?;
+    let dumped = py.import("json")?.getattr("dumps")?.call((object,), Some(&kwargs));
+    let text = match dumped {
+        Ok(text) => text,
+        Err(err) => return Err(bad_input(py, format!("{what} is not JSON: {}", err.value(py)))),
+    };
+    let text: String = text.extract()?;
+    serde_json::from_str(&text).map_err(|e| bad_input(py, format!("{what} is not JSON: {e}")))
+}
+
+/// The sharing mode named `name`: `processes` (default) or `exclusive`.
+pub(crate) fn sharing(py: Python<'_>, name: &str) -> PyResult<Sharing> {
+    match name {
+        "processes" => Ok(Sharing::Processes),
+        "exclusive" => Ok(Sharing::Exclusive),
+        other => Err(bad_input(py, format!("sharing {other:?}: expected \"processes\" or \"exclusive\""))),
+    }
+}
+
+/// A seconds value as a duration; negative, NaN or endless values are bad input.
+pub(crate) fn seconds(py: Python<'_>, value: f64, what: &str) -> PyResult<Duration> {
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| bad_input(py, format!("{what} {value}: expected a number of seconds, 0 or more")))
+}
+
+/// The token budget a projection or compaction is asked for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct BudgetArgs {
+    pub(crate) window: u32,
+    pub(crate) max_output: u32,
+    pub(crate) tail: Option<u32>,
+    pub(crate) evidence: Option<u32>,
+    pub(crate) history: Option<u32>,
+}
+
+impl BudgetArgs {
+    /// The options: the default part budgets for the window, with each part given replacing its
+    /// default.
+    pub(crate) fn options(self) -> ProjectOptions {
+        let mut budget = Budget::new(self.window, self.max_output);
+        budget.tail_tokens = self.tail.unwrap_or(budget.tail_tokens);
+        budget.evidence_tokens = self.evidence.unwrap_or(budget.evidence_tokens);
+        budget.history_tokens = self.history.unwrap_or(budget.history_tokens);
+        ProjectOptions::new(budget)
+    }
+}
+
+/// What a search is filtered by.
+#[derive(Debug, Default)]
+pub(crate) struct SearchArgs {
+    pub(crate) session: Option<String>,
+    pub(crate) role: Option<String>,
+    pub(crate) tool: Option<String>,
+    pub(crate) errors_only: bool,
+    pub(crate) literal: bool,
+    pub(crate) limit: usize,
+    pub(crate) start: Option<u64>,
+    pub(crate) end: Option<u64>,
+}
+
+impl SearchArgs {
+    pub(crate) fn request(self, py: Python<'_>, query: String) -> PyResult<SearchRequest> {
+        let role = match self.role.as_deref() {
+            None => None,
+            Some(name) => Some(Role::parse(name).ok_or_else(|| {
+                bad_input(py, format!("role {name:?}: expected user, assistant, tool or system"))
+            })?),
+        };
+        let mut request = SearchRequest::new(query);
+        request.session = self.session;
+        request.role = role;
+        request.tool = self.tool;
+        request.errors_only = self.errors_only;
+        request.literal = self.literal;
+        request.limit = self.limit;
+        request.source_orders = self.start.unwrap_or(0)..self.end.unwrap_or(u64::MAX);
+        Ok(request)
+    }
+}

@@ -1,0 +1,66 @@
+//! `Store.import_paths`: transcript files, and the transcript files under folders, imported one
+//! by one as `annal import` does, with one summary for all of them.
+
+use std::path::{Path, PathBuf};
+
+use annal::{Annal, Error, ImportSummary, TranscriptFormat};
+use serde_json::{json, Value};
+
+/// Imports every file named and every transcript file under every folder named. A file named
+/// itself that cannot be read or is in no known format is an error (the files before it stay
+/// imported); one found in a folder is listed under `unrecognised` and the rest go on.
+pub(crate) fn import_paths(
+    annal: &Annal,
+    paths: &[PathBuf],
+    format: Option<TranscriptFormat>,
+) -> Result<Value, Error> {
+    let mut done = Vec::new();
+    let mut unrecognised = Vec::new();
+    for path in paths {
+        let meta = std::fs::metadata(path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        if meta.is_file() {
+            done.push((Some(path.clone()), annal.import_file(path, format)?));
+            continue;
+        }
+        let files =
+            annal::transcript_files(path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        for file in files {
+            match annal.import_file(&file, format) {
+                Ok(summary) => done.push((Some(file), summary)),
+                Err(Error::UnknownFormat { .. } | Error::Unrecognised { .. }) => unrecognised.push(file),
+                Err(other) => return Err(other),
+            }
+        }
+    }
+    Ok(summary_json(&done, &unrecognised))
+}
+
+/// What imports did, summed: files, sessions by name, record counts, lines skipped, sessions
+/// that failed (each with its one-line error) and files in no known format.
+pub(crate) fn summary_json(done: &[(Option<PathBuf>, ImportSummary)], unrecognised: &[PathBuf]) -> Value {
+    let sum = |pick: fn(&ImportSummary) -> u64| done.iter().map(|(_, s)| pick(s)).sum::<u64>();
+    let mut sessions = Vec::new();
+    let mut failed = Vec::new();
+    let mut skipped = Vec::new();
+    for (path, summary) in done {
+        sessions.extend(summary.sessions.iter().cloned());
+        for (session, err) in &summary.failed {
+            failed.push(json!({"session": session, "error": annal::error::message(err)}));
+        }
+        for line in &summary.skipped {
+            skipped.push(json!({"path": path.as_deref().map(Path::display).map(|p| p.to_string()), "line": line.line, "reason": line.reason.to_string()}));
+        }
+    }
+    json!({
+        "files": done.len(),
+        "formats": done.iter().filter_map(|(_, s)| s.format.map(|f| f.name())).collect::<Vec<_>>(),
+        "sessions": sessions,
+        "recordsNew": sum(|s| s.records_new),
+        "recordsPresent": sum(|s| s.records_present),
+        "recordsElsewhere": sum(|s| s.records_elsewhere),
+        "recordsRevised": sum(|s| s.records_revised),
+        "skipped": skipped,
+        "failed": failed,
+        "unrecognised": unrecognised,
+    })
+}

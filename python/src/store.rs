@@ -1,0 +1,352 @@
+//! `annal.Store`: one store and its search index, shared by every thread of the program. Each
+//! call releases the interpreter lock while it reads, writes or searches, so other threads run.
+
+use std::path::PathBuf;
+use std::sync::{Arc, PoisonError, RwLock};
+
+use annal::{Annal, Error, ExportFormat, ExportOptions, Options, PortableRecord, TranscriptFormat};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyString};
+use serde_json::{json, Value};
+
+use crate::convert::{from_python, seconds, to_python, BudgetArgs, SearchArgs};
+use crate::errors::{bad_input, raise, to_py};
+use crate::{imports, items};
+
+/// An annal store: an append-only journal of agent sessions, with projections under a token
+/// budget, compaction, full-text search over every original, forks, export and verification.
+#[pyclass(module = "annal._annal", name = "Store", frozen)]
+#[derive(Debug)]
+pub(crate) struct Store {
+    path: PathBuf,
+    /// `None` once closed.
+    handle: RwLock<Option<Arc<Annal>>>,
+}
+
+impl Store {
+    /// The open store, or `ClosedError`.
+    fn annal(&self, py: Python<'_>) -> PyResult<Arc<Annal>> {
+        let slot = self.handle.read().unwrap_or_else(PoisonError::into_inner);
+        slot.clone()
+            .ok_or_else(|| raise(py, "ClosedError", format!("store {} is closed", self.path.display()), None))
+    }
+
+    /// Runs `call` on the store without the interpreter lock; its error raised as annal's.
+    fn run<T: Send>(
+        &self,
+        py: Python<'_>,
+        call: impl FnOnce(&Annal) -> Result<T, Error> + Send,
+    ) -> PyResult<T> {
+        let annal = self.annal(py)?;
+        py.detach(move || call(&annal)).map_err(|err| to_py(py, &err, &self.path))
+    }
+}
+
+#[pymethods]
+impl Store {
+    /// Opens the store at `path` (created if missing) and its search index beside it.
+    #[new]
+    #[pyo3(signature = (path, *, sharing = "processes", read_only = false, index_eagerly = true, search_wait_seconds = 30.0))]
+    fn open(
+        py: Python<'_>,
+        path: PathBuf,
+        sharing: &str,
+        read_only: bool,
+        index_eagerly: bool,
+        search_wait_seconds: f64,
+    ) -> PyResult<Store> {
+        let options = Options {
+            sharing: crate::convert::sharing(py, sharing)?,
+            read_only,
+            index_eagerly,
+            search_wait: seconds(py, search_wait_seconds, "search_wait_seconds")?,
+            ..Options::default()
+        };
+        let opened = {
+            let path = path.clone();
+            py.detach(move || Annal::open_with(path, &options))
+        };
+        let annal = opened.map_err(|err| to_py(py, &err, &path))?;
+        Ok(Store { path, handle: RwLock::new(Some(Arc::new(annal))) })
+    }
+
+    /// The store file.
+    #[getter]
+    fn path(&self) -> PathBuf {
+        self.path.clone()
+    }
+
+    /// Whether `close` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.handle.read().unwrap_or_else(PoisonError::into_inner).is_none()
+    }
+
+    /// Appends records (dicts in the portable format) to `session` as one atomic batch.
+    #[pyo3(signature = (session, records, *, expected_next = None))]
+    fn append(
+        &self,
+        py: Python<'_>,
+        session: String,
+        records: &Bound<'_, PyAny>,
+        expected_next: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let Value::Array(values) = from_python(records, "records")? else {
+            return Err(bad_input(py, "records must be a list of dicts".into()));
+        };
+        let parsed = values
+            .iter()
+            .enumerate()
+            .map(|(index, value)| {
+                PortableRecord::from_json(value).map_err(|e| format!("record {index}: {e}"))
+            })
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|message| bad_input(py, message))?;
+        let receipt = self.run(py, move |annal| annal.append_portable(&session, expected_next, parsed))?;
+        to_python(py, &annal::json::receipt(&receipt))
+    }
+
+    /// Appends OpenAI Responses-API items (JSON texts), one record each under `ids`.
+    #[pyo3(signature = (session, items, ids, *, expected_next = None))]
+    fn append_items(
+        &self,
+        py: Python<'_>,
+        session: String,
+        items: Vec<String>,
+        ids: Vec<String>,
+        expected_next: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let records = items::records(&ids, &items).map_err(|message| bad_input(py, message))?;
+        let receipt = self.run(py, move |annal| items::append(annal, &session, expected_next, records))?;
+        to_python(py, &annal::json::receipt(&receipt))
+    }
+
+    /// The Responses items of `session`'s records `[start, end)`, as (sourceOrder, JSON text).
+    #[pyo3(signature = (session, start = 0, end = None))]
+    fn items(
+        &self,
+        py: Python<'_>,
+        session: String,
+        start: u64,
+        end: Option<u64>,
+    ) -> PyResult<Vec<(u64, String)>> {
+        let end = end.unwrap_or(u64::MAX);
+        self.run(py, move |annal| items::read(annal, &session, start..end))
+    }
+
+    /// The records of `session` in `[start, end)`, in the portable format.
+    #[pyo3(signature = (session, start = 0, end = None))]
+    fn records(&self, py: Python<'_>, session: String, start: u64, end: Option<u64>) -> PyResult<Py<PyAny>> {
+        let end = end.unwrap_or(u64::MAX);
+        let values = self.run(py, move |annal| {
+            let snapshot = annal.snapshot()?;
+            let mut values = Vec::new();
+            for guard in snapshot.records(&session, start..end)? {
+                values.push(annal::json::record(&snapshot, &guard?.view()?)?);
+            }
+            Ok(values)
+        })?;
+        to_python(py, &Value::Array(values))
+    }
+
+    /// One session's facts, or None when there is no such session.
+    fn session(&self, py: Python<'_>, name: String) -> PyResult<Py<PyAny>> {
+        let info = self.run(py, move |annal| Ok(annal.snapshot()?.session(&name)?))?;
+        to_python(py, &info.map_or(Value::Null, |info| annal::json::session(&info)))
+    }
+
+    /// Every session, in name order.
+    fn sessions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let sessions = self.run(py, Annal::sessions)?;
+        to_python(py, &Value::Array(sessions.iter().map(annal::json::session).collect()))
+    }
+
+    /// The view of `session` for the next model request under the budget.
+    #[pyo3(signature = (session, window = 200_000, max_output = 32_000, *, tail = None, evidence = None, history = None, responses_items = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn project(
+        &self,
+        py: Python<'_>,
+        session: String,
+        window: u32,
+        max_output: u32,
+        tail: Option<u32>,
+        evidence: Option<u32>,
+        history: Option<u32>,
+        responses_items: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let options = BudgetArgs { window, max_output, tail, evidence, history }.options();
+        let value = self.run(py, move |annal| {
+            let view = annal.project(&session, &options)?;
+            let mut value = annal::json::projection(&view);
+            if let (true, Some(object)) = (responses_items, value.as_object_mut()) {
+                object.insert("items".into(), Value::Array(items::of_projection(&view)));
+            }
+            Ok(value)
+        })?;
+        to_python(py, &value)
+    }
+
+    /// Commits a checkpoint of `session` so later views keep a stable prefix.
+    #[pyo3(signature = (session, window = 200_000, max_output = 32_000, *, tail = None, evidence = None, history = None, force = false))]
+    #[allow(clippy::too_many_arguments)]
+    fn compact(
+        &self,
+        py: Python<'_>,
+        session: String,
+        window: u32,
+        max_output: u32,
+        tail: Option<u32>,
+        evidence: Option<u32>,
+        history: Option<u32>,
+        force: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let mut options =
+            annal::CompactOptions::new(BudgetArgs { window, max_output, tail, evidence, history }.options());
+        options.force = force;
+        // Another thread or process compacting the same session: wait for it rather than fail.
+        options.claim_wait = std::time::Duration::from_secs(10);
+        let outcome = self.run(py, move |annal| annal.compact(&session, &options))?;
+        to_python(py, &annal::json::compact_outcome(&outcome))
+    }
+
+    /// Searches every original, best matches first.
+    #[pyo3(signature = (query, *, session = None, role = None, tool = None, errors_only = false, literal = false, limit = 10, start = None, end = None))]
+    #[allow(clippy::too_many_arguments)]
+    fn search(
+        &self,
+        py: Python<'_>,
+        query: String,
+        session: Option<String>,
+        role: Option<String>,
+        tool: Option<String>,
+        errors_only: bool,
+        literal: bool,
+        limit: usize,
+        start: Option<u64>,
+        end: Option<u64>,
+    ) -> PyResult<Py<PyAny>> {
+        let args = SearchArgs { session, role, tool, errors_only, literal, limit, start, end };
+        let request = args.request(py, query)?;
+        let hits = self.run(py, move |annal| annal.search(&request))?;
+        to_python(py, &Value::Array(hits.iter().map(annal::json::hit).collect()))
+    }
+
+    /// The original named `id` (`entryId`, or `entryId#block`), verbatim; with `lines`
+    /// `(first, last)`, only those lines (from 1, inclusive) of each text.
+    #[pyo3(signature = (id, lines = None))]
+    fn get(&self, py: Python<'_>, id: String, lines: Option<(usize, usize)>) -> PyResult<Py<PyAny>> {
+        let original = self.run(py, move |annal| annal.get(&id, lines.map(|(a, b)| a..=b)))?;
+        to_python(py, &annal::json::original(&original))
+    }
+
+    /// Forks `session` at `at` into `new_name`, sharing records `[0, at)` without copying them.
+    fn fork(&self, py: Python<'_>, session: String, at: u64, new_name: String) -> PyResult<Py<PyAny>> {
+        let info = self.run(py, move |annal| annal.fork(&session, at, &new_name))?;
+        to_python(py, &annal::json::session(&info))
+    }
+
+    /// `session` as annal JSONL (lossless) or Markdown: the text, or written to `path`.
+    #[pyo3(signature = (session, path = None, *, format = "jsonl", redact = false))]
+    fn export(
+        &self,
+        py: Python<'_>,
+        session: String,
+        path: Option<PathBuf>,
+        format: &str,
+        redact: bool,
+    ) -> PyResult<Py<PyAny>> {
+        let format = match format {
+            "jsonl" => ExportFormat::Jsonl,
+            "markdown" => ExportFormat::Markdown,
+            other => {
+                return Err(bad_input(py, format!("format {other:?}: expected \"jsonl\" or \"markdown\"")))
+            }
+        };
+        let options = ExportOptions { format, redact };
+        let (summary, bytes) = self.run(py, move |annal| {
+            let mut bytes = Vec::new();
+            Ok((annal.export(&session, &options, &mut bytes)?, bytes))
+        })?;
+        let Some(path) = path else {
+            return Ok(PyString::new(py, &String::from_utf8_lossy(&bytes)).into_any().unbind());
+        };
+        let written = py.detach(|| std::fs::write(&path, &bytes));
+        if let Err(err) = written {
+            return Err(raise(py, "AnnalError", format!("cannot write {}: {err}", path.display()), None));
+        }
+        to_python(py, &json!({"records": summary.records, "path": path}))
+    }
+
+    /// Imports a transcript given as bytes or text (Claude Code, Codex, OpenCode, Gemini CLI,
+    /// aider, Cline, an annal export), in `format` or the one detected.
+    #[pyo3(name = "import_", signature = (data, name, *, format = None))]
+    fn import_bytes(
+        &self,
+        py: Python<'_>,
+        data: &Bound<'_, PyAny>,
+        name: String,
+        format: Option<&str>,
+    ) -> PyResult<Py<PyAny>> {
+        let bytes = match data.cast::<PyBytes>() {
+            Ok(bytes) => bytes.as_bytes().to_vec(),
+            Err(_) => data.extract::<String>()?.into_bytes(),
+        };
+        let format = transcript_format(py, format)?;
+        let summary = self.run(py, move |annal| annal.import(&bytes, &name, format))?;
+        to_python(py, &imports::summary_json(&[(None, summary)], &[]))
+    }
+
+    /// Imports transcript files, and every transcript file under each folder given.
+    #[pyo3(signature = (paths, *, format = None))]
+    fn import_paths(&self, py: Python<'_>, paths: Vec<PathBuf>, format: Option<&str>) -> PyResult<Py<PyAny>> {
+        let format = transcript_format(py, format)?;
+        let value = self.run(py, move |annal| imports::import_paths(annal, &paths, format))?;
+        to_python(py, &value)
+    }
+
+    /// Recomputes every content hash and chain (of `session`, or of the whole store with blobs).
+    #[pyo3(signature = (session = None))]
+    fn verify(&self, py: Python<'_>, session: Option<String>) -> PyResult<Py<PyAny>> {
+        let report = self.run(py, move |annal| annal.verify(session.as_deref()))?;
+        to_python(py, &annal::json::verify_report(&report))
+    }
+
+    /// Commits what the index has pending and closes the store; later calls raise
+    /// `ClosedError`. Returns whether it closed now (False while another thread's call still
+    /// runs: it closes when that returns). Closing twice is harmless.
+    fn close(&self, py: Python<'_>) -> PyResult<bool> {
+        let taken = self.handle.write().unwrap_or_else(PoisonError::into_inner).take();
+        let Some(annal) = taken else { return Ok(true) };
+        match Arc::try_unwrap(annal) {
+            Ok(annal) => py.detach(move || annal.close()).map_err(|err| to_py(py, &err, &self.path)),
+            Err(_) => Ok(false),
+        }
+    }
+
+    fn __enter__(slf: Py<Store>) -> Py<Store> {
+        slf
+    }
+
+    #[pyo3(signature = (*_exc))]
+    fn __exit__(&self, py: Python<'_>, _exc: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+
+    fn __repr__(&self) -> String {
+        let state = if self.closed() { "closed" } else { "open" };
+        format!("Store({:?}, {state})", self.path.display().to_string())
+    }
+}
+
+/// The transcript format named `name`, if one was.
+fn transcript_format(py: Python<'_>, name: Option<&str>) -> PyResult<Option<TranscriptFormat>> {
+    name.map(|name| {
+        TranscriptFormat::parse(name).ok_or_else(|| {
+            let known: Vec<&str> = TranscriptFormat::ALL.iter().map(|f| f.name()).collect();
+            bad_input(py, format!("format {name:?}: expected one of {}", known.join(", ")))
+        })
+    })
+    .transpose()
+}

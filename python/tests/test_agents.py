@@ -1,0 +1,265 @@
+"""annal.agents.AnnalSession with the real openai-agents package, and no network: a Model
+that answers from a script, run by Runner.run, against the SDK's own SQLiteSession."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import re
+from typing import Any, AsyncIterator, Callable, List, Union
+
+import pytest
+from agents import Agent, ModelSettings, Runner, SQLiteSession, function_tool
+from agents.items import ModelResponse, TResponseInputItem
+from agents.models.interface import Model
+from agents.usage import Usage
+from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessage, ResponseOutputText
+
+import annal
+from annal.agents import AnnalSession, history_tools
+from conftest import WORLD_TEXT, noise
+
+Step = Union[list, Callable[[list], list]]
+
+
+def say(text: str, n: int) -> ResponseOutputMessage:
+    return ResponseOutputMessage(
+        id=f"msg_{n}",
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(text=text, type="output_text", annotations=[], logprobs=[])],
+    )
+
+
+def call(name: str, arguments: dict, n: int) -> ResponseFunctionToolCall:
+    return ResponseFunctionToolCall(
+        id=f"fc_{n}", call_id=f"call_{n}", type="function_call", name=name, arguments=json.dumps(arguments)
+    )
+
+
+class ScriptModel(Model):
+    """Answers each call with the next step of its script (a list of output items, or a function
+    of the input that makes them), and keeps what each call was given."""
+
+    def __init__(self, steps: List[Step]):
+        self.steps = list(steps)
+        self.calls: List[dict] = []
+
+    async def get_response(self, system_instructions, input, model_settings, tools, output_schema, handoffs,
+                           tracing, *, previous_response_id=None, conversation_id=None, prompt=None, **_: Any):
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        self.calls.append({"instructions": system_instructions or "", "input": items, "tools": tools})
+        step = self.steps.pop(0)
+        output = step(items) if callable(step) else step
+        return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError("the tests do not stream")
+
+
+@function_tool
+def read_file(path: str) -> str:
+    """Read a file of the project.
+
+    Args:
+        path: The file's path.
+    """
+    n = int(re.sub(r"\D", "", path) or 0)
+    return f"// {path}\n" + noise(n, 900) + f"\nfn checksum_{n:04}() -> u32 {{ {n * 7919} }}\n"
+
+
+def weather_script() -> List[Step]:
+    return [
+        [call("read_file", {"path": "src/ledger1.rs"}, 1)],
+        [say("The ledger sums balances 東京 🚀; nothing to fix.", 2)],
+        [say("Second turn: done, ready for review.", 3)],
+    ]
+
+
+async def run_two_turns(session) -> List[list]:
+    model = ScriptModel(weather_script())
+    agent = Agent(name="coder", instructions="You fix code.", model=model, tools=[read_file])
+    seen = []
+    await Runner.run(agent, f"Fix the ledger, please{WORLD_TEXT[0][-8:]}", session=session)
+    seen.append(await session.get_items())
+    await Runner.run(agent, "And now review it " + WORLD_TEXT[2], session=session)
+    seen.append(await session.get_items())
+    return seen
+
+
+def test_items_equal_the_sdks_own_session(tmp_path):
+    async def both():
+        sqlite = SQLiteSession("chat", str(tmp_path / "sdk.sqlite"))
+        with annal.Store(tmp_path / "s.redb") as store:
+            ours = AnnalSession(store, "chat")
+            theirs_seen = await run_two_turns(sqlite)
+            ours_seen = await run_two_turns(ours)
+            assert ours_seen == theirs_seen
+            kinds = [item.get("type", "message") for item in ours_seen[1]]
+            assert kinds == ["message", "function_call", "function_call_output", "message", "message", "message"]
+            # Limits, pop and clear as the SDK documents them, side by side.
+            assert await ours.get_items(limit=2) == await sqlite.get_items(limit=2)
+            assert await ours.get_items(limit=0) == await sqlite.get_items(limit=0) == []
+            assert await ours.pop_item() == await sqlite.pop_item()
+            assert await ours.get_items() == await sqlite.get_items()
+            await ours.clear_session()
+            await sqlite.clear_session()
+            assert await ours.get_items() == await sqlite.get_items() == []
+            assert await ours.pop_item() is None and await sqlite.pop_item() is None
+            # The session goes on after a clear, in its own generation.
+            await ours.add_items([{"role": "user", "content": "again"}])
+            await sqlite.add_items([{"role": "user", "content": "again"}])
+            assert await ours.get_items() == await sqlite.get_items()
+            # Nothing was deleted: every original is still stored, searchable and verifiable.
+            assert store.search("ledger sums balances")[0]["session"] == "chat"
+            names = [s["name"] for s in store.sessions()]
+            assert names == ["chat", "chat~pop1", "chat~pop2"]
+            assert store.session("chat")["records"] == 6
+            assert store.verify()["ok"]
+        sqlite.close()
+
+    asyncio.run(both())
+
+
+def test_items_round_trip_exactly(store):
+    items = [
+        {"role": "user", "content": [{"type": "input_text", "text": WORLD_TEXT[3]}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "think 🤔"}],
+         "encrypted_content": "gAAAA=="},
+        {"type": "function_call", "id": "fc_9", "call_id": "c9", "name": "run", "arguments": '{"b": 1, "a": [1.5, 2e-7]}'},
+        {"type": "function_call_output", "call_id": "c9", "output": WORLD_TEXT[5]},
+        {"type": "web_search_call", "id": "ws_1", "status": "completed", "action": {"type": "search", "query": "q"}},
+        {"id": "msg_2", "type": "message", "role": "assistant", "status": "completed",
+         "content": [{"type": "output_text", "text": WORLD_TEXT[4], "annotations": []}]},
+    ]
+
+    async def go():
+        session = AnnalSession(store, "exact")
+        await session.add_items(items[:3])
+        await session.add_items(items[3:])
+        back = await session.get_items()
+        assert back == items
+        assert [list(b) for b in back] == [list(i) for i in items], "keys keep their order"
+        # Blocks were derived for search: the call's output and the text are found.
+        assert store.search("end-of-long-line")[0]["type"] == "toolResult"
+        assert store.search("ASCII")[0]["role"] == "assistant"
+
+    asyncio.run(go())
+
+
+def test_bad_items_and_names(store):
+    async def go():
+        with pytest.raises(annal.BadInputError, match="item 1 of the batch is not JSON"):
+            await AnnalSession(store, "s").add_items([{"role": "user", "content": "ok"}, {"x": {1, 2}}])
+        assert store.session("s") is None, "nothing of a refused batch is stored"
+        with pytest.raises(annal.BadInputError):
+            AnnalSession(store, "")
+        with pytest.raises(annal.BadInputError, match="max_output needs window"):
+            AnnalSession(store, "s", max_output=100)
+        # A session that merely looks like a later generation is not taken for one.
+        store.append("t~pop1", [{"entryId": "x1", "role": "user", "blocks": [{"type": "text", "text": "other"}]}])
+        session = AnnalSession(store, "t")
+        await session.add_items([{"role": "user", "content": "mine"}])
+        assert await session.get_items() == [{"role": "user", "content": "mine"}]
+        with pytest.raises(annal.BadInputError, match="is not a fork of"):
+            await session.pop_item()
+        assert await session.get_items() == [{"role": "user", "content": "mine"}]
+
+    asyncio.run(go())
+
+
+def test_sessions_from_other_agents_read_as_items(store):
+    # A session imported from another agent reads as items its blocks make.
+    store.append("imported", [
+        {"entryId": "i1", "role": "user", "blocks": [{"type": "text", "text": "list files"}]},
+        {"entryId": "i2", "role": "assistant", "blocks": [
+            {"type": "thinking", "text": "use ls"},
+            {"type": "text", "text": "Listing."},
+            {"type": "toolCall", "callId": "k1", "tool": "Bash", "input": {"command": "ls"}}]},
+        {"entryId": "i3", "role": "tool", "blocks": [
+            {"type": "toolResult", "callId": "k1", "tool": "Bash", "isError": False, "output": "a.rs\nb.rs"}]},
+    ])
+    items = AnnalSession(store, "imported").get_items_sync()
+    assert items == [
+        {"role": "user", "content": "list files"},
+        {"role": "assistant", "content": "Listing."},
+        {"type": "function_call", "call_id": "k1", "name": "Bash", "arguments": '{"command":"ls"}'},
+        {"type": "function_call_output", "call_id": "k1", "output": "a.rs\nb.rs"},
+    ]
+    assert AnnalSession(store, "imported").get_items_sync(limit=1) == items[-1:]
+
+
+def tokens(text: str) -> int:
+    """annal's default count: a token per four characters."""
+    return math.ceil(len(text) / 4)
+
+
+def request_tokens(model_call: dict) -> int:
+    """What one model request carries: instructions, tool definitions and every text of its
+    input items (message text, call arguments, outputs)."""
+    total = tokens(model_call["instructions"])
+    for tool in model_call["tools"]:
+        total += tokens(tool.name + tool.description + json.dumps(tool.params_json_schema))
+    for item in model_call["input"]:
+        content = item.get("content")
+        if isinstance(content, str):
+            total += tokens(content)
+        elif isinstance(content, list):
+            total += sum(tokens(part.get("text", "")) for part in content)
+        total += tokens(item.get("arguments", "")) + tokens(str(item.get("output", "")))
+    return total
+
+
+WINDOW, MAX_OUTPUT = 16_384, 2_048
+
+
+def test_a_long_conversation_stays_under_its_window(tmp_path):
+    turns = 40
+
+    def look_up(items: list) -> list:
+        # Finds the omitted original by its words, then reads it by the id the hit names.
+        output = next(i["output"] for i in reversed(items) if i.get("type") == "function_call_output")
+        # As a model would: the hit that is a tool's output, not the question itself.
+        found = re.search(r"^(\S+) \[[^\]]* toolResult\]", output, re.M)
+        assert found, output
+        return [call("history_get", {"id": found.group(1)}, 9_001)]
+
+    script: List[Step] = []
+    for n in range(1, turns + 1):
+        script += [[call("read_file", {"path": f"src/mod{n}.rs"}, n)], [say(f"Read mod{n}: {noise(n, 60)}", n)]]
+    script += [
+        [call("history_search", {"query": "checksum_0007", "limit": 5}, 9_000)],
+        look_up,
+        [say("Found it.", 9_002)],
+    ]
+
+    async def go():
+        with annal.Store(tmp_path / "s.redb") as store:
+            model = ScriptModel(script)
+            session = AnnalSession(store, "long", window=WINDOW, max_output=MAX_OUTPUT)
+            agent = Agent(name="coder", instructions="You fix code.", model=model,
+                          tools=[read_file, *history_tools(store)],
+                          model_settings=ModelSettings(max_tokens=MAX_OUTPUT))
+            for n in range(1, turns + 1):
+                await Runner.run(agent, f"Read module {n} and tell me what it does {WORLD_TEXT[n % 5]}", session=session)
+            result = await Runner.run(agent, "What did checksum_0007 return?", session=session)
+            sizes = [request_tokens(c) for c in model.calls]
+            assert max(sizes) + MAX_OUTPUT <= WINDOW, f"largest request {max(sizes)} tokens"
+            assert sum(sizes) > 4 * WINDOW, "the conversation is long enough to need projecting"
+            # The early file was left out of what the model saw at the end...
+            last_turn = model.calls[-3]["input"]
+            assert "7 * 7919" not in json.dumps(last_turn) and str(7 * 7919) not in json.dumps(last_turn)
+            # ...and the tools found it: the original, verbatim.
+            got = model.calls[-1]["input"][-1]["output"]
+            assert f"fn checksum_0007() -> u32 {{ {7 * 7919} }}" in got
+            assert result.final_output == "Found it."
+            # Compaction committed checkpoints; every item is still stored verbatim.
+            assert store.session("long")["records"] == len(await session.get_items(limit=10_000))
+            await session.get_items()  # compacts when due, as before each run
+            view = store.project("long", WINDOW, MAX_OUTPUT + session.reserve)
+            assert view["stats"]["source"]["kind"] == "checkpoint"
+            assert store.verify()["ok"]
+
+    asyncio.run(go())
