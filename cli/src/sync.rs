@@ -138,6 +138,7 @@ fn source_json(source: &SourceReport) -> Value {
         "lookedIn": source.looked_in.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "units": source.units,
         "unitsRead": source.units_read,
+        "unitsUnsettled": source.units_unsettled,
         "bytesRead": source.bytes_read,
         "sessionsChanged": source.sessions_changed,
         "recordsNew": source.records_new,

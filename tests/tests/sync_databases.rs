@@ -57,6 +57,48 @@ fn opencode_message(db: &Connection, id: &str, at: i64, data: &str, text: &str) 
     Ok(())
 }
 
+/// Ages a database and its log as if their last write were seconds ago: a database written
+/// within the last moments is read again at every pass (see the test below).
+fn settle(db: &Path) -> TestResult {
+    let before = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    let mut wal = db.as_os_str().to_owned();
+    wal.push("-wal");
+    for path in [db.as_os_str().to_owned(), wal] {
+        if let Ok(file) = std::fs::File::options().append(true).open(&path) {
+            file.set_modified(before)?;
+        }
+    }
+    Ok(())
+}
+
+#[test]
+fn a_database_just_written_is_read_again_until_it_settles() -> TestResult {
+    // SQLite publishes a commit in shared memory after syncing its log: a pass woken by the
+    // log's writes can read the rows before they are visible, through files that will not
+    // change again. Such a database is read again while its last write is recent.
+    let home = tempfile::tempdir()?;
+    let path = home.path().join(".local/share/opencode/opencode.db");
+    let db = opencode_db(&path)?;
+    opencode_message(&db, "msg_1", 1000, r#"{"role":"user","time":{"created":1000}}"#, "hello 世界")?;
+    let store = Store::open(home.path().join("annal.redb"), StoreOptions::default())?;
+    let opencode = options(home.path(), &[Agent::OpenCode], Vec::new());
+    let first = sync(&store, &opencode)?;
+    let report = source(&first, Agent::OpenCode);
+    assert_eq!((report.units_read, report.units_unsettled), (1, 1), "{report:?}");
+    let again = sync(&store, &opencode)?;
+    let report = source(&again, Agent::OpenCode);
+    assert_eq!(
+        (report.units_read, report.records_new),
+        (1, 0),
+        "read again, nothing stored twice: {report:?}"
+    );
+    settle(&path)?;
+    let settled = sync(&store, &opencode)?;
+    assert_eq!(source(&settled, Agent::OpenCode).units_unsettled, 0);
+    assert_eq!(source(&sync(&store, &opencode)?, Agent::OpenCode).units_read, 0, "then left alone");
+    Ok(())
+}
+
 #[test]
 fn opencode_database_read_from_its_cursor() -> TestResult {
     let home = tempfile::tempdir()?;
@@ -66,6 +108,7 @@ fn opencode_database_read_from_its_cursor() -> TestResult {
     opencode_message(&db, "msg_1", 1000, user, "rename the 解析器 module, s'il vous plai\u{302}t")?;
     let store = Store::open(home.path().join("annal.redb"), StoreOptions::default())?;
     let opencode = options(home.path(), &[Agent::OpenCode], Vec::new());
+    settle(&path)?;
     let first = sync(&store, &opencode)?;
     let report = source(&first, Agent::OpenCode);
     assert_eq!((report.units, report.units_read), (1, 1), "{report:?}");
@@ -77,12 +120,14 @@ fn opencode_database_read_from_its_cursor() -> TestResult {
     // An answer being streamed is left for later, then stored once complete.
     let streaming = r#"{"role":"assistant","parentID":"msg_1","time":{"created":2000}}"#;
     opencode_message(&db, "msg_2", 2000, streaming, "Looking")?;
+    settle(&path)?;
     let during = sync(&store, &opencode)?;
     assert_eq!(source(&during, Agent::OpenCode).units_read, 1);
     assert_eq!(session_len(&store, "ses_1")?, stored, "a message still being written was stored");
     let done =
         r#"{"role":"assistant","parentID":"msg_1","time":{"created":2000,"completed":2500},"finish":"stop"}"#;
     opencode_message(&db, "msg_2", 2500, done, "Looking… done: src/parse.rs renamed ✓")?;
+    settle(&path)?;
     let after = sync(&store, &opencode)?;
     assert!(source(&after, Agent::OpenCode).records_new >= 1);
     let grown = session_len(&store, "ses_1")?;
@@ -145,6 +190,8 @@ fn crush_in_project_folders_and_goose_in_its_data_folder() -> TestResult {
          INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp) VALUES
             ('msg_a', '20261130_1', 'user', '[{\"type\":\"text\",\"text\":\"list the files\"}]', 1764496800);",
     )?;
+    settle(&crush_dir.join("crush.db"))?;
+    settle(&goose_dir.join("sessions.db"))?;
     let store = Store::open(home.path().join("annal.redb"), StoreOptions::default())?;
     let agents = options(home.path(), &[Agent::Goose, Agent::Crush], vec![home.path().join("code")]);
     let report = sync(&store, &agents)?;
@@ -162,6 +209,7 @@ fn crush_in_project_folders_and_goose_in_its_data_folder() -> TestResult {
             ('msg_b', '20261130_1', 'assistant', '[{\"type\":\"text\",\"text\":\"a.rs b.rs\"}]', 1764496801)",
         [],
     )?;
+    settle(&goose_dir.join("sessions.db"))?;
     let grown = sync(&store, &agents)?;
     assert_eq!(source(&grown, Agent::Goose).records_new, 1);
     assert_eq!(source(&grown, Agent::Crush).units_read, 0);

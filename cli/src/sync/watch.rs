@@ -19,6 +19,10 @@ use crate::output::Out;
 /// How long to let a burst of events settle: an agent writes a turn as several appends.
 const SETTLE: Duration = Duration::from_millis(100);
 
+/// How soon a pass runs again after one that read a database still being written: once its
+/// files have been still long enough for the sources to count them settled.
+const UNSETTLED_RETRY: Duration = Duration::from_millis(2_500);
+
 pub(super) fn run(
     location: &StoreLocation,
     store: &Annal,
@@ -48,7 +52,10 @@ pub(super) fn run(
         // What changed in a newly found place between the pass and its watch raised no
         // event: one more pass picks it up (it reads only what changed).
         if !added {
-            wait(&events, rescan, location.path());
+            // A database read while a commit may still have been landing is read again soon,
+            // even if nothing wakes the watch (the commit's last step changes no file).
+            let unsettled = report.sources.iter().any(|source| source.units_unsettled > 0);
+            wait(&events, if unsettled { rescan.min(UNSETTLED_RETRY) } else { rescan }, location.path());
         }
     }
 }

@@ -26,6 +26,9 @@ pub(crate) struct Reading {
     pub(crate) cursor: Cursor,
     /// Bytes read from disk.
     pub(crate) bytes: u64,
+    /// A database written to so recently that a commit may not be visible yet: its cursor
+    /// keeps no fingerprint, so the next pass reads it again.
+    pub(crate) unsettled: bool,
 }
 
 /// Why a unit was not read.
@@ -87,8 +90,15 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             };
             // A message left for later is looked for again at the next pass, even if the
             // database does not change meanwhile (Crush releases one unfinished for an hour).
-            let (file, wal) = if reading.held { Default::default() } else { (file, wal) };
-            Ok(from_db(reading, Cursor { file, wal, since_ms: 0 }))
+            // So is a database written within the last moments: SQLite writes a commit's
+            // frames to the log (the changes a watch is woken by) before it syncs them and
+            // then publishes the commit in shared memory, which changes no file. A read in
+            // between sees the old rows through files that will not change again.
+            let unsettled = recently_written(file) || recently_written(wal);
+            let (file, wal) = if reading.held || unsettled { Default::default() } else { (file, wal) };
+            let mut reading = from_db(reading, Cursor { file, wal, since_ms: 0 });
+            reading.unsettled = unsettled;
+            Ok(reading)
         }
     }
 }
@@ -99,7 +109,19 @@ fn from_db(reading: DbReading, cursor: Cursor) -> Reading {
         skipped: reading.skipped,
         cursor: Cursor { since_ms: reading.since_ms, ..cursor },
         bytes: cursor.file.size + cursor.wal.size,
+        unsettled: false,
     }
+}
+
+/// How long after its last write a database is read again: longer than a commit's sync takes
+/// on a busy disk.
+const SETTLED_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Whether the file was modified less than [`SETTLED_AFTER`] ago (by this machine's clock).
+fn recently_written(file: Fingerprint) -> bool {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let now_ns = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
+    file.mtime_ns != 0 && now_ns.saturating_sub(file.mtime_ns) < SETTLED_AFTER.as_nanos() as u64
 }
 
 /// SQLite's write-ahead log beside a database.
@@ -138,7 +160,7 @@ fn read_transcript(path: &Path, format: TranscriptFormat, file: Fingerprint) -> 
     }
     let skipped = parsed.skipped.iter().map(|s| format!("{}:{s}", path.display())).collect();
     let cursor = Cursor { file, ..Cursor::default() };
-    Ok(Reading { sessions: parsed.sessions, skipped, cursor, bytes: file.size })
+    Ok(Reading { sessions: parsed.sessions, skipped, cursor, bytes: file.size, unsettled: false })
 }
 
 fn decompress(path: &Path, raw: &[u8]) -> Result<Vec<u8>, SourceError> {

@@ -55,6 +55,9 @@ pub struct SourceReport {
     pub units: u64,
     /// Those read this time (the others had not changed).
     pub units_read: u64,
+    /// Databases read while still being written: read again at the next pass, which a watch
+    /// runs within a few seconds.
+    pub units_unsettled: u64,
     /// Bytes read.
     pub bytes_read: u64,
     /// Sessions with new records.
@@ -79,6 +82,7 @@ impl SourceReport {
             locations: Vec::new(),
             units: 0,
             units_read: 0,
+            units_unsettled: 0,
             bytes_read: 0,
             sessions_changed: 0,
             records_new: 0,
@@ -203,6 +207,7 @@ fn sync_agent(
             Err(NotRead::Failed(err)) => source.problems.push(err.to_string()),
             Ok(reading) => {
                 source.units_read += 1;
+                source.units_unsettled += u64::from(reading.unsettled);
                 source.bytes_read += reading.bytes;
                 let cursor = reading.cursor;
                 if store_reading(store, unit, reading, source)? {
