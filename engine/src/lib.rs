@@ -83,6 +83,7 @@ pub use crate::project::{
     ViewSource, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX,
 };
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
+pub use crate::receipts::RECEIPT_META_KEY;
 pub use crate::record::{Block, Record, Role};
 pub use crate::storage::StorageFile;
 pub use crate::store::{CommitFeed, Store};

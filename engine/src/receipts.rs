@@ -9,7 +9,7 @@ use crate::codec::StoredMeta;
 use crate::hash::{hash_from_hex, Hash};
 
 /// The metadata key that makes a record a receipt.
-pub(crate) const RECEIPT_META_KEY: &str = "annal.receipt";
+pub const RECEIPT_META_KEY: &str = "annal.receipt";
 
 /// The checkpoint key a stored record's metadata names, if it is a receipt.
 pub(crate) fn receipt_key_of(meta: &[StoredMeta]) -> Option<Hash> {

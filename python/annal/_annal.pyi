@@ -2,6 +2,7 @@
 shapes ``annal ... --json`` prints; docs/format.md describes records in full)."""
 
 import os
+import pathlib
 from types import TracebackType
 from typing import Any, Dict, List, Literal, Optional, Tuple, Type, TypedDict, Union
 
@@ -160,7 +161,7 @@ class Store:
         search_wait_seconds: float = 30.0,
     ) -> None: ...
     @property
-    def path(self) -> str: ...
+    def path(self) -> pathlib.Path: ...
     @property
     def closed(self) -> bool: ...
     def append(self, session: str, records: List[Record], *, expected_next: Optional[int] = None) -> Receipt:
@@ -175,6 +176,8 @@ class Store:
         keeping each item's text so it reads back verbatim."""
     def items(self, session: str, start: int = 0, end: Optional[int] = None) -> List[Tuple[int, str]]:
         """The Responses items of records ``[start, end)``, as (sourceOrder, JSON text)."""
+    def meta(self, session: str, source_order: int) -> Optional[Dict[str, Any]]:
+        """The metadata of one record, or None when there is no record there."""
     def records(self, session: str, start: int = 0, end: Optional[int] = None) -> List[Record]:
         """The records of ``session`` in ``[start, end)``, in the portable format."""
     def session(self, name: str) -> Optional[SessionInfo]:
@@ -219,7 +222,8 @@ class Store:
         start: Optional[int] = None,
         end: Optional[int] = None,
     ) -> List[Hit]:
-        """Searches every original, best first, once all appended before the call is indexed."""
+        """Searches every original, best first, once all appended before the call is indexed
+        (``limit`` at most 10,000)."""
     def get(self, id: str, lines: Optional[Tuple[int, int]] = None) -> Original:
         """The original named ``id`` (``entryId`` or ``entryId#block``), verbatim."""
     def fork(self, session: str, at: int, new_name: str) -> SessionInfo:
@@ -233,7 +237,7 @@ class Store:
         redact: bool = False,
     ) -> Union[str, ExportSummary]:
         """``session`` as annal JSONL or Markdown: the text, or written to ``path``."""
-    def import_(self, data: Union[bytes, str], name: str, *, format: Optional[str] = None) -> ImportSummary:
+    def import_(self, data: Union[bytes, bytearray, str], name: str, *, format: Optional[str] = None) -> ImportSummary:
         """Imports a transcript given as bytes or text, in ``format`` or the one detected."""
     def import_paths(
         self, paths: List[Union[str, "os.PathLike[str]"]], *, format: Optional[str] = None

@@ -8,14 +8,16 @@ calls and outputs are also stored as blocks, so projections and search see them.
 Given a window (``AnnalSession(store, "chat", window=200_000, max_output=32_000)``),
 ``get_items()`` returns annal's projection of the session: every user message, the assistant's
 answers, the recent tail verbatim and an index of tool evidence, under the window less the
-output ceiling, compacting when due. What it leaves out is named in its markers and stays in
-the store: :func:`history_tools` gives the agent ``history_search`` and ``history_get`` to
-fetch it back.
+output ceiling and a reserve for the run, compacting when due. What it leaves out is named in
+its markers and stays in the store: :func:`history_tools` gives the agent ``history_search``
+and ``history_get`` to fetch it back.
 
 Nothing is ever deleted. The session's records live in an annal session named like the
-``session_id``; ``pop_item`` and ``clear_session`` fork it (sharing what stays, without
-copying) into a new generation, ``<session_id>~pop<N>``, which becomes the session's head.
-Every earlier item stays in the earlier generations, searchable and verifiable.
+``session_id``. ``pop_item`` and ``clear_session`` end that generation with a seal record, then
+fork it (sharing what stays, without copying) into the next, ``<session_id>~pop<N>``, which
+the session shows from then on. The seal makes the change atomic against other writers: an
+append that raced it fails its expected position and goes to the new generation. Every earlier
+item stays in the earlier generations, searchable and verifiable.
 """
 
 from __future__ import annotations
@@ -23,10 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
+import uuid
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
 from ._annal import Store
-from .errors import BadInputError, ConflictError
+from .errors import AnnalError, BadInputError, ConflictError
 
 if TYPE_CHECKING:  # pragma: no cover
     from agents.tool import FunctionTool
@@ -38,6 +42,18 @@ Item = Any
 
 GENERATION_MARK = "~pop"
 """What separates a session's name from its generation number in later generations' names."""
+
+SEAL_KEY = "responsesSeal"
+"""The metadata key of a record ending a generation (as annal's Rust side names it)."""
+
+SESSION_ID_BYTES_MAX = 256
+"""The longest session id: entry ids embed it, and they have a limit of their own."""
+
+
+def _whole(value: Any, what: str, least: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise BadInputError(f"{what} {value!r}: expected a whole number, {least} or more")
+    return value
 
 
 class AnnalSession:
@@ -53,7 +69,8 @@ class AnnalSession:
     A run sends the model more than the history: its new input, the tool calls and outputs of
     the run so far, the instructions and the tool definitions. ``reserve`` (default an eighth of
     the window) keeps that many tokens of the window free of history: the projection is planned
-    for ``window - max_output - reserve`` and annal's own margin.
+    for ``window - max_output - reserve`` and annal's own margin. Tokens are counted as annal's
+    store counts them (a token per four characters).
     """
 
     def __init__(
@@ -66,26 +83,31 @@ class AnnalSession:
         reserve: Optional[int] = None,
         session_settings: Any = None,
     ) -> None:
-        if isinstance(store, Store):
-            self.store, self._owns_store = store, False
-        else:
-            self.store, self._owns_store = Store(os.fspath(store)), True
-        if not session_id:
-            raise BadInputError("a session id cannot be empty")
-        if max_output is not None and window is None:
-            raise BadInputError("max_output needs window: the output ceiling is part of a budget")
-        if window is not None and max_output is None:
-            max_output = min(32_000, window // 4)
-        if reserve is not None and window is None:
-            raise BadInputError("reserve needs window: it is kept free of the window")
-        if window is not None and reserve is None:
-            reserve = window // 8
+        if not isinstance(session_id, str) or not session_id:
+            raise BadInputError("a session id must be a non-empty string")
+        if GENERATION_MARK in session_id:
+            raise BadInputError(f"session id {session_id!r}: {GENERATION_MARK!r} names a session's generations")
+        if len(session_id.encode()) > SESSION_ID_BYTES_MAX:
+            raise BadInputError(f"session id of {len(session_id.encode())} bytes: at most {SESSION_ID_BYTES_MAX}")
+        if window is None and (max_output is not None or reserve is not None):
+            raise BadInputError("max_output and reserve need window: they are parts of its budget")
+        if window is not None:
+            window = _whole(window, "window", 1)
+            max_output = min(32_000, window // 4) if max_output is None else _whole(max_output, "max_output", 0)
+            reserve = window // 8 if reserve is None else _whole(reserve, "reserve", 0)
+            if max_output + reserve >= window:
+                raise BadInputError(f"max_output {max_output} and reserve {reserve} leave nothing of window {window}")
         self.session_id = session_id
-        self.session_settings = session_settings
+        self.session_settings = _settings(session_settings)
         self.window = window
         self.max_output = max_output
         self.reserve = reserve
         self._generation = 0
+        self._lock = threading.Lock()
+        if isinstance(store, Store):
+            self.store, self._owns_store = store, False
+        else:
+            self.store, self._owns_store = Store(os.fspath(store)), True
 
     # The SDK's Session protocol.
 
@@ -114,13 +136,13 @@ class AnnalSession:
         """:meth:`get_items`, blocking."""
         if limit is None and self.session_settings is not None:
             limit = getattr(self.session_settings, "limit", None)
-        head, length = self.head()
+        head, length, _ = self.head()
         if length == 0:
             return []
         if limit is not None:
             return self._latest(head, length, limit)
         if self.window is None:
-            return [json.loads(text) for _, text in self.store.items(head)]
+            return [json.loads(text) for _, text in self.store.items(head, 0, length)]
         return self.projected_items(head)
 
     def add_items_sync(self, items: List[Item]) -> None:
@@ -130,33 +152,37 @@ class AnnalSession:
         texts = []
         for index, item in enumerate(items):
             try:
-                texts.append(json.dumps(item))
+                texts.append(json.dumps(item, ensure_ascii=False, allow_nan=False))
             except (TypeError, ValueError) as err:
                 raise BadInputError(f"item {index} of the batch is not JSON: {err}") from None
+        # Ids name the generation and position, and a token of this call: two writers racing
+        # for one position must meet the expected-position check, not a shared id.
+        token = uuid.uuid4().hex[:12]
         while True:
-            head, length = self.head()
-            ids = [f"agents:{head}:{length + n}" for n in range(len(texts))]
+            head, length, _ = self.head()
+            ids = [f"agents:{head}:{length + n}:{token}" for n in range(len(texts))]
             try:
                 self.store.append_items(head, texts, ids, expected_next=length)
                 return
             except ConflictError:
-                continue  # another writer appended first: append after it
+                continue  # another writer appended, or sealed this generation, first
 
     def pop_item_sync(self) -> Optional[Item]:
         """:meth:`pop_item`, blocking."""
         while True:
-            head, length = self.head()
-            if length == 0:
+            head, length, generation = self.head()
+            last = self._last_record_items(head, length)
+            if not last:
                 return None
-            last = self.store.items(head, length - 1)
-            if self._next_generation(head, length - 1):
-                return json.loads(last[-1][1]) if last else None
+            order = last[-1][0]
+            if self._seal(head, length, order, generation):
+                return json.loads(last[-1][1])
 
     def clear_session_sync(self) -> None:
         """:meth:`clear_session`, blocking."""
         while True:
-            head, length = self.head()
-            if length == 0 or self._next_generation(head, 0):
+            head, length, generation = self.head()
+            if length == 0 or self._seal(head, length, 0, generation):
                 return
 
     # Generations.
@@ -166,47 +192,100 @@ class AnnalSession:
         then ``<session_id>~pop<N>``."""
         return self.session_id if generation == 0 else f"{self.session_id}{GENERATION_MARK}{generation}"
 
-    def head(self) -> Tuple[str, int]:
-        """The annal session this session shows now, and how many records it has. A later
-        generation counts only when it is a fork of the one before, so an unrelated session of
-        a look-alike name is never taken for one."""
-        name = self.generation_name(self._generation)
+    def head(self) -> Tuple[str, int, int]:
+        """The annal session this session shows now, how many records it has, and its
+        generation. A sealed generation is finished (its fork made, if the sealer did not get
+        to it); a later one counts only when it is a fork of the one before it, so an
+        unrelated session of a look-alike name is never taken for one."""
+        with self._lock:
+            generation = self._generation
+        name = self.generation_name(generation)
         info = self.store.session(name)
-        if info is None:
-            return name, 0
-        while True:
-            later = self.store.session(self.generation_name(self._generation + 1))
+        while info is not None:
+            later_name = self.generation_name(generation + 1)
+            later = self.store.session(later_name)
+            keep = self._sealed_at(name, info["records"])
+            if later is None and keep is not None:
+                self._fork(name, keep, later_name)
+                later = self.store.session(later_name)
             if later is None or later["parent"] != name:
-                return name, info["records"]
-            self._generation += 1
-            name, info = later["name"], later
+                if keep is not None:
+                    raise BadInputError(
+                        f"session {later_name!r} exists and is not a fork of {name!r}: "
+                        f"session {self.session_id!r} cannot take its next generation"
+                    )
+                break
+            generation, name, info = generation + 1, later_name, later
+        with self._lock:
+            self._generation = max(self._generation, generation)
+        return name, (info or {"records": 0})["records"], generation
 
-    def _next_generation(self, head: str, keep: int) -> bool:
-        """Forks ``head`` at ``keep`` into the next generation; False when another writer moved
-        the head first (the caller reads it again)."""
-        new_name = self.generation_name(self._generation + 1)
+    def _sealed_at(self, name: str, length: int) -> Optional[int]:
+        """Where a sealed generation's successor forks it, or None when it is not sealed."""
+        if length == 0:
+            return None
+        meta = self.store.meta(name, length - 1) or {}
+        seal = meta.get(SEAL_KEY)
+        return seal.get("keep") if isinstance(seal, dict) else None
+
+    def _seal(self, head: str, length: int, keep: int, generation: int) -> bool:
+        """Ends ``head`` (at ``length`` records) so its successor keeps its first ``keep``; False
+        when another writer moved it first (the caller reads the head again)."""
+        successor = self.generation_name(generation + 1)
+        taken = self.store.session(successor)
+        if taken is not None and taken["parent"] != head:
+            raise BadInputError(
+                f"session {successor!r} exists and is not a fork of {head!r}: "
+                f"session {self.session_id!r} cannot take its next generation"
+            )
+        seal = {
+            "entryId": f"agents:{head}:seal:{length}:{uuid.uuid4().hex[:12]}",
+            "role": "system",
+            "meta": {SEAL_KEY: {"keep": keep, "next": self.generation_name(generation + 1)}},
+        }
         try:
-            self.store.fork(head, keep, new_name)
-        except BadInputError:
-            if self.head()[0] == head:
-                raise BadInputError(
-                    f"session {new_name!r} exists and is not a fork of {head!r}: "
-                    f"session {self.session_id!r} cannot take a new generation"
-                ) from None
+            self.store.append(head, [seal], expected_next=length)
+        except ConflictError:
             return False
-        self._generation += 1
+        self._fork(head, keep, self.generation_name(generation + 1))
         return True
 
+    def _fork(self, head: str, keep: int, successor: str) -> None:
+        """Makes ``successor``, unless a racing caller already did."""
+        try:
+            self.store.fork(head, keep, successor)
+        except BadInputError:
+            made = self.store.session(successor)
+            if made is None:
+                raise
+            if made["parent"] != head:
+                raise BadInputError(
+                    f"session {successor!r} exists and is not a fork of {head!r}: "
+                    f"session {self.session_id!r} cannot take its next generation"
+                ) from None
+
     # Reading.
+
+    def _last_record_items(self, head: str, length: int) -> List[Tuple[int, str]]:
+        """The items of the newest record below ``length`` that holds any (receipts and seals
+        hold none)."""
+        start = length
+        while start > 0:
+            start = max(0, start - 16)
+            found = self.store.items(head, start, length)
+            if found:
+                order = found[-1][0]
+                return [(o, text) for o, text in found if o == order]
+        return []
 
     def _latest(self, head: str, length: int, limit: int) -> List[Item]:
         if limit == 0:
             return []
         if limit < 0:
-            return [json.loads(text) for _, text in self.store.items(head)]
+            return [json.loads(text) for _, text in self.store.items(head, 0, length)]
         start = max(0, length - limit)
         while True:
-            found = self.store.items(head, start)
+            found = self.store.items(head, start, length)
             # A record another agent wrote may make several items, or none: read back further
             # until there are enough.
             if len(found) >= limit or start == 0:
@@ -221,19 +300,58 @@ class AnnalSession:
         held_back = self.max_output + self.reserve
         view = self.store.project(head, self.window, held_back, responses_items=True)
         if view["stats"]["compactionDue"]:
-            self.store.compact(head, self.window, held_back)
-            view = self.store.project(head, self.window, held_back, responses_items=True)
+            try:
+                self.store.compact(head, self.window, held_back)
+                view = self.store.project(head, self.window, held_back, responses_items=True)
+            except BadInputError:
+                raise
+            except AnnalError:
+                # Compacting is what keeps later views' prefix stable; the view derived above
+                # already fits, so a compaction that could not be made (another process holds
+                # its claim, a read-only store) does not fail the run.
+                pass
         if view["stats"]["source"]["kind"] == "live":
             return [json.loads(text) for _, text in self.store.items(head)]
         return view["items"]
+
+    def lineage(self) -> List[Tuple[str, int]]:
+        """The annal sessions whose records this session shows: its head, then each ancestor
+        with the number of its records the descendant shares."""
+        name, length, _ = self.head()
+        chain = [(name, length)]
+        info = self.store.session(name)
+        while info is not None and info["parent"] is not None:
+            # A record of an ancestor is shown only below every fork point on the way down.
+            chain.append((info["parent"], min(info["forkAt"], chain[-1][1])))
+            info = self.store.session(info["parent"])
+        return chain
 
     def close(self) -> None:
         """Closes the store when this session opened it."""
         if self._owns_store:
             self.store.close()
 
+    def __enter__(self) -> "AnnalSession":
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
     def __repr__(self) -> str:
         return f"AnnalSession({self.session_id!r}, head={self.generation_name(self._generation)!r})"
+
+
+def _settings(value: Any) -> Any:
+    """The SDK's ``SessionSettings`` from one given as itself or as a dict."""
+    if value is None or not isinstance(value, dict):
+        return value
+    try:
+        from agents.memory.session_settings import coerce_session_settings
+    except ImportError:  # the SDK is not installed: keep what ``limit`` says
+        from types import SimpleNamespace
+
+        return SimpleNamespace(limit=value.get("limit"))
+    return coerce_session_settings(value)
 
 
 def render_hits(query: str, hits: List[dict]) -> str:
@@ -272,11 +390,21 @@ def render_original(original: dict) -> str:
     return "\n".join(parts)
 
 
-def history_tools(store: Store, *, session: Optional[str] = None) -> List["FunctionTool"]:
-    """``history_search`` and ``history_get``, as Agents SDK function tools over ``store``
-    (scoped to ``session`` and what it inherits, when given): an agent finds what a projection
-    left out by its words, then reads the original verbatim by the id a marker or hit names."""
+def history_tools(source: Union[AnnalSession, Store]) -> List["FunctionTool"]:
+    """``history_search`` and ``history_get``, as Agents SDK function tools: an agent finds what
+    a projection left out by its words, then reads the original verbatim by the id a marker or
+    hit names.
+
+    Given an :class:`AnnalSession`, they see what that session shows (its head and what it
+    inherits, resolved at each call), and nothing of other sessions; given a :class:`Store`,
+    they see every session in it (for an agent looking up what earlier sessions did)."""
     from agents import function_tool
+
+    session = source if isinstance(source, AnnalSession) else None
+    store = source.store if session is not None else source
+
+    def scope() -> Optional[List[Tuple[str, int]]]:
+        return session.lineage() if session is not None else None
 
     async def history_search(query: str, limit: int = 10) -> str:
         """Search every stored original (user and assistant text, tool calls and outputs, also
@@ -286,8 +414,13 @@ def history_tools(store: Store, *, session: Optional[str] = None) -> List["Funct
             query: Words, identifiers or "exact phrases"; AND, OR, NOT and -word work.
             limit: The most hits to return.
         """
-        hits = await asyncio.to_thread(store.search, query, session=session, limit=max(1, min(limit, 50)))
-        return render_hits(query, hits)
+
+        def search() -> List[dict]:
+            lineage = scope()
+            head = lineage[0][0] if lineage else None
+            return store.search(query, session=head, limit=max(1, min(limit, 50)))
+
+        return render_hits(query, await asyncio.to_thread(search))
 
     async def history_get(id: str, first_line: int = 0, last_line: int = 0) -> str:
         """Read one stored original verbatim by the id a search hit or an omission marker names
@@ -301,8 +434,17 @@ def history_tools(store: Store, *, session: Optional[str] = None) -> List["Funct
         lines = None
         if first_line > 0 or last_line > 0:
             lines = (max(first_line, 1), last_line if last_line > 0 else 2**62)
-        original = await asyncio.to_thread(store.get, id, lines)
-        return render_original(original)
+
+        def get() -> dict:
+            original = store.get(id, lines)
+            lineage = scope()
+            if lineage is not None and not any(
+                original["session"] == name and original["sourceOrder"] < upto for name, upto in lineage
+            ):
+                raise BadInputError(f"no entry {id!r} in this conversation")
+            return original
+
+        return render_original(await asyncio.to_thread(get))
 
     def failure(_ctx: Any, error: Exception) -> str:
         return str(error)
@@ -311,5 +453,3 @@ def history_tools(store: Store, *, session: Optional[str] = None) -> List["Funct
         function_tool(history_search, failure_error_function=failure),
         function_tool(history_get, failure_error_function=failure),
     ]
-
-

@@ -14,6 +14,7 @@ WINDOW, MAX_OUTPUT = 16_384, 2_048
 
 
 def main() -> None:
+    """Runs the loop and prints what it shows."""
     path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(tempfile.mkdtemp(), "sessions.redb")
     with annal.Store(path) as store:
         for turn in range(1, 31):

@@ -53,12 +53,14 @@ class OfflineModel(Model):
 
 
 async def main() -> None:
+    """Runs twenty turns and prints what the session kept and sent."""
+    """Runs the loop and prints what it shows."""
     model = sys.argv[sys.argv.index("--model") + 1] if "--model" in sys.argv else OfflineModel()
     path = os.path.join(tempfile.mkdtemp(), "sessions.redb")
     with annal.Store(path) as store:
         session = AnnalSession(store, "ledger-fix", window=16_384, max_output=2_048)
         agent = Agent(name="coder", instructions="You fix code. Use history_search for earlier work.",
-                      model=model, tools=[run_tests, *history_tools(store)])
+                      model=model, tools=[run_tests, *history_tools(session)])
         for turn in range(20):
             result = await Runner.run(agent, f"Run the ledger tests again (try {turn}).", session=session)
         print("last answer:", result.final_output)

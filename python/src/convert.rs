@@ -56,6 +56,24 @@ pub(crate) struct BudgetArgs {
 }
 
 impl BudgetArgs {
+    /// The budget's numbers as given from Python, each checked.
+    pub(crate) fn new(
+        py: Python<'_>,
+        window: i64,
+        max_output: i64,
+        tail: Option<i64>,
+        evidence: Option<i64>,
+        history: Option<i64>,
+    ) -> PyResult<BudgetArgs> {
+        Ok(BudgetArgs {
+            window: whole(py, window, "window")?,
+            max_output: whole(py, max_output, "max_output")?,
+            tail: whole_opt(py, tail, "tail")?,
+            evidence: whole_opt(py, evidence, "evidence")?,
+            history: whole_opt(py, history, "history")?,
+        })
+    }
+
     /// The options: the default part budgets for the window, with each part given replacing its
     /// default.
     pub(crate) fn options(self) -> ProjectOptions {
@@ -88,6 +106,9 @@ impl SearchArgs {
                 bad_input(py, format!("role {name:?}: expected user, assistant, tool or system"))
             })?),
         };
+        if self.limit > SEARCH_LIMIT_MAX {
+            return Err(bad_input(py, format!("limit {}: at most {SEARCH_LIMIT_MAX} hits", self.limit)));
+        }
         let mut request = SearchRequest::new(query);
         request.session = self.session;
         request.role = role;
@@ -99,3 +120,22 @@ impl SearchArgs {
         Ok(request)
     }
 }
+
+/// A whole number given from Python as the unsigned type `T` (a count, a position, a token
+/// budget): a negative or too large one is bad input naming `what`.
+pub(crate) fn whole<T: TryFrom<i64>>(py: Python<'_>, value: i64, what: &str) -> PyResult<T> {
+    T::try_from(value)
+        .map_err(|_| bad_input(py, format!("{what} {value}: out of range (a whole number, 0 or more)")))
+}
+
+/// [`whole`] for an optional argument.
+pub(crate) fn whole_opt<T: TryFrom<i64>>(
+    py: Python<'_>,
+    value: Option<i64>,
+    what: &str,
+) -> PyResult<Option<T>> {
+    value.map(|value| whole(py, value, what)).transpose()
+}
+
+/// The most hits one search returns: the index sets room aside for each hit asked for.
+pub(crate) const SEARCH_LIMIT_MAX: usize = 10_000;

@@ -3,7 +3,8 @@
 //! line the command line prints for the same failure.
 
 use annal::error::{
-    AppendError, CompactError, ExportError, ForkError, GetError, ProjectError, ReadError, SearchError,
+    AppendError, CompactError, ExportError, ForkError, GetError, OpenError, ProjectError, ReadError,
+    SearchError, WaitError,
 };
 use std::path::Path;
 
@@ -22,7 +23,11 @@ fn class_of(err: &Error) -> (&'static str, Option<(u64, u64)>) {
         Error::Append(AppendError::Conflict { expected, actual, .. }) => {
             return ("ConflictError", Some((*expected, *actual)));
         }
-        Error::Append(AppendError::Busy { .. }) | Error::Fork(ForkError::Busy { .. }) => "BusyError",
+        Error::Append(AppendError::Busy { .. })
+        | Error::Fork(ForkError::Busy { .. })
+        | Error::Open(OpenError::AlreadyOpen { .. })
+        | Error::Wait(WaitError::Timeout { .. })
+        | Error::Compact(CompactError::Claimed { .. } | CompactError::Fenced { .. }) => "BusyError",
         Error::Read(ReadError::UnknownSession(_) | ReadError::UnknownEntry(_))
         | Error::Fork(ForkError::UnknownSession(_))
         | Error::Project(ProjectError::UnknownSession(_))

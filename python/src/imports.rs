@@ -6,14 +6,30 @@ use std::path::{Path, PathBuf};
 use annal::{Annal, Error, ImportSummary, TranscriptFormat};
 use serde_json::{json, Value};
 
+/// Why `import_paths` stopped.
+#[derive(Debug)]
+pub(crate) enum ImportFailure {
+    /// Reading a file or storing it failed.
+    Store(Error),
+    /// A folder named holds no transcript file.
+    Empty(PathBuf),
+}
+
+impl From<Error> for ImportFailure {
+    fn from(err: Error) -> ImportFailure {
+        ImportFailure::Store(err)
+    }
+}
+
 /// Imports every file named and every transcript file under every folder named. A file named
 /// itself that cannot be read or is in no known format is an error (the files before it stay
-/// imported); one found in a folder is listed under `unrecognised` and the rest go on.
+/// imported), as is a folder with no transcript file; one found in a folder in no known format
+/// is listed under `unrecognised` and the rest go on.
 pub(crate) fn import_paths(
     annal: &Annal,
     paths: &[PathBuf],
     format: Option<TranscriptFormat>,
-) -> Result<Value, Error> {
+) -> Result<Value, ImportFailure> {
     let mut done = Vec::new();
     let mut unrecognised = Vec::new();
     for path in paths {
@@ -24,11 +40,14 @@ pub(crate) fn import_paths(
         }
         let files =
             annal::transcript_files(path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        if files.is_empty() {
+            return Err(ImportFailure::Empty(path.clone()));
+        }
         for file in files {
             match annal.import_file(&file, format) {
                 Ok(summary) => done.push((Some(file), summary)),
                 Err(Error::UnknownFormat { .. } | Error::Unrecognised { .. }) => unrecognised.push(file),
-                Err(other) => return Err(other),
+                Err(other) => return Err(other.into()),
             }
         }
     }

@@ -4,14 +4,11 @@
 
 use std::ops::Range;
 
-use annal::responses::{
-    record_from_responses_item, record_message_blocks, responses_item_text, responses_items,
-    RESPONSES_ITEM_KEY,
-};
-use annal::{Annal, AppendReceipt, Error, Projection, Record};
+use annal::responses::{record_from_responses_item, responses_items, session_items};
+use annal::{Annal, Error, Projection, Record};
 use serde_json::Value;
 
-/// One item per record, each under its entryId, appended as one batch.
+/// One item per record, each under its entryId.
 pub(crate) fn records(ids: &[String], items: &[String]) -> Result<Vec<Record>, String> {
     if ids.len() != items.len() {
         return Err(format!("{} ids for {} items", ids.len(), items.len()));
@@ -25,38 +22,9 @@ pub(crate) fn records(ids: &[String], items: &[String]) -> Result<Vec<Record>, S
         .collect()
 }
 
-/// Appends `records` as one batch at `expected_next`.
-pub(crate) fn append(
-    annal: &Annal,
-    session: &str,
-    expected_next: Option<u64>,
-    records: Vec<Record>,
-) -> Result<AppendReceipt, Error> {
-    annal.append(session, expected_next, records)
-}
-
-/// The items of `session`'s records in `orders`, each with the sourceOrder of its record: an
-/// item appended as one comes back as its own text; another record gives the items of its
-/// blocks (possibly none, or several).
+/// The items of `session`'s records in `orders`, each with the sourceOrder of its record.
 pub(crate) fn read(annal: &Annal, session: &str, orders: Range<u64>) -> Result<Vec<(u64, String)>, Error> {
-    let snapshot = annal.snapshot()?;
-    let mut items = Vec::new();
-    for guard in snapshot.records(session, orders)? {
-        let guard = guard?;
-        let view = guard.view()?;
-        let order = view.source_order();
-        let kept =
-            view.meta().find(|(key, _)| *key == RESPONSES_ITEM_KEY).and_then(|(_, v)| responses_item_text(v));
-        if let Some(text) = kept {
-            items.push((order, text));
-            continue;
-        }
-        let record = snapshot.to_record(&view)?;
-        for item in responses_items(record.role, &record_message_blocks(&record)) {
-            items.push((order, item.to_string()));
-        }
-    }
-    Ok(items)
+    Ok(session_items(&annal.snapshot()?, session, orders)?)
 }
 
 /// A projection's messages as Responses input items.

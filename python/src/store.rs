@@ -6,11 +6,12 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use annal::{Annal, Error, ExportFormat, ExportOptions, Options, PortableRecord, TranscriptFormat};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyString};
 use serde_json::{json, Value};
 
-use crate::convert::{from_python, seconds, to_python, BudgetArgs, SearchArgs};
+use crate::convert::{from_python, seconds, to_python, whole, whole_opt, BudgetArgs, SearchArgs};
 use crate::errors::{bad_input, raise, to_py};
+use crate::imports::ImportFailure;
 use crate::{imports, items};
 
 /// An annal store: an append-only journal of agent sessions, with projections under a token
@@ -26,9 +27,8 @@ pub(crate) struct Store {
 impl Store {
     /// The open store, or `ClosedError`.
     fn annal(&self, py: Python<'_>) -> PyResult<Arc<Annal>> {
-        let slot = self.handle.read().unwrap_or_else(PoisonError::into_inner);
-        slot.clone()
-            .ok_or_else(|| raise(py, "ClosedError", format!("store {} is closed", self.path.display()), None))
+        let open = self.handle.read().unwrap_or_else(PoisonError::into_inner).clone();
+        open.ok_or_else(|| raise(py, "ClosedError", format!("store {} is closed", self.path.display()), None))
     }
 
     /// Runs `call` on the store without the interpreter lock; its error raised as annal's.
@@ -82,6 +82,23 @@ impl Store {
         self.handle.read().unwrap_or_else(PoisonError::into_inner).is_none()
     }
 
+    /// The metadata of one record (values as JSON), or None when the session has no record at
+    /// `source_order`.
+    fn meta(&self, py: Python<'_>, session: String, source_order: i64) -> PyResult<Py<PyAny>> {
+        let order: u64 = whole(py, source_order, "source_order")?;
+        let meta = self.run(py, move |annal| {
+            let snapshot = annal.snapshot()?;
+            let Some(guard) = snapshot.record(&session, order)? else { return Ok(None) };
+            let view = guard.view()?;
+            let pairs = view.meta().map(|(key, value)| {
+                let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+                (key.to_owned(), value)
+            });
+            Ok(Some(Value::Object(pairs.collect())))
+        })?;
+        to_python(py, &meta.unwrap_or(Value::Null))
+    }
+
     /// Appends records (dicts in the portable format) to `session` as one atomic batch.
     #[pyo3(signature = (session, records, *, expected_next = None))]
     fn append(
@@ -89,8 +106,9 @@ impl Store {
         py: Python<'_>,
         session: String,
         records: &Bound<'_, PyAny>,
-        expected_next: Option<u64>,
+        expected_next: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
+        let expected_next = whole_opt(py, expected_next, "expected_next")?;
         let Value::Array(values) = from_python(records, "records")? else {
             return Err(bad_input(py, "records must be a list of dicts".into()));
         };
@@ -114,10 +132,11 @@ impl Store {
         session: String,
         items: Vec<String>,
         ids: Vec<String>,
-        expected_next: Option<u64>,
+        expected_next: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
+        let expected_next = whole_opt(py, expected_next, "expected_next")?;
         let records = items::records(&ids, &items).map_err(|message| bad_input(py, message))?;
-        let receipt = self.run(py, move |annal| items::append(annal, &session, expected_next, records))?;
+        let receipt = self.run(py, move |annal| annal.append(&session, expected_next, records))?;
         to_python(py, &annal::json::receipt(&receipt))
     }
 
@@ -127,17 +146,17 @@ impl Store {
         &self,
         py: Python<'_>,
         session: String,
-        start: u64,
-        end: Option<u64>,
+        start: i64,
+        end: Option<i64>,
     ) -> PyResult<Vec<(u64, String)>> {
-        let end = end.unwrap_or(u64::MAX);
+        let (start, end) = range(py, start, end)?;
         self.run(py, move |annal| items::read(annal, &session, start..end))
     }
 
     /// The records of `session` in `[start, end)`, in the portable format.
     #[pyo3(signature = (session, start = 0, end = None))]
-    fn records(&self, py: Python<'_>, session: String, start: u64, end: Option<u64>) -> PyResult<Py<PyAny>> {
-        let end = end.unwrap_or(u64::MAX);
+    fn records(&self, py: Python<'_>, session: String, start: i64, end: Option<i64>) -> PyResult<Py<PyAny>> {
+        let (start, end) = range(py, start, end)?;
         let values = self.run(py, move |annal| {
             let snapshot = annal.snapshot()?;
             let mut values = Vec::new();
@@ -168,14 +187,14 @@ impl Store {
         &self,
         py: Python<'_>,
         session: String,
-        window: u32,
-        max_output: u32,
-        tail: Option<u32>,
-        evidence: Option<u32>,
-        history: Option<u32>,
+        window: i64,
+        max_output: i64,
+        tail: Option<i64>,
+        evidence: Option<i64>,
+        history: Option<i64>,
         responses_items: bool,
     ) -> PyResult<Py<PyAny>> {
-        let options = BudgetArgs { window, max_output, tail, evidence, history }.options();
+        let options = BudgetArgs::new(py, window, max_output, tail, evidence, history)?.options();
         let value = self.run(py, move |annal| {
             let view = annal.project(&session, &options)?;
             let mut value = annal::json::projection(&view);
@@ -194,15 +213,15 @@ impl Store {
         &self,
         py: Python<'_>,
         session: String,
-        window: u32,
-        max_output: u32,
-        tail: Option<u32>,
-        evidence: Option<u32>,
-        history: Option<u32>,
+        window: i64,
+        max_output: i64,
+        tail: Option<i64>,
+        evidence: Option<i64>,
+        history: Option<i64>,
         force: bool,
     ) -> PyResult<Py<PyAny>> {
-        let mut options =
-            annal::CompactOptions::new(BudgetArgs { window, max_output, tail, evidence, history }.options());
+        let budget = BudgetArgs::new(py, window, max_output, tail, evidence, history)?;
+        let mut options = annal::CompactOptions::new(budget.options());
         options.force = force;
         // Another thread or process compacting the same session: wait for it rather than fail.
         options.claim_wait = std::time::Duration::from_secs(10);
@@ -222,10 +241,12 @@ impl Store {
         tool: Option<String>,
         errors_only: bool,
         literal: bool,
-        limit: usize,
-        start: Option<u64>,
-        end: Option<u64>,
+        limit: i64,
+        start: Option<i64>,
+        end: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
+        let limit = whole(py, limit, "limit")?;
+        let (start, end) = (whole_opt(py, start, "start")?, whole_opt(py, end, "end")?);
         let args = SearchArgs { session, role, tool, errors_only, literal, limit, start, end };
         let request = args.request(py, query)?;
         let hits = self.run(py, move |annal| annal.search(&request))?;
@@ -235,13 +256,20 @@ impl Store {
     /// The original named `id` (`entryId`, or `entryId#block`), verbatim; with `lines`
     /// `(first, last)`, only those lines (from 1, inclusive) of each text.
     #[pyo3(signature = (id, lines = None))]
-    fn get(&self, py: Python<'_>, id: String, lines: Option<(usize, usize)>) -> PyResult<Py<PyAny>> {
+    fn get(&self, py: Python<'_>, id: String, lines: Option<(i64, i64)>) -> PyResult<Py<PyAny>> {
+        let lines = match lines {
+            Some((first, last)) => {
+                Some((whole::<usize>(py, first, "first line")?, whole::<usize>(py, last, "last line")?))
+            }
+            None => None,
+        };
         let original = self.run(py, move |annal| annal.get(&id, lines.map(|(a, b)| a..=b)))?;
         to_python(py, &annal::json::original(&original))
     }
 
     /// Forks `session` at `at` into `new_name`, sharing records `[0, at)` without copying them.
-    fn fork(&self, py: Python<'_>, session: String, at: u64, new_name: String) -> PyResult<Py<PyAny>> {
+    fn fork(&self, py: Python<'_>, session: String, at: i64, new_name: String) -> PyResult<Py<PyAny>> {
+        let at: u64 = whole(py, at, "at")?;
         let info = self.run(py, move |annal| annal.fork(&session, at, &new_name))?;
         to_python(py, &annal::json::session(&info))
     }
@@ -288,9 +316,14 @@ impl Store {
         name: String,
         format: Option<&str>,
     ) -> PyResult<Py<PyAny>> {
-        let bytes = match data.cast::<PyBytes>() {
-            Ok(bytes) => bytes.as_bytes().to_vec(),
-            Err(_) => data.extract::<String>()?.into_bytes(),
+        let bytes = if let Ok(bytes) = data.cast::<PyBytes>() {
+            bytes.as_bytes().to_vec()
+        } else if let Ok(bytes) = data.cast::<PyByteArray>() {
+            bytes.to_vec()
+        } else if let Ok(text) = data.extract::<String>() {
+            text.into_bytes()
+        } else {
+            return Err(bad_input(py, "data must be bytes, a bytearray or text".into()));
         };
         let format = transcript_format(py, format)?;
         let summary = self.run(py, move |annal| annal.import(&bytes, &name, format))?;
@@ -301,8 +334,19 @@ impl Store {
     #[pyo3(signature = (paths, *, format = None))]
     fn import_paths(&self, py: Python<'_>, paths: Vec<PathBuf>, format: Option<&str>) -> PyResult<Py<PyAny>> {
         let format = transcript_format(py, format)?;
-        let value = self.run(py, move |annal| imports::import_paths(annal, &paths, format))?;
-        to_python(py, &value)
+        let annal = self.annal(py)?;
+        let imported = py.detach(move || imports::import_paths(&annal, &paths, format));
+        match imported {
+            Ok(value) => to_python(py, &value),
+            Err(ImportFailure::Store(err)) => Err(to_py(py, &err, &self.path)),
+            Err(ImportFailure::Empty(folder)) => Err(bad_input(
+                py,
+                format!(
+                    "no transcripts (.jsonl, .json or .aider.chat.history.md files) in {}",
+                    folder.display()
+                ),
+            )),
+        }
     }
 
     /// Recomputes every content hash and chain (of `session`, or of the whole store with blobs).
@@ -349,4 +393,9 @@ fn transcript_format(py: Python<'_>, name: Option<&str>) -> PyResult<Option<Tran
         })
     })
     .transpose()
+}
+
+/// A `[start, end)` range of positions given from Python.
+fn range(py: Python<'_>, start: i64, end: Option<i64>) -> PyResult<(u64, u64)> {
+    Ok((whole(py, start, "start")?, whole_opt(py, end, "end")?.unwrap_or(u64::MAX)))
 }

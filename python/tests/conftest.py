@@ -22,10 +22,12 @@ WORLD_TEXT = [
 
 
 def text_record(entry_id: str, role: str, text: str) -> dict:
+    """A record of one text block."""
     return {"entryId": entry_id, "role": role, "blocks": [{"type": "text", "text": text}]}
 
 
 def tool_pair(n: int, output: str) -> list:
+    """An assistant record calling Bash, and the tool record with its output."""
     call = {
         "entryId": f"a{n}",
         "role": "assistant",
@@ -43,6 +45,7 @@ def tool_pair(n: int, output: str) -> list:
 
 
 def noise(seed: int, words: int) -> str:
+    """Reproducible filler text of ``words`` words, some of them multi-byte."""
     rng = random.Random(seed)
     vocabulary = ["ledger", "balance", "α", "β", "日本", "🚀", "commit", "retry", "parse", "index", "e\u0301"]
     return " ".join(rng.choice(vocabulary) for _ in range(words))
@@ -50,10 +53,12 @@ def noise(seed: int, words: int) -> str:
 
 @pytest.fixture
 def store_path(tmp_path):
+    """A store file's path in the test's own folder."""
     return os.path.join(tmp_path, "sessions.redb")
 
 
 @pytest.fixture
 def store(store_path):
+    """An open store, closed after the test."""
     with annal.Store(store_path) as opened:
         yield opened

@@ -24,6 +24,7 @@ Step = Union[list, Callable[[list], list]]
 
 
 def say(text: str, n: int) -> ResponseOutputMessage:
+    """An assistant message as a model returns it."""
     return ResponseOutputMessage(
         id=f"msg_{n}",
         type="message",
@@ -34,6 +35,7 @@ def say(text: str, n: int) -> ResponseOutputMessage:
 
 
 def call(name: str, arguments: dict, n: int) -> ResponseFunctionToolCall:
+    """A function call as a model returns it."""
     return ResponseFunctionToolCall(
         id=f"fc_{n}", call_id=f"call_{n}", type="function_call", name=name, arguments=json.dumps(arguments)
     )
@@ -71,6 +73,7 @@ def read_file(path: str) -> str:
 
 
 def weather_script() -> List[Step]:
+    """Two runs: a tool call, its answer, then a second turn's answer."""
     return [
         [call("read_file", {"path": "src/ledger1.rs"}, 1)],
         [say("The ledger sums balances 東京 🚀; nothing to fix.", 2)],
@@ -79,6 +82,7 @@ def weather_script() -> List[Step]:
 
 
 async def run_two_turns(session) -> List[list]:
+    """Runs the script against ``session`` and returns its items after each run."""
     model = ScriptModel(weather_script())
     agent = Agent(name="coder", instructions="You fix code.", model=model, tools=[read_file])
     seen = []
@@ -116,7 +120,8 @@ def test_items_equal_the_sdks_own_session(tmp_path):
             assert store.search("ledger sums balances")[0]["session"] == "chat"
             names = [s["name"] for s in store.sessions()]
             assert names == ["chat", "chat~pop1", "chat~pop2"]
-            assert store.session("chat")["records"] == 6
+            assert store.session("chat")["records"] == 7, "six items and the seal of the pop"
+            assert store.search("review", session="chat")[0]["session"] == "chat"
             assert store.verify()["ok"]
         sqlite.close()
 
@@ -156,7 +161,7 @@ def test_bad_items_and_names(store):
         assert store.session("s") is None, "nothing of a refused batch is stored"
         with pytest.raises(annal.BadInputError):
             AnnalSession(store, "")
-        with pytest.raises(annal.BadInputError, match="max_output needs window"):
+        with pytest.raises(annal.BadInputError, match="max_output and reserve need window"):
             AnnalSession(store, "s", max_output=100)
         # A session that merely looks like a later generation is not taken for one.
         store.append("t~pop1", [{"entryId": "x1", "role": "user", "blocks": [{"type": "text", "text": "other"}]}])
@@ -250,16 +255,144 @@ def test_a_long_conversation_stays_under_its_window(tmp_path):
             assert sum(sizes) > 4 * WINDOW, "the conversation is long enough to need projecting"
             # The early file was left out of what the model saw at the end...
             last_turn = model.calls[-3]["input"]
-            assert "7 * 7919" not in json.dumps(last_turn) and str(7 * 7919) not in json.dumps(last_turn)
+            assert f"checksum_0007() -> u32 {{ {7 * 7919} }}" not in json.dumps(last_turn, ensure_ascii=False)
             # ...and the tools found it: the original, verbatim.
             got = model.calls[-1]["input"][-1]["output"]
             assert f"fn checksum_0007() -> u32 {{ {7 * 7919} }}" in got
             assert result.final_output == "Found it."
             # Compaction committed checkpoints; every item is still stored verbatim.
-            assert store.session("long")["records"] == len(await session.get_items(limit=10_000))
+            # Limits and pops after compactions behave as the SDK's own session with the same items
+            # (the checkpoints' receipts are not items).
+            everything = await session.get_items(limit=100_000)
+            assert not any("compaction receipt" in json.dumps(item) for item in everything)
+            sqlite = SQLiteSession("long", str(tmp_path / "sdk.sqlite"))
+            await sqlite.add_items(everything)
+            assert await session.get_items(limit=7) == await sqlite.get_items(limit=7)
+            for _ in range(3):
+                assert await session.pop_item() == await sqlite.pop_item()
+            assert await session.get_items(limit=100_000) == await sqlite.get_items()
+            sqlite.close()
             await session.get_items()  # compacts when due, as before each run
-            view = store.project("long", WINDOW, MAX_OUTPUT + session.reserve)
+            view = store.project(session.head()[0], WINDOW, MAX_OUTPUT + session.reserve)
             assert view["stats"]["source"]["kind"] == "checkpoint"
             assert store.verify()["ok"]
+
+    asyncio.run(go())
+
+
+def test_settings_and_names(store):
+    """session_settings as the SDK gives them (a dict too); ids that would name a generation."""
+    session = AnnalSession(store, "limited", session_settings={"limit": 2})
+    session.add_items_sync([{"role": "user", "content": f"m{i}"} for i in range(5)])
+    assert session.get_items_sync() == [{"role": "user", "content": "m3"}, {"role": "user", "content": "m4"}]
+    with pytest.raises(annal.BadInputError, match="generations"):
+        AnnalSession(store, "chat~pop1")
+    with pytest.raises(annal.BadInputError, match="bytes"):
+        AnnalSession(store, "x" * 300)
+    with pytest.raises(annal.BadInputError, match="leave nothing"):
+        AnnalSession(store, "s", window=16_384, max_output=16_000)
+    with pytest.raises(annal.BadInputError, match="window"):
+        AnnalSession(store, "s", window=-5)
+
+
+def test_threads_share_one_session(store):
+    """Threads adding and popping on one AnnalSession: every item is either shown or popped,
+    once."""
+    session = AnnalSession(store, "busy")
+    popped, errors = [], []
+
+    def add(t: int) -> None:
+        try:
+            for i in range(25):
+                session.add_items_sync([{"role": "user", "content": f"t{t}-{i} 日本"}])
+        except Exception as err:
+            errors.append(err)
+
+    def pop() -> None:
+        try:
+            for _ in range(10):
+                item = session.pop_item_sync()
+                if item is not None:
+                    popped.append(item["content"])
+        except Exception as err:
+            errors.append(err)
+
+    import threading
+
+    threads = [threading.Thread(target=add, args=(t,)) for t in range(4)] + [threading.Thread(target=pop) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    shown = [item["content"] for item in session.get_items_sync()]
+    added = {f"t{t}-{i} 日本" for t in range(4) for i in range(25)}
+    assert len(shown) == len(set(shown)) and len(popped) == len(set(popped))
+    assert set(shown) | set(popped) == added and not set(shown) & set(popped)
+    assert store.verify()["ok"]
+
+
+SECOND_PROCESS = """
+import sys
+from annal.agents import AnnalSession
+with AnnalSession(sys.argv[1], "shared") as session:
+    for i in range(30):
+        session.add_items_sync([{"role": "assistant", "content": f"p2-{i}"}])
+print("done")
+"""
+
+
+def test_a_second_process_adds_while_this_one_pops(store):
+    """Another process adds to the session while this one pops: nothing is lost or shown twice."""
+    import subprocess
+    import sys
+
+    session = AnnalSession(store, "shared")
+    child = subprocess.Popen([sys.executable, "-c", SECOND_PROCESS, str(store.path)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    popped = []
+    for i in range(30):
+        session.add_items_sync([{"role": "user", "content": f"p1-{i}"}])
+        if i % 3 == 0:
+            item = session.pop_item_sync()
+            if item is not None:
+                popped.append(item["content"])
+    out, err = child.communicate(timeout=120)
+    assert child.returncode == 0 and out.strip() == "done", err
+    shown = [item["content"] for item in session.get_items_sync()]
+    added = {f"p1-{i}" for i in range(30)} | {f"p2-{i}" for i in range(30)}
+    assert len(shown) == len(set(shown))
+    assert set(shown) | set(popped) == added and not set(shown) & set(popped)
+
+
+def test_history_tools_see_what_their_session_shows(store):
+    """A session's tools search and read its own history only; a store's tools see everything."""
+
+    async def go():
+        mine = AnnalSession(store, "mine")
+        await mine.add_items([{"role": "user", "content": "the vault code is 4711"}])
+        other = AnnalSession(store, "other")
+        await other.add_items([{"role": "user", "content": "the vault code is 9999"}])
+        await mine.clear_session()
+        await mine.add_items([{"role": "user", "content": "vault again"}])
+        from agents.tool_context import ToolContext
+
+        async def invoke(tool, arguments: dict) -> str:
+            text = json.dumps(arguments)
+            context = ToolContext(context=None, tool_name=tool.name, tool_call_id="t1", tool_arguments=text)
+            return await tool.on_invoke_tool(context, text)
+
+        search, get = history_tools(mine)
+        found = await invoke(search, {"query": "vault", "limit": 10})
+        assert "vault again" in found and "9999" not in found and "4711" not in found
+        other_id = store.records("other")[0]["entryId"]
+        refused = await invoke(get, {"id": other_id, "first_line": 0, "last_line": 0})
+        assert "no entry" in refused and "9999" not in refused
+        search_all, get_all = history_tools(store)
+        everywhere = await invoke(search_all, {"query": "vault code", "limit": 10})
+        assert "4711" in everywhere and "9999" in everywhere
+        mine_id = store.records("mine")[0]["entryId"]
+        original = await invoke(get_all, {"id": mine_id, "first_line": 0, "last_line": 0})
+        assert "the vault code is 4711" in original
 
     asyncio.run(go())

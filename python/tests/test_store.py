@@ -312,3 +312,33 @@ def test_open_errors(tmp_path):
         annal.Store(tmp_path / "no" / "such" / "folder" / "s.redb", read_only=True)
     with pytest.raises(annal.BadInputError, match="search_wait_seconds"):
         annal.Store(tmp_path / "s.redb", search_wait_seconds=-1)
+
+
+def test_items_meta_and_numbers(store, tmp_path):
+    """Responses items stored and read directly; one record's metadata; numbers out of range."""
+    items = ['{"role": "user", "content": "héllo"}', '{"type": "function_call", "call_id": "c", "name": "f", "arguments": "{}"}']
+    receipt = store.append_items("it", items, ["i0", "i1"], expected_next=0)
+    assert receipt["sourceOrders"] == [0, 1]
+    assert store.items("it") == [(0, items[0]), (1, items[1])]
+    assert store.items("it", 1, 2) == [(1, items[1])]
+    assert store.meta("it", 0) == {"responsesItem": items[0]}
+    assert store.meta("it", 9) is None
+    with pytest.raises(annal.BadInputError, match="2 ids for 1 items"):
+        store.append_items("it", items[:1], ["a", "b"])
+    with pytest.raises(annal.BadInputError, match="item 0"):
+        store.append_items("it", ["[1, 2]"], ["a"])
+    for call, words in [
+        (lambda: store.search("x", limit=-1), "limit -1"),
+        (lambda: store.search("x", limit=10**6), "at most 10000"),
+        (lambda: store.fork("it", -1, "f"), "at -1"),
+        (lambda: store.project("it", -5, 100), "window -5"),
+        (lambda: store.records("it", -2), "start -2"),
+        (lambda: store.append("it", [], expected_next=-1), "expected_next -1"),
+    ]:
+        with pytest.raises(annal.BadInputError, match=words):
+            call()
+    assert store.import_(bytearray(b'{"type":"user","uuid":"b1","sessionId":"ba","message":{"role":"user","content":"hi"}}'), "ba")["recordsNew"] == 1
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(annal.BadInputError, match="no transcripts"):
+        store.import_paths([empty])

@@ -38,8 +38,8 @@ pub use self::detect::detect_format;
 pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};
 pub use self::opencode_rows::{parse_opencode_rows, OpenCodeMessageRows};
 pub use self::responses::{
-    record_from_responses_item, record_message_blocks, responses_item_text, responses_items, ItemError,
-    RESPONSES_ITEM_KEY,
+    record_from_responses_item, record_message_blocks, responses_item_text, responses_items, session_items,
+    ItemError, RESPONSES_ITEM_KEY, RESPONSES_SEAL_KEY,
 };
 
 /// The transcript formats annal can import.

@@ -14,10 +14,57 @@ use std::borrow::Cow;
 use serde_json::{json, Map, Value};
 
 use super::session::{data_url_blob, put, str_of, take_str, text_of};
+use std::ops::Range;
+
 use annal_engine::{canonical_input, canonical_json, hash_to_hex, Block, MessageBlock, Record, Role};
+use annal_engine::{ReadError, Snapshot, RECEIPT_META_KEY};
 
 /// The `meta` key holding an item's own JSON text, as a JSON string.
 pub const RESPONSES_ITEM_KEY: &str = "responsesItem";
+
+/// The `meta` key of a record that ends a generation of an Agents SDK session (its pop or
+/// clear): it holds no item.
+pub const RESPONSES_SEAL_KEY: &str = "responsesSeal";
+
+/// The items of `session`'s records in `orders`, each with its record's sourceOrder: an item
+/// stored as one comes back as its own text; another record gives the items of its blocks
+/// (none, one or several). Compaction receipts and generation seals hold no item.
+///
+/// # Errors
+/// [`ReadError`]: an unknown session, damaged bytes.
+pub fn session_items(
+    snapshot: &Snapshot,
+    session: &str,
+    orders: Range<u64>,
+) -> Result<Vec<(u64, String)>, ReadError> {
+    let mut items = Vec::new();
+    for guard in snapshot.records(session, orders)? {
+        let guard = guard?;
+        let view = guard.view()?;
+        let order = view.source_order();
+        let mut kept = None;
+        let mut none = false;
+        for (key, value) in view.meta() {
+            match key {
+                RESPONSES_ITEM_KEY => kept = responses_item_text(value),
+                RECEIPT_META_KEY | RESPONSES_SEAL_KEY => none = true,
+                _ => {}
+            }
+        }
+        if none {
+            continue;
+        }
+        if let Some(text) = kept {
+            items.push((order, text));
+            continue;
+        }
+        let record = snapshot.to_record(&view)?;
+        for item in responses_items(record.role, &record_message_blocks(&record)) {
+            items.push((order, item.to_string()));
+        }
+    }
+    Ok(items)
+}
 
 /// Why a Responses item could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -40,6 +87,11 @@ pub fn record_from_responses_item(entry_id: &str, item: &str) -> Result<Record, 
     }
     let mut record = Record::new(entry_id, Role::System, Vec::new());
     item_into(map, &mut record);
+    if record.blocks.is_empty() {
+        // An item of no known kind (a hosted tool's call, a screenshot): its text as one block,
+        // so a view counts what it costs and a search finds it.
+        record.blocks.push(Block::Text { text: item.to_owned() });
+    }
     record.meta.clear();
     put(&mut record.meta, RESPONSES_ITEM_KEY, &Value::String(item.to_owned()));
     Ok(record)
@@ -312,9 +364,10 @@ mod tests {
             record_from_responses_item("r", thought).expect("reasoning").blocks,
             [Block::Thinking { text: "hm".into() }]
         );
-        let hosted = r#"{"type": "web_search_call", "id": "ws", "status": "completed"}"#;
-        let hosted = record_from_responses_item("w", hosted).expect("any object is an item");
-        assert!(hosted.blocks.is_empty() && hosted.meta.contains_key(RESPONSES_ITEM_KEY));
+        let hosted_text = r#"{"type": "web_search_call", "id": "ws", "status": "completed"}"#;
+        let hosted = record_from_responses_item("w", hosted_text).expect("any object is an item");
+        assert_eq!(hosted.blocks, [Block::Text { text: hosted_text.into() }], "counted and searchable");
+        assert!(hosted.meta.contains_key(RESPONSES_ITEM_KEY));
     }
 
     #[test]
