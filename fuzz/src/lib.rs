@@ -12,7 +12,10 @@ use annal_engine::{
     canonical_input, derive_target, record_from_json, record_to_json, AppendError, Block, Record,
     StorageFile, Store, StoreOptions,
 };
-use annal_formats::{detect_format, parse_transcript, ParsedSession, TranscriptFormat};
+use annal_formats::{
+    detect_format, parse_transcript, record_from_responses_item, record_message_blocks, responses_items,
+    session_items, ParsedSession, TranscriptFormat,
+};
 
 pub mod arb;
 pub mod project;
@@ -148,6 +151,54 @@ pub fn check_import(data: &[u8], format: TranscriptFormat) {
             }
         }
     }
+    assert_verifies(&store);
+}
+
+/// Checks arbitrary lines as OpenAI Responses items, as the Agents SDK session stores them.
+///
+/// Properties: a line is refused only when it is not a JSON object; every item read becomes a
+/// record the store accepts, whose blocks give items that are JSON; reading the session back
+/// gives every item's text exactly, in order; the store verifies.
+pub fn check_responses_items(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut records = Vec::new();
+    let mut kept = Vec::new();
+    for (index, line) in text.split('\n').enumerate() {
+        let parsed = serde_json::from_str::<serde_json::Value>(line).ok();
+        match record_from_responses_item(&format!("item-{index}"), line) {
+            Ok(record) => {
+                assert!(
+                    parsed.as_ref().is_some_and(serde_json::Value::is_object),
+                    "took a non-object: {line:?}"
+                );
+                for item in responses_items(record.role, &record_message_blocks(&record)) {
+                    assert!(item.is_object(), "an item that is not an object: {item}");
+                }
+                kept.push(line.to_owned());
+                records.push(record);
+            }
+            Err(_) => assert!(
+                !parsed.as_ref().is_some_and(serde_json::Value::is_object),
+                "refused an object: {line:?}"
+            ),
+        }
+    }
+    if records.is_empty() {
+        return;
+    }
+    let store = fresh_store(SMALL_BLOB_THRESHOLD);
+    if let Err(err) = store.append("items", Some(0), records) {
+        // Only the store's own limits (a record too large, say) may refuse an item.
+        assert!(matches!(err, AppendError::LimitExceeded { .. }), "an item the store refuses: {err}");
+        return;
+    }
+    let snapshot = store.snapshot().expect("a snapshot");
+    let back: Vec<String> = session_items(&snapshot, "items", 0..u64::MAX)
+        .expect("the items")
+        .into_iter()
+        .map(|(_, t)| t)
+        .collect();
+    assert_eq!(back, kept, "items did not read back verbatim");
     assert_verifies(&store);
 }
 

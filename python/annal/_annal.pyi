@@ -7,6 +7,7 @@ from types import TracebackType
 from typing import Any, Dict, List, Literal, Optional, Tuple, Type, TypedDict, Union
 
 __version__: str
+GENERATION_MARK: str
 
 Role = Literal["user", "assistant", "tool", "system"]
 
@@ -178,6 +179,9 @@ class Store:
         """The Responses items of records ``[start, end)``, as (sourceOrder, JSON text)."""
     def meta(self, session: str, source_order: int) -> Optional[Dict[str, Any]]:
         """The metadata of one record, or None when there is no record there."""
+    def generation_head(self, id: str, generation: int) -> Tuple[str, int, int, Optional[int], bool]:
+        """Where the Agents SDK session ``id`` stands from ``generation`` on (what
+        ``AnnalSession.head`` reads, in one snapshot)."""
     def records(self, session: str, start: int = 0, end: Optional[int] = None) -> List[Record]:
         """The records of ``session`` in ``[start, end)``, in the portable format."""
     def session(self, name: str) -> Optional[SessionInfo]:

@@ -29,7 +29,7 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
-from ._annal import Store
+from ._annal import GENERATION_MARK, Store
 from .errors import AnnalError, BadInputError, ConflictError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,9 +39,6 @@ __all__ = ["AnnalSession", "history_tools", "render_hits", "render_original"]
 
 Item = Any
 """A Responses-API input item: a dict, as the Agents SDK keeps them."""
-
-GENERATION_MARK = "~pop"
-"""What separates a session's name from its generation number in later generations' names."""
 
 SEAL_KEY = "responsesSeal"
 """The metadata key of a record ending a generation (as annal's Rust side names it)."""
@@ -199,34 +196,20 @@ class AnnalSession:
         unrelated session of a look-alike name is never taken for one."""
         with self._lock:
             generation = self._generation
-        name = self.generation_name(generation)
-        info = self.store.session(name)
-        while info is not None:
-            later_name = self.generation_name(generation + 1)
-            later = self.store.session(later_name)
-            keep = self._sealed_at(name, info["records"])
-            if later is None and keep is not None:
-                self._fork(name, keep, later_name)
-                later = self.store.session(later_name)
-            if later is None or later["parent"] != name:
-                if keep is not None:
-                    raise BadInputError(
-                        f"session {later_name!r} exists and is not a fork of {name!r}: "
-                        f"session {self.session_id!r} cannot take its next generation"
-                    )
+        while True:
+            name, length, generation, sealed_at, next_taken = self.store.generation_head(self.session_id, generation)
+            if sealed_at is None:
                 break
-            generation, name, info = generation + 1, later_name, later
+            successor = self.generation_name(generation + 1)
+            if next_taken:
+                raise BadInputError(
+                    f"session {successor!r} exists and is not a fork of {name!r}: "
+                    f"session {self.session_id!r} cannot take its next generation"
+                )
+            self._fork(name, sealed_at, successor)
         with self._lock:
             self._generation = max(self._generation, generation)
-        return name, (info or {"records": 0})["records"], generation
-
-    def _sealed_at(self, name: str, length: int) -> Optional[int]:
-        """Where a sealed generation's successor forks it, or None when it is not sealed."""
-        if length == 0:
-            return None
-        meta = self.store.meta(name, length - 1) or {}
-        seal = meta.get(SEAL_KEY)
-        return seal.get("keep") if isinstance(seal, dict) else None
+        return name, length, generation
 
     def _seal(self, head: str, length: int, keep: int, generation: int) -> bool:
         """Ends ``head`` (at ``length`` records) so its successor keeps its first ``keep``; False

@@ -4,9 +4,63 @@
 
 use std::ops::Range;
 
-use annal::responses::{record_from_responses_item, responses_items, session_items};
-use annal::{Annal, Error, Projection, Record};
+use annal::responses::{record_from_responses_item, responses_items, session_items, RESPONSES_SEAL_KEY};
+use annal::{Annal, Error, Projection, Record, Snapshot};
 use serde_json::Value;
+
+/// What separates an Agents SDK session's id from its generation number in the names of its
+/// later generations (`<id>~pop<N>`).
+pub(crate) const GENERATION_MARK: &str = "~pop";
+
+/// Where an Agents SDK session's generations stand, read in one snapshot.
+#[derive(Debug)]
+pub(crate) struct Head {
+    /// The newest generation that is a fork of the one before: its name, records and number.
+    pub(crate) name: String,
+    pub(crate) records: u64,
+    pub(crate) generation: u64,
+    /// Where its seal says the next generation forks it, when it is sealed.
+    pub(crate) sealed_at: Option<u64>,
+    /// Whether a session of the next generation's name exists (and is not its fork).
+    pub(crate) next_taken: bool,
+}
+
+/// The annal session holding `generation` of the session `id`.
+pub(crate) fn generation_name(id: &str, generation: u64) -> String {
+    if generation == 0 {
+        id.to_owned()
+    } else {
+        format!("{id}{GENERATION_MARK}{generation}")
+    }
+}
+
+/// Follows `id`'s generations from `generation` while each next one is a fork of the one
+/// before it.
+pub(crate) fn head(annal: &Annal, id: &str, mut generation: u64) -> Result<Head, Error> {
+    let snapshot = annal.snapshot()?;
+    loop {
+        let name = generation_name(id, generation);
+        let Some(info) = snapshot.session(&name)? else {
+            return Ok(Head { name, records: 0, generation, sealed_at: None, next_taken: false });
+        };
+        let next = snapshot.session(&generation_name(id, generation + 1))?;
+        if next.as_ref().is_some_and(|next| next.parent.as_deref() == Some(name.as_str())) {
+            generation += 1;
+            continue;
+        }
+        let sealed_at = sealed_at(&snapshot, &name, info.len)?;
+        return Ok(Head { name, records: info.len, generation, sealed_at, next_taken: next.is_some() });
+    }
+}
+
+/// The fork point a generation's seal (its last record) names.
+fn sealed_at(snapshot: &Snapshot, name: &str, records: u64) -> Result<Option<u64>, Error> {
+    let Some(last) = records.checked_sub(1) else { return Ok(None) };
+    let Some(guard) = snapshot.record(name, last)? else { return Ok(None) };
+    let view = guard.view()?;
+    let seal = view.meta().find(|(key, _)| *key == RESPONSES_SEAL_KEY).map(|(_, value)| value.to_owned());
+    Ok(seal.and_then(|text| serde_json::from_str::<Value>(&text).ok()).and_then(|seal| seal["keep"].as_u64()))
+}
 
 /// One item per record, each under its entryId.
 pub(crate) fn records(ids: &[String], items: &[String]) -> Result<Vec<Record>, String> {

@@ -16,5 +16,6 @@ use pyo3::prelude::*;
 fn _annal(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::Store>()?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    module.add("GENERATION_MARK", items::GENERATION_MARK)?;
     Ok(())
 }

@@ -153,6 +153,20 @@ impl Store {
         self.run(py, move |annal| items::read(annal, &session, start..end))
     }
 
+    /// Where the Agents SDK session `id` stands, from `generation` on: (annal session, records,
+    /// generation, where its seal forks it or None, whether the next generation's name is
+    /// taken by a session that is not its fork).
+    fn generation_head(
+        &self,
+        py: Python<'_>,
+        id: String,
+        generation: i64,
+    ) -> PyResult<(String, u64, u64, Option<u64>, bool)> {
+        let generation = whole(py, generation, "generation")?;
+        let head = self.run(py, move |annal| items::head(annal, &id, generation))?;
+        Ok((head.name, head.records, head.generation, head.sealed_at, head.next_taken))
+    }
+
     /// The records of `session` in `[start, end)`, in the portable format.
     #[pyo3(signature = (session, start = 0, end = None))]
     fn records(&self, py: Python<'_>, session: String, start: i64, end: Option<i64>) -> PyResult<Py<PyAny>> {
