@@ -98,6 +98,8 @@ pub use crate::options::Options;
 
 // Records and what an append returns.
 pub use annal_engine::{AppendReceipt, Block, PortableRecord, Record, Role};
+// The metadata key that makes a record a compaction receipt (views and item readers skip it).
+pub use annal_engine::RECEIPT_META_KEY;
 // Reads: a consistent view, records borrowed in place, sessions, checks.
 pub use annal_engine::{
     BlockView, Payload, Problem, RecordView, SessionInfo, Snapshot, TableSize, VerifyReport,

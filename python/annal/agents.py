@@ -234,14 +234,15 @@ class AnnalSession:
         return True
 
     def _fork(self, head: str, keep: int, successor: str) -> None:
-        """Makes ``successor``, unless a racing caller already did."""
+        """Makes ``successor``, unless a racing caller already did (at the same point: a seal
+        names one)."""
         try:
             self.store.fork(head, keep, successor)
         except BadInputError:
             made = self.store.session(successor)
             if made is None:
                 raise
-            if made["parent"] != head:
+            if made["parent"] != head or made["forkAt"] != keep:
                 raise BadInputError(
                     f"session {successor!r} exists and is not a fork of {head!r}: "
                     f"session {self.session_id!r} cannot take its next generation"

@@ -5,7 +5,7 @@
 use std::ops::Range;
 
 use annal::responses::{record_from_responses_item, responses_items, session_items, RESPONSES_SEAL_KEY};
-use annal::{Annal, Error, Projection, Record, Snapshot};
+use annal::{Annal, Error, Projection, Record, SessionInfo, Snapshot, RECEIPT_META_KEY};
 use serde_json::Value;
 
 /// What separates an Agents SDK session's id from its generation number in the names of its
@@ -48,18 +48,34 @@ pub(crate) fn head(annal: &Annal, id: &str, mut generation: u64) -> Result<Head,
             generation += 1;
             continue;
         }
-        let sealed_at = sealed_at(&snapshot, &name, info.len)?;
+        let sealed_at = sealed_at(&snapshot, &name, &info)?;
         return Ok(Head { name, records: info.len, generation, sealed_at, next_taken: next.is_some() });
     }
 }
 
-/// The fork point a generation's seal (its last record) names.
-fn sealed_at(snapshot: &Snapshot, name: &str, records: u64) -> Result<Option<u64>, Error> {
-    let Some(last) = records.checked_sub(1) else { return Ok(None) };
-    let Some(guard) = snapshot.record(name, last)? else { return Ok(None) };
-    let view = guard.view()?;
-    let seal = view.meta().find(|(key, _)| *key == RESPONSES_SEAL_KEY).map(|(_, value)| value.to_owned());
-    Ok(seal.and_then(|text| serde_json::from_str::<Value>(&text).ok()).and_then(|seal| seal["keep"].as_u64()))
+/// The fork point a generation's seal names: its last record, or the last before the
+/// compaction receipts that came after it (a compaction appends its receipt wherever the
+/// session is). Only the generation's own records are looked at, not those it inherits.
+fn sealed_at(snapshot: &Snapshot, name: &str, info: &SessionInfo) -> Result<Option<u64>, Error> {
+    let own_from = info.fork_at.unwrap_or(0);
+    let mut order = info.len;
+    while order > own_from {
+        order -= 1;
+        let Some(guard) = snapshot.record(name, order)? else { return Ok(None) };
+        let view = guard.view()?;
+        let mut receipt = false;
+        for (key, value) in view.meta() {
+            if key == RESPONSES_SEAL_KEY {
+                let seal = serde_json::from_str::<Value>(value).ok();
+                return Ok(seal.and_then(|seal| seal["keep"].as_u64()));
+            }
+            receipt |= key == RECEIPT_META_KEY;
+        }
+        if !receipt {
+            return Ok(None);
+        }
+    }
+    Ok(None)
 }
 
 /// One item per record, each under its entryId.

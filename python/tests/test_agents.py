@@ -396,3 +396,21 @@ def test_history_tools_see_what_their_session_shows(store):
         assert "the vault code is 4711" in original
 
     asyncio.run(go())
+
+
+def test_a_seal_hidden_by_a_later_receipt_is_still_found(store):
+    """A pop that sealed its generation and stopped before forking, then a compaction that
+    appended its receipt after the seal: the next reader finds the seal and finishes the pop."""
+    session = AnnalSession(store, "sealed")
+    session.add_items_sync([{"role": "user", "content": f"m{i} 日本"} for i in range(4)])
+    seal = {"entryId": "manual-seal", "role": "system", "meta": {"responsesSeal": {"keep": 3, "next": "sealed~pop1"}}}
+    store.append("sealed", [seal], expected_next=4)
+    assert store.compact("sealed", 16_384, 2_048, force=True)["status"] == "committed"
+    assert "annal.receipt" in store.meta("sealed", 5), "the receipt came after the seal"
+    reader = AnnalSession(store, "sealed")
+    assert reader.get_items_sync() == [{"role": "user", "content": f"m{i} 日本"} for i in range(3)]
+    assert reader.head()[0] == "sealed~pop1"
+    # An add racing it goes to the new generation, never to the sealed one.
+    session.add_items_sync([{"role": "user", "content": "after"}])
+    assert [i["content"] for i in reader.get_items_sync()] == ["m0 日本", "m1 日本", "m2 日本", "after"]
+    assert store.session("sealed")["records"] == 6

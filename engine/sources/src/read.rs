@@ -95,9 +95,10 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             // then publishes the commit in shared memory, which changes no file. A read in
             // between sees the old rows through files that will not change again.
             let unsettled = recently_written(file) || recently_written(wal);
+            let bytes = file.size + wal.size;
             let (file, wal) = if reading.held || unsettled { Default::default() } else { (file, wal) };
             let mut reading = from_db(reading, Cursor { file, wal, since_ms: 0 });
-            reading.unsettled = unsettled;
+            (reading.unsettled, reading.bytes) = (unsettled, bytes);
             Ok(reading)
         }
     }
@@ -117,11 +118,13 @@ fn from_db(reading: DbReading, cursor: Cursor) -> Reading {
 /// on a busy disk.
 const SETTLED_AFTER: std::time::Duration = std::time::Duration::from_secs(2);
 
-/// Whether the file was modified less than [`SETTLED_AFTER`] ago (by this machine's clock).
+/// Whether the file was modified within [`SETTLED_AFTER`] of now, by this machine's clock. A
+/// time further in the future (another machine's clock, a copy that kept its times) counts as
+/// settled, or such a database would be read at every pass until the clock caught up.
 fn recently_written(file: Fingerprint) -> bool {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let now_ns = u64::try_from(now.as_nanos()).unwrap_or(u64::MAX);
-    file.mtime_ns != 0 && now_ns.saturating_sub(file.mtime_ns) < SETTLED_AFTER.as_nanos() as u64
+    file.mtime_ns != 0 && now_ns.abs_diff(file.mtime_ns) < SETTLED_AFTER.as_nanos() as u64
 }
 
 /// SQLite's write-ahead log beside a database.
