@@ -27,27 +27,6 @@ from __future__ import annotations
 
 from . import errors
 from ._annal import Store, __version__
-from .errors import (
-    AnnalError,
-    BadInputError,
-    BusyError,
-    ClosedError,
-    ConflictError,
-    CorruptedError,
-    NotFoundError,
-    PoisonedError,
-)
+from .errors import *  # noqa: F403 (the exception classes, listed once in errors.__all__)
 
-__all__ = [
-    "AnnalError",
-    "BadInputError",
-    "BusyError",
-    "ClosedError",
-    "ConflictError",
-    "CorruptedError",
-    "NotFoundError",
-    "PoisonedError",
-    "Store",
-    "__version__",
-    "errors",
-]
+__all__ = ["Store", "__version__", "errors", *errors.__all__]

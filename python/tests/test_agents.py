@@ -251,6 +251,8 @@ def test_a_long_conversation_stays_under_its_window(tmp_path):
                 await Runner.run(agent, f"Read module {n} and tell me what it does {WORLD_TEXT[n % 5]}", session=session)
             result = await Runner.run(agent, "What did checksum_0007 return?", session=session)
             sizes = [request_tokens(c) for c in model.calls]
+            # What the closing note reports (`pytest -s -k long` prints it).
+            print(f"\n{len(sizes)} model calls, largest request {max(sizes)} tokens, all {sum(sizes)} tokens")
             assert max(sizes) + MAX_OUTPUT <= WINDOW, f"largest request {max(sizes)} tokens"
             assert sum(sizes) > 4 * WINDOW, "the conversation is long enough to need projecting"
             # The early file was left out of what the model saw at the end...

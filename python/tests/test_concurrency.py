@@ -12,6 +12,17 @@ import annal
 from conftest import WORLD_TEXT, noise, text_record
 
 
+def append_at_end(store, session: str, record: dict) -> None:
+    """Appends at the position read, reading again when another writer got there first."""
+    while True:
+        at = (store.session(session) or {"records": 0})["records"]
+        try:
+            store.append(session, [record], expected_next=at)
+            return
+        except annal.ConflictError:
+            continue
+
+
 def test_threads_share_one_store(store):
     errors = []
     per_thread, threads = 40, 8
@@ -20,15 +31,8 @@ def test_threads_share_one_store(store):
         try:
             for i in range(per_thread):
                 store.append(f"own-{t}", [text_record(f"own-{t}-{i}", "user", f"{WORLD_TEXT[i % 5]} {t}/{i}")])
-                # Everyone appends to one shared session too, at the position they read, retrying
-                # when another thread got there first.
-                while True:
-                    at = (store.session("shared") or {"records": 0})["records"]
-                    try:
-                        store.append("shared", [text_record(f"sh-{t}-{i}", "user", f"t{t} i{i}")], expected_next=at)
-                        break
-                    except annal.ConflictError:
-                        continue
+                # Everyone appends to one shared session too, at the position they read.
+                append_at_end(store, "shared", text_record(f"sh-{t}-{i}", "user", f"t{t} i{i}"))
                 if i % 10 == 0:
                     store.search(f"own-{t}-{i}", limit=1)
                     store.project(f"own-{t}", 16_384, 2_048)
@@ -100,13 +104,7 @@ def test_a_second_process_writes_to_the_same_store(store):
         [sys.executable, "-c", SECOND_PROCESS, store.path], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
     )
     for i in range(20):
-        while True:
-            at = (store.session("shared") or {"records": 0})["records"]
-            try:
-                store.append("shared", [text_record(f"p1-{i}", "user", f"from this process {i}")], expected_next=at)
-                break
-            except annal.ConflictError:
-                continue
+        append_at_end(store, "shared", text_record(f"p1-{i}", "user", f"from this process {i}"))
     out, err = child.communicate(timeout=120)
     assert child.returncode == 0, err
     assert out.strip() == "done"
