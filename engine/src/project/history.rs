@@ -175,7 +175,8 @@ pub(crate) fn plan_history(slots: Vec<Slot>, protected: &[usize], room: &History
     let mut ledger = Ledger::new(slots, room.marker_tokens);
     let label = if room.has_evidence { EVIDENCE_LABEL_TOKENS_PLANNED } else { 0 };
     let fits = |ledger: &Ledger| ledger.cost() + label <= room.hard_tokens;
-    if !fits(&ledger) {
+    let capacity_rule = !fits(&ledger);
+    if capacity_rule {
         cut_user_text(&mut ledger, protected, room.hard_tokens, label);
     }
     let used = ledger.cost();
@@ -190,7 +191,26 @@ pub(crate) fn plan_history(slots: Vec<Slot>, protected: &[usize], room: &History
     let assistant_room =
         room.history_tokens.saturating_sub(used).min(room.fill_tokens.saturating_sub(used + evidence_budget));
     fill_assistant_text(&mut ledger, assistant_room);
+    if capacity_rule {
+        // An output shorter than the marker it would leave costs less kept than omitted, so
+        // keeping it frees room the cut level was chosen without: it goes back to user text.
+        raise_cut_level(&mut ledger, room.hard_tokens.saturating_sub(evidence_budget));
+    }
     HistoryPlan { ledger, evidence_budget }
+}
+
+/// Raises the cut level of the user messages not omitted to the largest under which the plan
+/// fits `room`, when some are cut and that level is higher than theirs.
+fn raise_cut_level(ledger: &mut Ledger, room: u64) {
+    let users: Vec<usize> = (0..ledger.slots.len())
+        .filter(|&i| ledger.slots[i].kind == SlotKind::User && ledger.fates[i] != Fate::Omitted)
+        .collect();
+    if !users.iter().any(|&i| matches!(ledger.fates[i], Fate::Cut { .. })) || ledger.cost() > room {
+        return;
+    }
+    if let Some(level) = level_that_fits(ledger, &users, room) {
+        cut_to_level(ledger, &users, level);
+    }
 }
 
 /// The capacity rule: user text alone would pass what the capacity leaves, so the longest user
@@ -379,6 +399,24 @@ mod tests {
         assert!((9_000 - 3..=9_000).contains(&cost), "the cut fills what is left: {cost}");
         let Fate::Cut { head_tokens, tail_tokens } = fates[0] else { unreachable!() };
         assert!(head_tokens > tail_tokens && tail_tokens > 0);
+    }
+
+    #[test]
+    fn room_freed_by_short_replies_goes_back_to_the_cut() {
+        // Long pastes with empty or one-word replies between them: each reply kept costs less
+        // than the marker it would leave, and the room that frees is the pastes' again.
+        let mut items = Vec::new();
+        for (i, (user, reply)) in [(1_978u32, 0u32), (1_319, 3), (319, 0), (320, 0)].into_iter().enumerate() {
+            items.push(text(2 * i as u64, Role::User, user));
+            items.push(text(2 * i as u64 + 1, Role::Assistant, reply));
+        }
+        let plan = plan_history(slots(&items), &[], &room(2_457, 2_000));
+        let fates = &plan.ledger.fates;
+        assert!(fates.iter().skip(1).step_by(2).all(|f| *f == Fate::Kept), "replies kept: {fates:?}");
+        assert_eq!(plan.ledger.marker_count(), 0);
+        assert!(matches!(fates[0], Fate::Cut { .. }) && matches!(fates[2], Fate::Cut { .. }), "{fates:?}");
+        let cost = plan.ledger.cost();
+        assert!((2_457 - 2..=2_457).contains(&cost), "the cuts fill what the replies left: {cost}");
     }
 
     #[test]

@@ -203,7 +203,8 @@ fn measure<'s>(
     Ok(render(&render_input, &views, input.summary)?.stats)
 }
 
-/// Omits kept assistant text, oldest first, until about `over` tokens are freed.
+/// Omits kept assistant text, oldest first, until about `over` tokens are freed. An output
+/// shorter than the marker it would leave stays: omitting it would add tokens, not free them.
 fn drop_oldest_assistant_text(ledger: &mut Ledger, over: u64) -> bool {
     let mut freed = 0u64;
     let mut dropped = false;
@@ -211,8 +212,12 @@ fn drop_oldest_assistant_text(ledger: &mut Ledger, over: u64) -> bool {
         if freed >= over {
             break;
         }
-        if ledger.slots[i].kind == SlotKind::Assistant && ledger.fates[i] == Fate::Kept {
-            freed += ledger.slots[i].tokens;
+        if ledger.slots[i].kind != SlotKind::Assistant || ledger.fates[i] != Fate::Kept {
+            continue;
+        }
+        let change = ledger.cost_change(i, Fate::Omitted);
+        if change < 0 {
+            freed += change.unsigned_abs();
             ledger.set(i, Fate::Omitted);
             dropped = true;
         }
