@@ -8,6 +8,11 @@ from typing import Any, Dict, List, Literal, Optional, Tuple, Type, TypedDict, U
 
 __version__: str
 GENERATION_MARK: str
+SEAL_KEY: str
+
+def generation_name(id: str, generation: int) -> str:
+    """The annal session holding ``generation`` of the Agents SDK session ``id``: ``id``
+    itself, then ``<id>~pop<N>``."""
 
 Role = Literal["user", "assistant", "tool", "system"]
 

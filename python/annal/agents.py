@@ -29,7 +29,7 @@ import threading
 import uuid
 from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
 
-from ._annal import GENERATION_MARK, Store
+from ._annal import GENERATION_MARK, SEAL_KEY, Store, generation_name
 from .errors import AnnalError, BadInputError, ConflictError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -39,9 +39,6 @@ __all__ = ["AnnalSession", "history_tools", "render_hits", "render_original"]
 
 Item = Any
 """A Responses-API input item: a dict, as the Agents SDK keeps them."""
-
-SEAL_KEY = "responsesSeal"
-"""The metadata key of a record ending a generation (as annal's Rust side names it)."""
 
 SESSION_ID_BYTES_MAX = 256
 """The longest session id: entry ids embed it, and they have a limit of their own."""
@@ -187,7 +184,7 @@ class AnnalSession:
     def generation_name(self, generation: int) -> str:
         """The annal session holding ``generation`` of this session: the session id itself,
         then ``<session_id>~pop<N>``."""
-        return self.session_id if generation == 0 else f"{self.session_id}{GENERATION_MARK}{generation}"
+        return generation_name(self.session_id, generation)
 
     def head(self) -> Tuple[str, int, int]:
         """The annal session this session shows now, how many records it has, and its
@@ -202,10 +199,7 @@ class AnnalSession:
                 break
             successor = self.generation_name(generation + 1)
             if next_taken:
-                raise BadInputError(
-                    f"session {successor!r} exists and is not a fork of {name!r}: "
-                    f"session {self.session_id!r} cannot take its next generation"
-                )
+                raise self._taken(successor, name)
             self._fork(name, sealed_at, successor)
         with self._lock:
             self._generation = max(self._generation, generation)
@@ -217,20 +211,17 @@ class AnnalSession:
         successor = self.generation_name(generation + 1)
         taken = self.store.session(successor)
         if taken is not None and taken["parent"] != head:
-            raise BadInputError(
-                f"session {successor!r} exists and is not a fork of {head!r}: "
-                f"session {self.session_id!r} cannot take its next generation"
-            )
+            raise self._taken(successor, head)
         seal = {
             "entryId": f"agents:{head}:seal:{length}:{uuid.uuid4().hex[:12]}",
             "role": "system",
-            "meta": {SEAL_KEY: {"keep": keep, "next": self.generation_name(generation + 1)}},
+            "meta": {SEAL_KEY: {"keep": keep, "next": successor}},
         }
         try:
             self.store.append(head, [seal], expected_next=length)
         except ConflictError:
             return False
-        self._fork(head, keep, self.generation_name(generation + 1))
+        self._fork(head, keep, successor)
         return True
 
     def _fork(self, head: str, keep: int, successor: str) -> None:
@@ -243,10 +234,14 @@ class AnnalSession:
             if made is None:
                 raise
             if made["parent"] != head or made["forkAt"] != keep:
-                raise BadInputError(
-                    f"session {successor!r} exists and is not a fork of {head!r}: "
-                    f"session {self.session_id!r} cannot take its next generation"
-                ) from None
+                raise self._taken(successor, head) from None
+
+    def _taken(self, successor: str, head: str) -> BadInputError:
+        """The error for a next generation's name held by a session that is not its fork."""
+        return BadInputError(
+            f"session {successor!r} exists and is not a fork of {head!r}: "
+            f"session {self.session_id!r} cannot take its next generation"
+        )
 
     # Reading.
 

@@ -11,11 +11,21 @@ mod store;
 
 use pyo3::prelude::*;
 
-/// The extension module: `Store`, and the version it was built as.
+/// The annal session holding `generation` of the Agents SDK session `id`: `id` itself, then
+/// `<id>~pop<N>`.
+#[pyfunction]
+fn generation_name(id: &str, generation: u64) -> String {
+    items::generation_name(id, generation)
+}
+
+/// The extension module: `Store`, the version it was built as, and the names an Agents SDK
+/// session's generations and seals use (defined once, here in Rust, which reads them).
 #[pymodule]
 fn _annal(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::Store>()?;
+    module.add_function(wrap_pyfunction!(generation_name, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("GENERATION_MARK", items::GENERATION_MARK)?;
+    module.add("SEAL_KEY", annal::responses::RESPONSES_SEAL_KEY)?;
     Ok(())
 }

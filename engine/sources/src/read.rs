@@ -75,7 +75,7 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             let since = previous.map(|p| p.since_ms);
             let reading = opencode_storage::read(&unit.path, since)?;
             let file = if reading.held { Fingerprint::default() } else { file };
-            Ok(from_db(reading, Cursor { file, ..Cursor::default() }))
+            Ok(from_db(reading, Cursor { file, ..Cursor::default() }, file.size, false))
         }
         UnitKind::OpenCodeDb | UnitKind::CrushDb | UnitKind::GooseDb => {
             let wal = Fingerprint::of_path(&wal_path(&unit.path));
@@ -97,20 +97,19 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             let unsettled = recently_written(file) || recently_written(wal);
             let bytes = file.size + wal.size;
             let (file, wal) = if reading.held || unsettled { Default::default() } else { (file, wal) };
-            let mut reading = from_db(reading, Cursor { file, wal, since_ms: 0 });
-            (reading.unsettled, reading.bytes) = (unsettled, bytes);
-            Ok(reading)
+            Ok(from_db(reading, Cursor { file, wal, since_ms: 0 }, bytes, unsettled))
         }
     }
 }
 
-fn from_db(reading: DbReading, cursor: Cursor) -> Reading {
+/// A database's reading, with the cursor to keep, the bytes it read and whether it is unsettled.
+fn from_db(reading: DbReading, cursor: Cursor, bytes: u64, unsettled: bool) -> Reading {
     Reading {
         sessions: reading.sessions,
         skipped: reading.skipped,
         cursor: Cursor { since_ms: reading.since_ms, ..cursor },
-        bytes: cursor.file.size + cursor.wal.size,
-        unsettled: false,
+        bytes,
+        unsettled,
     }
 }
 
