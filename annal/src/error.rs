@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 
 pub use annal_engine::{
-    AppendError, BudgetError, CloseError, CompactError, ForkError, OpenError, PortableError, ProjectError,
-    ReadError, SummarizeError,
+    AppendError, BudgetError, CloseError, CompactError, ErrorKind, ForkError, OpenError, PortableError,
+    ProjectError, ReadError, SummarizeError,
 };
 pub use annal_formats::{ExportError, LoadError};
 pub use annal_query::{GetError, IndexError, SearchError, WaitError};
@@ -15,8 +15,7 @@ pub use annal_sources::{SourceError, SyncError};
 ///
 /// Each variant wraps the typed error of the operation that failed, so a caller can match on
 /// the cause (`Error::Append(AppendError::Conflict { .. })`), ask what kind of failure it is
-/// ([`Error::is_poisoned`], [`Error::is_corrupted`]) or just print it: the messages name the
-/// session, entry or path involved.
+/// ([`Error::kind`]) or just print it: the messages name the session, entry or path involved.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -94,11 +93,53 @@ pub enum Error {
     /// A parsed transcript session could not be loaded into the store.
     #[error(transparent)]
     Load(#[from] LoadError),
+    /// An agent's database or storage folder given to import could not be read as one (a
+    /// schema annal does not know, a damaged file, a database its agent keeps locked).
+    #[error(transparent)]
+    Source(#[from] SourceError),
 }
 
 impl Error {
+    /// What kind of failure this is: the one classification the command line's exit status,
+    /// the MCP server's tool errors and the Python exception classes are read from.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// use annal::{error::ErrorKind, Record, Role};
+    /// let annal = annal::Annal::open(dir.path().join("s.redb"))?;
+    /// annal.append("s", Some(0), vec![Record::text("u1", Role::User, "hi")])?;
+    /// let stale = annal.append("s", Some(0), vec![Record::text("u2", Role::User, "again")]);
+    /// assert_eq!(stale.map(|_| ()).map_err(|err| err.kind()), Err(ErrorKind::Conflict));
+    /// # Ok(()) }
+    /// ```
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            Error::Open(err) => err.kind(),
+            Error::Append(err) => err.kind(),
+            Error::Fork(err) => err.kind(),
+            Error::Read(err) => err.kind(),
+            Error::Project(err) => err.kind(),
+            Error::Compact(err) => err.kind(),
+            Error::Index(err) => err.kind(),
+            Error::Search(err) => err.kind(),
+            Error::Wait(err) => err.kind(),
+            Error::Get(err) => err.kind(),
+            Error::Export(err) => err.kind(),
+            Error::Close(err) => err.kind(),
+            // A file named by the caller that is not there is theirs to fix.
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => ErrorKind::NotFound,
+            Error::Io { .. } => ErrorKind::Io,
+            Error::UnknownFormat { .. } | Error::Unrecognised { .. } => ErrorKind::BadInput,
+            Error::Sync(err) => err.kind(),
+            Error::Load(err) => err.kind(),
+            Error::Source(err) => err.kind(),
+        }
+    }
+
     /// Whether an earlier I/O error on the write path stopped writes: the store refuses writes
-    /// until it is closed and opened again (nothing acknowledged was lost).
+    /// until it is closed and opened again (nothing acknowledged was lost). The same as
+    /// `self.kind() == ErrorKind::Poisoned`.
     ///
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -111,38 +152,21 @@ impl Error {
     /// # Ok(()) }
     /// ```
     pub fn is_poisoned(&self) -> bool {
-        matches!(
-            self,
-            Error::Append(AppendError::Poisoned)
-                | Error::Fork(ForkError::Poisoned)
-                | Error::Compact(CompactError::Poisoned)
-                | Error::Load(LoadError::Append { error: AppendError::Poisoned, .. })
-                | Error::Sync(SyncError::Append(AppendError::Poisoned))
-        )
+        self.kind() == ErrorKind::Poisoned
     }
 
     /// Whether stored bytes were found damaged (a failed hash, checksum or validation): the
-    /// journal is never read as altered text; `verify` lists what is damaged.
+    /// journal is never read as altered text; `verify` lists what is damaged. The same as
+    /// `self.kind() == ErrorKind::Corrupted`.
     pub fn is_corrupted(&self) -> bool {
-        let read = |err: &ReadError| matches!(err, ReadError::Corrupted { .. });
-        match self {
-            Error::Open(err) => matches!(err, OpenError::Corrupted { .. }),
-            Error::Append(err)
-            | Error::Load(LoadError::Append { error: err, .. })
-            | Error::Sync(SyncError::Append(err)) => {
-                matches!(err, AppendError::Corrupted { .. })
-            }
-            Error::Fork(err) => matches!(err, ForkError::Corrupted { .. }),
-            Error::Read(err)
-            | Error::Load(LoadError::Read { error: err, .. })
-            | Error::Sync(SyncError::Read(err)) => read(err),
-            Error::Project(err) => matches!(err, ProjectError::Corrupted { .. }),
-            Error::Compact(err) => matches!(err, CompactError::Corrupted { .. }),
-            Error::Index(err) => matches!(err, IndexError::Corrupted { .. }),
-            Error::Search(err) => matches!(err, SearchError::Corrupted { .. }),
-            Error::Get(GetError::Journal(err)) | Error::Export(ExportError::Read(err)) => read(err),
-            _ => false,
-        }
+        self.kind() == ErrorKind::Corrupted
+    }
+
+    /// The positions of a stale append, `(expected, actual)`, when this is a conflict: what
+    /// the caller passed as `expected_next`, and the session's next sourceOrder.
+    pub fn conflict_positions(&self) -> Option<(u64, u64)> {
+        let Error::Append(AppendError::Conflict { expected, actual, .. }) = self else { return None };
+        Some((*expected, *actual))
     }
 }
 
@@ -167,36 +191,72 @@ pub fn message(err: &(dyn std::error::Error + 'static)) -> String {
     text.split(['\n', '\r']).map(str::trim).filter(|part| !part.is_empty()).collect::<Vec<_>>().join(" ")
 }
 
-/// [`message`], naming the store where the command line names it: an unknown session or
-/// entry, a stale `expected_next`, a fork name in use. The command line and the bindings
-/// describe these failures of a store at `store` in the same words.
+/// [`message`], naming the store at `store` where the error itself cannot: before a session,
+/// entry or block that is not there, and before a conflict. The command line and the bindings
+/// describe a failure of a store in the same words.
 ///
 /// ```
 /// use annal::error::{message_in, ReadError};
 /// let err = annal::Error::Read(ReadError::UnknownSession("s".into()));
-/// assert_eq!(message_in(&err, "work.redb".as_ref()), "no session named \"s\" in work.redb");
+/// assert_eq!(message_in(&err, "work.redb".as_ref()), "work.redb: no session named \"s\"");
 /// ```
 pub fn message_in(err: &Error, store: &std::path::Path) -> String {
-    let store = store.display();
-    match err {
-        Error::Read(ReadError::UnknownSession(name))
-        | Error::Fork(ForkError::UnknownSession(name))
-        | Error::Project(ProjectError::UnknownSession(name))
-        | Error::Compact(CompactError::UnknownSession(name))
-        | Error::Search(SearchError::UnknownSession(name))
-        | Error::Export(ExportError::Read(ReadError::UnknownSession(name))) => {
-            format!("no session named {name:?} in {store}")
-        }
-        Error::Get(GetError::UnknownEntry(id)) => {
-            format!("no entry {id:?} in {store} (ids look like ENTRY or ENTRY#BLOCK)")
-        }
-        Error::Append(AppendError::Conflict { session, expected, actual }) => format!(
-            "conflict: session {session:?} in {store} has {actual} records, so its next sourceOrder is \
-             {actual}, not {expected}; nothing was appended"
-        ),
-        Error::Fork(ForkError::NameTaken(name)) => {
-            format!("a session named {name:?} already exists in {store}")
-        }
-        other => message(other),
+    let text = message(err);
+    match err.kind() {
+        ErrorKind::NotFound | ErrorKind::Conflict => format!("{}: {text}", store.display()),
+        ErrorKind::BadInput
+        | ErrorKind::Busy
+        | ErrorKind::ReadOnly
+        | ErrorKind::Closed
+        | ErrorKind::Poisoned
+        | ErrorKind::Corrupted
+        | ErrorKind::Unsupported
+        | ErrorKind::Io
+        | ErrorKind::Internal => text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_wrapped_error_has_the_kind_of_what_it_wraps() {
+        // Once classified by hand and missed: a fork inside a sync.
+        let poisoned = Error::Sync(SyncError::Fork(ForkError::Poisoned));
+        assert!(poisoned.is_poisoned() && poisoned.kind() == ErrorKind::Poisoned);
+        let damaged = Error::Sync(SyncError::Fork(ForkError::Corrupted { reason: "x".into() }));
+        assert!(damaged.is_corrupted());
+        let receipt = Error::Compact(CompactError::Receipt(AppendError::Conflict {
+            session: "s".into(),
+            expected: 0,
+            actual: 1,
+        }));
+        assert_eq!(receipt.kind(), ErrorKind::Conflict);
+        let load =
+            Error::Load(LoadError::Read { session: "s".into(), error: ReadError::UnknownEntry("e".into()) });
+        assert_eq!(load.kind(), ErrorKind::NotFound);
+        let stopped = Error::Wait(WaitError::Index(IndexError::Stopped {
+            reason: "the journal is damaged".into(),
+            cause: ErrorKind::Corrupted,
+        }));
+        assert!(stopped.is_corrupted());
+    }
+
+    #[test]
+    fn the_store_is_named_where_the_error_cannot_name_it() {
+        let store = std::path::Path::new("work.redb");
+        let unknown = Error::Get(GetError::UnknownEntry("e1".into()));
+        assert_eq!(
+            message_in(&unknown, store),
+            "work.redb: no entry \"e1\" (ids look like ENTRY or ENTRY#BLOCK)"
+        );
+        let stale = Error::Append(AppendError::Conflict { session: "s".into(), expected: 0, actual: 2 });
+        assert!(message_in(&stale, store).starts_with("work.redb: conflict: session \"s\" has 2 records"));
+        assert_eq!(stale.conflict_positions(), Some((0, 2)));
+        let bad = Error::UnknownFormat { name: "notes 日本".into() };
+        assert_eq!(message_in(&bad, store), message(&bad), "bad input names its own input");
+        let kinds: std::collections::BTreeSet<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        assert_eq!(kinds.len(), ErrorKind::ALL.len());
     }
 }

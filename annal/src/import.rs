@@ -1,13 +1,14 @@
 //! Importing a user's existing sessions: transcript bytes (Claude Code, Codex, OpenCode, Gemini
-//! CLI, aider, Cline and Roo Code, annal exports) detected, parsed and appended idempotently, as
+//! CLI, aider, Cline and Roo Code, annal exports) detected, parsed and appended idempotently, and
+//! the agents' databases `sync` reads (OpenCode, Crush, goose) given by their path, as
 //! `annal import` does.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
-use annal_formats::{
-    detect_format, load_session, parse_transcript, transcript_stem, Skipped, TranscriptFormat,
-};
+use annal_formats::{detect_format, load_session, parse_transcript, ParsedSession};
+pub use annal_formats::{transcript_stem, SkipReason, Skipped, TranscriptFormat};
+use annal_sources::{is_opencode_storage, read_agent_store, Agent};
 
 use crate::{Annal, Error};
 
@@ -15,8 +16,10 @@ use crate::{Annal, Error};
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct ImportSummary {
-    /// The format the transcript was read as.
+    /// The format the transcript was read as; `None` for a database.
     pub format: Option<TranscriptFormat>,
+    /// The agent whose database (or OpenCode storage folder) was read; `None` for a transcript.
+    pub agent: Option<Agent>,
     /// The sessions it held, by name, in the order found.
     pub sessions: Vec<String>,
     /// Records appended now.
@@ -31,6 +34,9 @@ pub struct ImportSummary {
     pub records_revised: u64,
     /// Lines that could not be read, with why; the rest was imported.
     pub skipped: Vec<Skipped>,
+    /// Parts of a database that could not be read (a row, a message), one line each naming it
+    /// and why; the rest was imported.
+    pub skipped_rows: Vec<String>,
     /// Sessions that could not be stored, with why (nothing of such a session's failed batch
     /// is stored); the other sessions were.
     pub failed: Vec<(String, Error)>,
@@ -71,7 +77,14 @@ impl Annal {
         }
         let mut summary =
             ImportSummary { format: Some(format), skipped: parsed.skipped, ..ImportSummary::default() };
-        for session in parsed.sessions {
+        self.load_sessions(parsed.sessions, &mut summary)?;
+        Ok(summary)
+    }
+
+    /// Stores parsed sessions, counting into `summary`; a session the store refuses is listed
+    /// in [`ImportSummary::failed`], a store that stopped writes ends the import.
+    fn load_sessions(&self, sessions: Vec<ParsedSession>, summary: &mut ImportSummary) -> Result<(), Error> {
+        for session in sessions {
             let name = session.name.clone();
             summary.sessions.push(name.clone());
             match load_session(&self.store, session) {
@@ -90,14 +103,20 @@ impl Annal {
                 }
             }
         }
-        Ok(summary)
+        Ok(())
     }
 
     /// Imports the transcript file at `path` (its stem names a session without an id of its
-    /// own), as [`Annal::import`] does.
+    /// own), as [`Annal::import`] does; or, when `path` is an agent's database (OpenCode's
+    /// `opencode.db`, Crush's `crush.db` or the Go OpenCode's `opencode.db`, goose's
+    /// `sessions.db`, known by its tables wherever it lies) or OpenCode's `storage/` folder,
+    /// every session in it, as `sync` reads them (`format` does not apply). Importing a
+    /// database again stores only what changed in it.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file cannot be read; otherwise as [`Annal::import`].
+    /// [`Error::Io`] if the file cannot be read, [`Error::Source`] for a database that cannot be
+    /// read as an agent's (of a schema annal does not know, damaged, or locked by its agent);
+    /// otherwise as [`Annal::import`].
     ///
     /// # Examples
     /// ```
@@ -116,13 +135,24 @@ impl Annal {
         format: Option<TranscriptFormat>,
     ) -> Result<ImportSummary, Error> {
         let path = path.as_ref();
+        if let Some(reading) = read_agent_store(path)? {
+            let mut summary = ImportSummary {
+                agent: Some(reading.agent),
+                skipped_rows: reading.skipped,
+                ..ImportSummary::default()
+            };
+            self.load_sessions(reading.sessions, &mut summary)?;
+            return Ok(summary);
+        }
         let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
         self.import(&bytes, &transcript_stem(path), format)
     }
 }
 
-/// The transcript files under `folder`, in name order at each level: JSON and JSONL files, and
-/// aider's `.aider.chat.history.md`, as `annal import` reads a folder.
+/// The transcript files under `folder`, in name order at each level: JSON and JSONL files,
+/// aider's `.aider.chat.history.md`, SQLite databases (`.db`) and OpenCode's `storage/` folders
+/// (one entry each: a store, not walked into), as `annal import` reads a folder. Each is read
+/// with [`Annal::import_file`].
 ///
 /// # Errors
 /// What the file system reports for a folder that cannot be read.
@@ -132,10 +162,10 @@ pub fn transcript_files(folder: &Path) -> io::Result<Vec<PathBuf>> {
     Ok(files)
 }
 
-/// The files a folder walk reads: JSON and JSONL, and aider's Markdown history.
+/// The files a folder walk reads: JSON and JSONL, aider's Markdown history, and databases.
 fn is_transcript_name(path: &Path) -> bool {
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-    matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json"))
+    matches!(path.extension().and_then(|e| e.to_str()), Some("jsonl" | "json" | "db"))
         || name.ends_with(".aider.chat.history.md")
 }
 
@@ -145,7 +175,9 @@ fn walk(folder: &Path, files: &mut Vec<PathBuf>) -> io::Result<()> {
     for entry in entries {
         let path = entry.path();
         let kind = entry.file_type()?;
-        if kind.is_dir() {
+        if kind.is_dir() && is_opencode_storage(&path) {
+            files.push(path);
+        } else if kind.is_dir() {
             walk(&path, files)?;
         } else if kind.is_file() && is_transcript_name(&path) {
             files.push(path);

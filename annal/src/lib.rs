@@ -84,39 +84,31 @@
 
 pub mod error;
 mod handle;
-mod import;
+pub mod import;
 pub mod json;
 mod options;
 pub mod responses;
 mod search;
-mod sync;
+pub mod snapshot;
+pub mod sync;
 
 pub use crate::error::Error;
 pub use crate::handle::{Annal, ExportFormat, ExportOptions};
-pub use crate::import::{transcript_files, ImportSummary};
 pub use crate::options::Options;
 
-// Records and what an append returns.
-pub use annal_engine::{AppendReceipt, Block, PortableRecord, Record, Role};
-// The metadata key that makes a record a compaction receipt (views and item readers skip it).
-pub use annal_engine::RECEIPT_META_KEY;
-// Reads: a consistent view, records borrowed in place, sessions, checks.
-pub use annal_engine::{
-    BlockView, Payload, Problem, RecordView, SessionInfo, Snapshot, TableSize, VerifyReport,
-};
-// Projections and compaction.
-pub use annal_engine::{
-    Algorithm, Budget, CompactOptions, CompactOutcome, CompactStatus, Message, MessageBlock, Omission,
-    OmissionReason, OmittedEntry, ProjectOptions, Projection, ProjectionStats, Summarizer, SummaryRequest,
-    ViewSource,
-};
-// Transcripts of other agents, exports.
-pub use annal_formats::{transcript_stem, ExportSummary, SkipReason, Skipped, TranscriptFormat};
-// Capturing every agent's sessions.
-pub use annal_sources::{
-    may_hold_sessions, Agent, Environment, SourceReport, SyncOptions, SyncReport, OVERRIDES,
-};
 // Store configuration.
 pub use annal_engine::{Limits, Sharing, TokenCounter};
+// Records and what an append returns.
+pub use annal_engine::{AppendReceipt, Block, PortableRecord, Record, Role};
+// Reads: a consistent view, sessions, checks (what a snapshot hands out is in `snapshot`).
+pub use annal_engine::{Problem, SessionInfo, Snapshot, VerifyReport};
+// Projections and compaction.
+pub use annal_engine::{
+    Algorithm, Budget, CompactOptions, CompactOutcome, CompactStatus, KeptCounts, Message, MessageBlock,
+    Omission, OmissionReason, OmittedCounts, OmittedEntry, PartTokens, ProjectOptions, Projection,
+    ProjectionStats, Summarizer, SummaryRequest, ViewSource,
+};
 // Search and originals.
 pub use annal_query::{Hit, IndexStatus, Original, OriginalBlock, RebuildSummary, SearchRequest, Snippet};
+// Exports.
+pub use annal_formats::ExportSummary;

@@ -2,7 +2,7 @@
 //! default locations (and the project folders given) and stores what is new since the last
 //! sync, by the cursors it keeps in the store.
 
-use annal_sources::{SourceReport, SyncOptions, SyncReport};
+pub use annal_sources::{may_hold_sessions, Agent, Environment, SourceReport, SyncOptions, SyncReport};
 
 use crate::{Annal, Error};
 
@@ -20,7 +20,7 @@ impl Annal {
     /// ```
     /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// # let home = tempfile::tempdir()?;
-    /// use annal::{Agent, Environment, SyncOptions};
+    /// use annal::sync::{Agent, Environment, SyncOptions};
     /// let chats = home.path().join(".codex/sessions/2026/01/02");
     /// std::fs::create_dir_all(&chats)?;
     /// std::fs::write(

@@ -5,6 +5,7 @@
 //! settled by the engine inside the write transaction; this module only maps its answer back
 //! to the lines.
 
+use crate::failure::said;
 use std::collections::HashMap;
 use std::io::{BufRead, Write};
 
@@ -14,7 +15,7 @@ use anyhow::{anyhow, Context};
 use clap::Args;
 
 use crate::location::StoreLocation;
-use crate::output::{write_json_pretty, Out};
+use crate::output::{write_pretty, Out};
 
 /// The long help of `annal append`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -83,9 +84,8 @@ pub(crate) fn read_batch(mut input: impl BufRead) -> anyhow::Result<Batch> {
         if text.is_empty() {
             continue;
         }
-        let value: serde_json::Value =
-            serde_json::from_str(text).map_err(|e| anyhow!("stdin:{number}: not JSON: {e}"))?;
-        let record = PortableRecord::from_json(&value).map_err(|e| anyhow!("stdin:{number}: {e}"))?;
+        // A line that is not JSON is refused as "not JSON: …", so the line number leads either way.
+        let record = PortableRecord::parse(text).map_err(|e| anyhow!("stdin:{number}: {e}"))?;
         batch.records.push(record);
         batch.lines.push(number);
     }
@@ -109,7 +109,10 @@ pub(crate) fn run(
     let lines = Lines { by_index: &batch.lines, by_id: &lines_by_id };
     let receipt = handle.append_portable(session, args.expect, batch.records).map_err(|err| match err {
         annal::Error::Append(err) => append_error(store, session, err, &lines),
-        other => anyhow!("cannot append to session {session:?} in {store}: {other}; nothing was appended"),
+        other => said(
+            other.kind(),
+            format!("cannot append to session {session:?} in {store}: {other}; nothing was appended"),
+        ),
     })?;
     print_receipt(out, &receipt, args.json)?;
     Ok(())
@@ -133,7 +136,7 @@ impl Lines<'_> {
 
 fn print_receipt(out: &mut Out, receipt: &AppendReceipt, as_json: bool) -> std::io::Result<()> {
     if as_json {
-        return write_json_pretty(out, &annal::json::receipt(receipt));
+        return write_pretty(out, &annal::json::receipt(receipt));
     }
     for order in &receipt.source_orders {
         writeln!(out, "{order}")?;
@@ -141,48 +144,52 @@ fn print_receipt(out: &mut Out, receipt: &AppendReceipt, as_json: bool) -> std::
     Ok(())
 }
 
-fn conflict(store: &StoreLocation, session: &str, expected: u64, actual: u64) -> anyhow::Error {
-    anyhow!(
-        "conflict: session {session:?} in {store} has {actual} records, so its next sourceOrder is \
-         {actual}, not {expected} (--expect {expected}); nothing was appended"
-    )
+fn append_error(store: &StoreLocation, session: &str, err: AppendError, lines: &Lines<'_>) -> anyhow::Error {
+    let kind = err.kind();
+    if let AppendError::Conflict { expected, .. } = err {
+        // The library's words (what the bindings raise), and the flag that set the position.
+        let line = annal::error::message_in(&annal::Error::Append(err), store.path());
+        return said(kind, format!("{line} (--expect {expected})"));
+    }
+    let line = append_line(store, session, err, lines);
+    said(kind, line)
 }
 
-fn append_error(store: &StoreLocation, session: &str, err: AppendError, lines: &Lines<'_>) -> anyhow::Error {
+/// The words for an append the store refused, naming the stdin line of the record at fault.
+fn append_line(store: &StoreLocation, session: &str, err: AppendError, lines: &Lines<'_>) -> String {
     match err {
-        AppendError::Conflict { expected, actual, .. } => conflict(store, session, expected, actual),
         AppendError::ClaimMismatch { index, field: "sourceOrder", claimed, actual, next } => {
-            anyhow!(
+            format!(
                 "stdin:{}: sourceOrder {claimed} does not match {actual}, where this record would go \
                  (session {session:?} has {next} records); nothing was appended",
                 lines.of_index(index)
             )
         }
-        AppendError::ClaimMismatch { index, field, claimed, actual, .. } => anyhow!(
+        AppendError::ClaimMismatch { index, field, claimed, actual, .. } => format!(
             "stdin:{}: {field} {claimed} does not match {actual}, the {field} this record gets; nothing \
              was appended",
             lines.of_index(index)
         ),
-        AppendError::DuplicateInBatch { entry_id, first, again, .. } => anyhow!(
+        AppendError::DuplicateInBatch { entry_id, first, again, .. } => format!(
             "stdin:{}: entry {entry_id:?} appears again with different content (first on line {}); \
              nothing was appended",
             lines.of_index(again),
             lines.of_index(first)
         ),
-        AppendError::EntryMismatch { entry_id, source_order, .. } => anyhow!(
+        AppendError::EntryMismatch { entry_id, source_order, .. } => format!(
             "stdin:{}: entry {entry_id:?} is already stored at sourceOrder {source_order} of session \
              {session:?} with different content; nothing was appended",
             lines.of_id(&entry_id)
         ),
-        AppendError::EntryInOtherSession { entry_id, owner, .. } => anyhow!(
+        AppendError::EntryInOtherSession { entry_id, owner, .. } => format!(
             "stdin:{}: entry {entry_id:?} already belongs to session {owner:?} (entryIds are unique \
              in a store); nothing was appended",
             lines.of_id(&entry_id)
         ),
         AppendError::InvalidRecord { entry_id, reason, index, .. } => {
-            anyhow!("stdin:{}: entry {entry_id:?}: {reason}; nothing was appended", lines.of_index(index))
+            format!("stdin:{}: entry {entry_id:?}: {reason}; nothing was appended", lines.of_index(index))
         }
-        other => anyhow!("cannot append to session {session:?} in {store}: {other}; nothing was appended"),
+        other => format!("cannot append to session {session:?} in {store}: {other}; nothing was appended"),
     }
 }
 

@@ -1,6 +1,7 @@
 //! `annal compact`: commit a checkpoint of a session with its receipt, optionally with a handoff
 //! summary written by an external command (summarized-v1); and the demo's compaction step.
 
+use crate::failure::said;
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -15,7 +16,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use crate::location::StoreLocation;
-use crate::output::{count, hex, plural, write_json_line, Out};
+use crate::output::{count, hex, plural, write_line, Out};
 use crate::project::{write_header, BudgetArgs};
 
 /// Arguments of `annal compact`.
@@ -163,7 +164,7 @@ impl Summarizer for CommandSummarizer {
 fn compact_error(location: &StoreLocation, session: &str, err: annal::Error) -> anyhow::Error {
     match err {
         annal::Error::Compact(CompactError::UnknownSession(name)) => location.unknown_session(&name),
-        other => anyhow!("cannot compact session {session:?} in {location}: {other}"),
+        other => said(other.kind(), format!("cannot compact session {session:?} in {location}: {other}")),
     }
 }
 
@@ -173,7 +174,7 @@ pub(crate) fn run(location: &StoreLocation, plan: &CompactPlan, out: &mut Out) -
     let outcome =
         store.compact(&plan.session, &plan.options).map_err(|e| compact_error(location, &plan.session, e))?;
     if plan.json {
-        return Ok(write_json_line(out, &annal::json::compact_outcome(&outcome))?);
+        return Ok(write_line(out, &annal::json::compact_outcome(&outcome))?);
     }
     write_outcome(out, &plan.session, &plan.options, &outcome)?;
     Ok(())

@@ -6,7 +6,8 @@ use std::io::Write;
 use std::time::{Duration, Instant};
 
 use annal::error::AppendError;
-use annal::{Annal, Block, BlockView, Options, Payload, Record, Role, Snapshot};
+use annal::snapshot::{BlockView, Payload};
+use annal::{Annal, Block, Options, Record, Role, Snapshot};
 use anyhow::{anyhow, Context};
 
 use crate::generate::{coding_session, GeneratedSession, SessionSpec};
@@ -238,7 +239,7 @@ fn conflict(out: &mut Out, store: &Annal, session: &GeneratedSession) -> anyhow:
     match store.append(SESSION, Some(stale), vec![late]) {
         Err(annal::Error::Append(err @ AppendError::Conflict { .. })) => {
             writeln!(out, "  append(expected_next = {stale}) → {err}")?;
-            writeln!(out, "  Nothing was written; that writer re-reads the session and decides again.")?;
+            writeln!(out, "  That writer re-reads the session and decides again.")?;
         }
         Err(other) => return Err(other.into()),
         Ok(_) => return Err(anyhow!("the store accepted an append with a stale expected_next")),

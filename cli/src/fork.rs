@@ -1,5 +1,7 @@
 //! `annal fork`: a new session sharing a parent's first records, under a given or derived name.
 
+use crate::failure::said;
+use annal::error::ErrorKind;
 use std::io::Write;
 
 use annal::error::ForkError;
@@ -9,7 +11,7 @@ use anyhow::anyhow;
 use clap::Args;
 
 use crate::location::StoreLocation;
-use crate::output::{write_json_pretty, Out};
+use crate::output::{write_pretty, Out};
 
 /// Arguments of `annal fork`.
 #[derive(Debug, Args)]
@@ -46,13 +48,14 @@ pub(crate) fn run(store: &StoreLocation, args: &ForkArgs, out: &mut Out) -> anyh
     let handle = store.open_existing()?;
     let fail = |err: Error| match err {
         Error::Fork(ForkError::UnknownSession(name)) => store.unknown_session(&name),
-        Error::Fork(ForkError::OutOfRange { session, at, len }) => anyhow!(
-            "cannot fork {session:?} at {at}: it has {len} records in {store} (--at must be 0..={len})"
+        Error::Fork(ForkError::OutOfRange { session, at, len }) => said(
+            ErrorKind::BadInput,
+            format!(
+                "cannot fork {session:?} at {at}: it has {len} records in {store} (--at must be 0..={len})"
+            ),
         ),
-        Error::Fork(ForkError::NameTaken(name)) => {
-            anyhow!("a session named {name:?} already exists in {store}")
-        }
-        other => anyhow!("cannot fork {:?} in {store}: {other}", args.session),
+        taken @ Error::Fork(ForkError::NameTaken(_)) => store.failed(&taken),
+        other => said(other.kind(), format!("cannot fork {:?} in {store}: {other}", args.session)),
     };
     let info = match &args.name {
         Some(name) => handle.fork(&args.session, args.at, name).map_err(fail)?,
@@ -74,7 +77,7 @@ pub(crate) fn run(store: &StoreLocation, args: &ForkArgs, out: &mut Out) -> anyh
         }
     };
     if args.json {
-        write_json_pretty(out, &annal::json::session(&info))?;
+        write_pretty(out, &annal::json::session(&info))?;
     } else {
         writeln!(out, "{}", info.name)?;
     }

@@ -379,7 +379,7 @@ mod tests {
         for record in coding_session(&spec(3)).records() {
             // The portable format refuses a timestamp that is not RFC 3339.
             let line = serde_json::json!({"role": "user", "timestamp": record.timestamp});
-            assert!(record.timestamp.is_some() && annal::PortableRecord::from_json(&line).is_ok());
+            assert!(record.timestamp.is_some() && annal::PortableRecord::parse(&line.to_string()).is_ok());
         }
     }
 }

@@ -90,7 +90,7 @@ pub(crate) fn catch_up(
             }
         })
         .map_err(|err| match err {
-            annal::Error::Index(err) => {
+            err @ annal::Error::Index(_) => {
                 anyhow::Error::from(err).context(format!("cannot open the search index of {location}"))
             }
             other => anyhow::Error::from(other).context(format!("cannot search {location}")),

@@ -1,15 +1,17 @@
-//! `annal import`: transcripts from real agents (files or folders, recursively) into the store.
+//! `annal import`: transcripts from real agents, and the databases of those that keep their
+//! sessions in SQLite (files or folders, recursively), into the store.
 //!
-//! Bad input never aborts a file: each skipped line is reported as `file:line: reason` and
-//! counted, and the rest is imported. Re-importing is a no-op and a grown file adds only its new
+//! Bad input never aborts a file: each skipped line is reported as `file:line: reason` (a
+//! database's row as `file: row …: reason`) and counted, and the rest is imported. Re-importing is a no-op and a grown file adds only its new
 //! records, because every record carries a stable entryId and appends are idempotent by it.
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use annal::{Error, ImportSummary, SkipReason, TranscriptFormat};
+use annal::import::{ImportSummary, SkipReason, TranscriptFormat};
+use annal::Error;
 use anyhow::{bail, Context};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
@@ -20,7 +22,8 @@ use crate::output::{self, Align, Out, Table};
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
-    /// Transcript files or folders (searched recursively for .jsonl, .json and aider's .md logs)
+    /// Transcript files, agent databases or folders (searched recursively for .jsonl, .json,
+    /// aider's .md logs, .db databases and OpenCode's storage/ folder)
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// The transcripts' format; `auto` detects it from each file's content
@@ -74,9 +77,10 @@ fn collect_files(paths: &[PathBuf]) -> anyhow::Result<Vec<(PathBuf, bool)>> {
             files.push((path.clone(), true));
             continue;
         }
-        let found = annal::transcript_files(path)
+        let found = annal::import::transcript_files(path)
             .with_context(|| format!("cannot read folder {}", path.display()))?;
         if found.is_empty() {
+            // Worded as the Python package words it (databases, when found, are read like files).
             bail!("no transcripts (.jsonl, .json or .aider.chat.history.md files) in {}", path.display());
         }
         files.extend(found.into_iter().map(|file| (file, false)));
@@ -101,7 +105,7 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             false
         }
     };
-    let total_bytes: u64 = files.iter().filter_map(|(f, _)| std::fs::metadata(f).ok()).map(|m| m.len()).sum();
+    let total_bytes: u64 = files.iter().map(|(file, _)| size_of(file)).sum();
     let progress = ProgressBar::new(total_bytes);
     progress.set_style(
         ProgressStyle::with_template("{spinner} {bytes}/{total_bytes} {wide_bar} {eta} {msg}")
@@ -109,23 +113,26 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
     );
     let mut summary = Summary::default();
     for (file, named) in &files {
-        let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
+        let size = size_of(file);
         summary.files += 1;
-        summary.bytes += bytes.len() as u64;
+        summary.bytes += size;
         progress.set_message(file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-        let imported = match store.import(&bytes, &annal::transcript_stem(file), forced) {
+        let imported = match store.import_file(file, forced) {
             Ok(imported) => imported,
-            Err(err @ (Error::UnknownFormat { .. } | Error::Unrecognised { .. })) => {
+            Err(err @ (Error::UnknownFormat { .. } | Error::Unrecognised { .. } | Error::Source(_))) => {
                 summary.files_unrecognised += 1;
                 summary.named_unrecognised += u64::from(*named);
-                let why = match err {
+                let line = match err {
                     Error::Unrecognised { format, unrecognised, total, .. } => format!(
-                        "read as {format}, {unrecognised} of its {total} items are of no kind {format} writes"
+                        "{}: read as {format}, {unrecognised} of its {total} items are of no kind {format} writes",
+                        file.display()
                     ),
-                    _ => "not a transcript annal can read".to_owned(),
+                    // A database's own message names it.
+                    Error::Source(source) => source.to_string(),
+                    _ => format!("{}: not a transcript annal can read", file.display()),
                 };
-                progress.suspend(|| eprintln!("{}: {why}; skipped, nothing stored", file.display()));
-                progress.inc(bytes.len() as u64);
+                progress.suspend(|| eprintln!("{line}; skipped, nothing stored"));
+                progress.inc(size);
                 continue;
             }
             Err(err) => return Err(anyhow::Error::from(err).context(format!("importing {}", file.display()))),
@@ -134,10 +141,13 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
         for skipped in &imported.skipped {
             progress.suspend(|| eprintln!("{}:{}: {}", file.display(), skipped.line, skipped.reason));
         }
+        for row in &imported.skipped_rows {
+            progress.suspend(|| eprintln!("{}: {row}", file.display()));
+        }
         for (_, err) in &imported.failed {
             progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
         }
-        progress.inc(bytes.len() as u64);
+        progress.inc(size);
     }
     if indexing {
         if let Err(err) = crate::history::catch_up(&store, location, Some(progress.clone())) {
@@ -179,7 +189,15 @@ impl Summary {
         for skipped in &imported.skipped {
             *self.skipped.entry(reason_label(&skipped.reason)).or_default() += 1;
         }
+        if !imported.skipped_rows.is_empty() {
+            *self.skipped.entry("database row").or_default() += imported.skipped_rows.len() as u64;
+        }
     }
+}
+
+/// How many bytes a file holds, for progress; a folder (OpenCode's storage) counts as none.
+fn size_of(path: &Path) -> u64 {
+    std::fs::metadata(path).ok().filter(|meta| meta.is_file()).map_or(0, |meta| meta.len())
 }
 
 fn write_summary(summary: &Summary, seconds: f64, json: bool, out: &mut Out) -> anyhow::Result<()> {

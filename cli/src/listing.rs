@@ -2,13 +2,14 @@
 
 use std::io::Write;
 
-use annal::{SessionInfo, Snapshot, TableSize};
+use annal::snapshot::TableSize;
+use annal::{SessionInfo, Snapshot};
 use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
 
 use crate::location::StoreLocation;
-use crate::output::{bytes, count, write_json_pretty, Align, Out, Table};
+use crate::output::{bytes, count, write_json_pretty, write_pretty, Align, Out, Table};
 
 /// Arguments of `annal sessions`.
 #[derive(Debug, Args)]
@@ -32,7 +33,7 @@ pub(crate) fn sessions(store: &StoreLocation, args: &SessionsArgs, out: &mut Out
     let snapshot = store.snapshot(&handle)?;
     let sessions = snapshot.sessions().with_context(|| format!("cannot list the sessions of {store}"))?;
     if args.json {
-        write_json_pretty(out, &Value::Array(sessions.iter().map(annal::json::session).collect()))?;
+        write_pretty(out, &annal::json::Json::array(sessions.iter().map(annal::json::session)))?;
         return Ok(());
     }
     if sessions.is_empty() {

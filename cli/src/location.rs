@@ -4,6 +4,8 @@
 //! in `--db` cannot leave an empty store behind. `append` creates the store, and for the default
 //! location also its folder, readable by the owner only.
 
+use crate::failure::said;
+use annal::error::ErrorKind;
 use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -69,7 +71,10 @@ impl StoreLocation {
             Ok(meta) if meta.is_file() => {}
             Ok(_) => bail!("{} is not a file", self.path.display()),
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                bail!("no store at {} (the first `annal append` creates it)", self.path.display())
+                return Err(said(
+                    ErrorKind::NotFound,
+                    format!("no store at {} (the first `annal append` creates it)", self.path.display()),
+                ));
             }
             Err(err) => return Err(err).with_context(|| format!("cannot read {}", self.path.display())),
         }
@@ -96,16 +101,22 @@ impl StoreLocation {
         Ok(Annal::open_with(&self.path, &options)?)
     }
 
-    /// The error for a session this store does not have.
+    /// The error for a session this store does not have, in the library's words.
     pub(crate) fn unknown_session(&self, name: &str) -> anyhow::Error {
-        anyhow!("no session named {name:?} in {self}")
+        self.failed(&annal::Error::Read(ReadError::UnknownSession(name.to_owned())))
+    }
+
+    /// A failure of the library, in the words every caller of it gets (the Python bindings
+    /// raise the same line): naming this store where the error cannot.
+    pub(crate) fn failed(&self, err: &annal::Error) -> anyhow::Error {
+        said(err.kind(), annal::error::message_in(err, &self.path))
     }
 
     /// Describes a read failure, naming the session and the store.
     pub(crate) fn read_error(&self, session: &str, err: ReadError) -> anyhow::Error {
         match err {
             ReadError::UnknownSession(name) => self.unknown_session(&name),
-            other => anyhow!("cannot read session {session:?} in {self}: {other}"),
+            other => said(other.kind(), format!("cannot read session {session:?} in {self}: {other}")),
         }
     }
 

@@ -9,6 +9,7 @@ mod append;
 mod compact;
 mod demo;
 mod export;
+mod failure;
 mod fork;
 mod generate;
 mod history;
@@ -102,7 +103,7 @@ fn main() -> ExitCode {
             let line = annal::error::message(err.as_ref());
             // If stderr is gone too there is nobody left to tell.
             let _ = writeln!(io::stderr(), "annal: {line}");
-            ExitCode::FAILURE
+            ExitCode::from(failure::exit_code(failure::kind_of(&err)))
         }
     }
 }

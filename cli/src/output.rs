@@ -35,6 +35,16 @@ pub(crate) fn write_json_pretty(out: &mut impl Write, value: &serde_json::Value)
     out.write_all(b"\n")
 }
 
+/// Writes a result's JSON (in the shape the library gives every caller) in the pretty form.
+pub(crate) fn write_pretty(out: &mut impl Write, json: &annal::json::Json) -> io::Result<()> {
+    writeln!(out, "{}", json.pretty())
+}
+
+/// Writes a result's JSON (in the shape the library gives every caller) as one line.
+pub(crate) fn write_line(out: &mut impl Write, json: &annal::json::Json) -> io::Result<()> {
+    writeln!(out, "{json}")
+}
+
 /// Which side of a column its cells align to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Align {

@@ -2,6 +2,7 @@
 //! readable (a header with the algorithm, counts and tokens per part, then the messages) or as
 //! `{"algorithmVersion","hash","messages","stats"}`.
 
+use crate::failure::said;
 use std::io::Write;
 
 use annal::error::ProjectError;
@@ -99,7 +100,7 @@ impl ProjectArgs {
 pub(crate) fn project_error(location: &StoreLocation, session: &str, err: annal::Error) -> anyhow::Error {
     match err {
         annal::Error::Project(ProjectError::UnknownSession(name)) => location.unknown_session(&name),
-        other => anyhow!("cannot project session {session:?} in {location}: {other}"),
+        other => said(other.kind(), format!("cannot project session {session:?} in {location}: {other}")),
     }
 }
 

@@ -1,6 +1,8 @@
 //! `annal reindex`: rebuild the search index from the journal, with a progress bar. The old
 //! index stays searchable until the new one is committed whole.
 
+use crate::failure::said;
+use annal::error::ErrorKind;
 use std::io::Write;
 
 use annal::error::IndexError;
@@ -35,9 +37,12 @@ pub(crate) fn run(location: &StoreLocation, args: &ReindexArgs, out: &mut Out) -
     });
     progress.finish_and_clear();
     let summary = summary.map_err(|err| match err {
-        annal::Error::Index(IndexError::Busy { path }) => anyhow!(
-            "another process holds the search index writer of {location} ({}); close it and try again",
-            path.display()
+        annal::Error::Index(IndexError::Busy { path }) => said(
+            ErrorKind::Busy,
+            format!(
+                "another process holds the search index writer of {location} ({}); close it and try again",
+                path.display()
+            ),
         ),
         other => anyhow!(other),
     })?;

@@ -5,7 +5,8 @@
 
 use std::io::Write;
 
-use annal::{BlockView, RecordView, Snapshot};
+use annal::snapshot::{BlockView, RecordView};
+use annal::Snapshot;
 
 use crate::output::{bytes, count, cut, hex, plural};
 

@@ -7,7 +7,7 @@ use anyhow::bail;
 use clap::Args;
 
 use crate::location::StoreLocation;
-use crate::output::{write_json_line, Out};
+use crate::output::{write_line, Out};
 use crate::render::{write_record, Style};
 
 /// Arguments of `annal show`.
@@ -58,8 +58,7 @@ pub(crate) fn run(store: &StoreLocation, plan: &ShowPlan, out: &mut Out) -> anyh
         let guard = guard.map_err(read_error)?;
         let view = guard.view().map_err(read_error)?;
         if plan.json {
-            let value = view.to_portable_json(&snapshot).map_err(read_error)?;
-            write_json_line(out, &value)?;
+            write_line(out, &annal::json::record(&snapshot, &view).map_err(read_error)?)?;
         } else {
             if !first {
                 writeln!(out)?;

@@ -8,7 +8,8 @@ mod watch;
 use std::io::Write;
 use std::path::PathBuf;
 
-use annal::{Agent, Annal, Environment, SourceReport, SyncOptions, SyncReport};
+use annal::sync::{Agent, Environment, SourceReport, SyncOptions, SyncReport};
+use annal::Annal;
 use anyhow::bail;
 use clap::Args;
 use serde_json::{json, Value};

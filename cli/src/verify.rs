@@ -1,14 +1,15 @@
 //! `annal verify`: recompute hashes and chains, print what was checked and every problem found.
 
+use crate::failure::said;
+use annal::error::ErrorKind;
 use std::io::Write;
 
 use annal::error::ReadError;
 use annal::VerifyReport;
-use anyhow::{anyhow, bail};
 use clap::Args;
 
 use crate::location::StoreLocation;
-use crate::output::{plural, write_json_pretty, Out};
+use crate::output::{plural, write_pretty, Out};
 
 /// Arguments of `annal verify`.
 #[derive(Debug, Args)]
@@ -35,10 +36,10 @@ pub(crate) fn run(store: &StoreLocation, args: &VerifyArgs, out: &mut Out) -> an
     let handle = store.open_reading()?;
     let report = handle.verify(args.session.as_deref()).map_err(|err| match err {
         annal::Error::Read(ReadError::UnknownSession(name)) => store.unknown_session(&name),
-        other => anyhow!("cannot verify {store}: {other}"),
+        other => said(other.kind(), format!("cannot verify {store}: {other}")),
     })?;
     if args.json {
-        write_json_pretty(out, &annal::json::verify_report(&report))?;
+        write_pretty(out, &annal::json::verify_report(&report))?;
     } else {
         let whole = args.session.is_none();
         writeln!(out, "checked {} in {store}", summary(&report, whole))?;
@@ -52,7 +53,10 @@ pub(crate) fn run(store: &StoreLocation, args: &VerifyArgs, out: &mut Out) -> an
     if !report.is_ok() {
         let problems = plural(report.problems.len() as u64, "problem");
         let sessions = plural(report.sessions, "session");
-        bail!("{store} is damaged: {problems} found in {sessions} checked (listed above)");
+        return Err(said(
+            ErrorKind::Corrupted,
+            format!("{store} is damaged: {problems} found in {sessions} checked (listed above)"),
+        ));
     }
     Ok(())
 }

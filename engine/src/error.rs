@@ -7,6 +7,8 @@ use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::kind::ErrorKind;
+
 /// A storage failure, classified once where redb's error enters the engine.
 #[derive(Debug)]
 pub(crate) enum Failure {
@@ -117,7 +119,10 @@ pub enum OpenError {
 #[non_exhaustive]
 pub enum AppendError {
     /// `expected_next` did not match: another writer appended first.
-    #[error("session {session:?}: expected next sourceOrder {expected}, but the session is at {actual}")]
+    #[error(
+        "conflict: session {session:?} has {actual} records, so its next sourceOrder is {actual}, not \
+         {expected}; nothing was appended"
+    )]
     Conflict {
         /// The session.
         session: String,
@@ -327,16 +332,13 @@ impl From<Failure> for ReadError {
     }
 }
 
-macro_rules! read_error_from_redb {
-    ($($ty:ty),*) => {$(
-        impl From<$ty> for ReadError {
-            fn from(err: $ty) -> ReadError {
-                ReadError::from(Failure::from(err))
-            }
-        }
-    )*};
+impl ReadError {
+    /// A storage layer's error met while reading, classified as I/O or damage. Not a `From`
+    /// impl: that would put the storage library's types in this public type's API.
+    pub(crate) fn storage(err: impl Into<Failure>) -> ReadError {
+        ReadError::from(err.into())
+    }
 }
-read_error_from_redb!(redb::StorageError, redb::TableError, redb::TransactionError);
 
 /// Closing a store failed; what was acknowledged before is durable regardless.
 #[derive(Debug, thiserror::Error)]
@@ -344,4 +346,76 @@ read_error_from_redb!(redb::StorageError, redb::TableError, redb::TransactionErr
 pub struct CloseError {
     #[source]
     pub(crate) source: io::Error,
+}
+
+impl OpenError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            OpenError::Io { .. } => ErrorKind::Io,
+            OpenError::NotWritable { .. } => ErrorKind::ReadOnly,
+            OpenError::AlreadyOpen { .. } => ErrorKind::Busy,
+            OpenError::NewerFormat { .. } => ErrorKind::Unsupported,
+            OpenError::NotAStore { .. } => ErrorKind::BadInput,
+            OpenError::Corrupted { .. } => ErrorKind::Corrupted,
+        }
+    }
+}
+
+impl AppendError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            AppendError::Conflict { .. } => ErrorKind::Conflict,
+            AppendError::EntryMismatch { .. }
+            | AppendError::DuplicateInBatch { .. }
+            | AppendError::EntryInOtherSession { .. }
+            | AppendError::ClaimMismatch { .. }
+            | AppendError::LimitExceeded { .. }
+            | AppendError::InvalidRecord { .. }
+            | AppendError::InvalidSessionName { .. } => ErrorKind::BadInput,
+            AppendError::Busy { .. } => ErrorKind::Busy,
+            AppendError::Poisoned => ErrorKind::Poisoned,
+            AppendError::Io { .. } => ErrorKind::Io,
+            AppendError::Corrupted { .. } => ErrorKind::Corrupted,
+            AppendError::Closed => ErrorKind::Closed,
+            AppendError::ReadOnly => ErrorKind::ReadOnly,
+        }
+    }
+}
+
+impl ForkError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ForkError::UnknownSession(_) => ErrorKind::NotFound,
+            ForkError::OutOfRange { .. } | ForkError::NameTaken(_) | ForkError::InvalidSessionName { .. } => {
+                ErrorKind::BadInput
+            }
+            ForkError::Busy { .. } => ErrorKind::Busy,
+            ForkError::Poisoned => ErrorKind::Poisoned,
+            ForkError::Io { .. } => ErrorKind::Io,
+            ForkError::Corrupted { .. } => ErrorKind::Corrupted,
+            ForkError::Closed => ErrorKind::Closed,
+            ForkError::ReadOnly => ErrorKind::ReadOnly,
+        }
+    }
+}
+
+impl ReadError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ReadError::UnknownSession(_) | ReadError::UnknownEntry(_) => ErrorKind::NotFound,
+            ReadError::Corrupted { .. } => ErrorKind::Corrupted,
+            ReadError::Io { .. } => ErrorKind::Io,
+        }
+    }
+}
+
+impl CloseError {
+    /// What kind of failure this is: always [`ErrorKind::Io`].
+    pub fn kind(&self) -> ErrorKind {
+        ErrorKind::Io
+    }
 }

@@ -32,6 +32,7 @@ mod error;
 mod fork;
 mod group;
 mod hash;
+mod kind;
 mod log;
 mod open;
 mod options;
@@ -70,6 +71,7 @@ pub use crate::cursors::CURSOR_BYTES_MAX;
 pub use crate::digest::{flags as digest_flags, Digest};
 pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};
+pub use crate::kind::ErrorKind;
 pub use crate::open::log_path;
 pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{
@@ -77,8 +79,8 @@ pub use crate::portable::{
     PortableRecord,
 };
 pub use crate::project::{
-    checkpoint_key, projection_hash, write_messages_json, Algorithm, Budget, BudgetError, KeptCounts,
-    Message, MessageBlock, Omission, OmissionReason, OmittedCounts, OmittedEntry, PartTokens,
+    checkpoint_key, projection_hash, stats_json, write_messages_json, Algorithm, Budget, BudgetError,
+    KeptCounts, Message, MessageBlock, Omission, OmissionReason, OmittedCounts, OmittedEntry, PartTokens,
     PreparedProjection, ProjectError, ProjectOptions, Projection, ProjectionSnapshot, ProjectionStats,
     ViewSource, CAPACITY_TOKENS_MIN, HISTORY_TOKENS_MAX,
 };
@@ -91,7 +93,8 @@ pub use crate::tables::FORMAT_VERSION;
 pub use crate::target::{derive_target, is_priority_target};
 pub use crate::time::{rfc3339_from_millis, rfc3339_from_seconds};
 pub use crate::tokens::{CharsPerFour, TokenCounter};
-#[doc(hidden)]
+/// The fuzz target of the record codec reads bytes through this (the `fuzzing` feature).
+#[cfg(feature = "fuzzing")]
 pub use crate::verify::check_record_bytes;
 pub use crate::verify::{Problem, VerifyReport};
 pub use crate::view::{BlockView, Payload, RecordView};

@@ -48,8 +48,9 @@ pub(crate) fn create_store_file(path: &Path, options: &StoreOptions) -> Result<(
             Err(err) if err.kind() == io::ErrorKind::AlreadyExists => {}
             Err(err) => return Err(io_error(err)),
         }
-        // The new name must survive a crash too.
-        let _ = sync_folder(path);
+        // The new name must survive a crash too: a store whose name a crash can take back is
+        // not created, so a failing folder sync fails the open.
+        sync_folder(path).map_err(io_error)?;
         Ok(())
     })();
     let _ = std::fs::remove_file(&temp);
@@ -312,12 +313,14 @@ fn replay_from(
 
 /// Makes the name of `path` in its folder durable (where the platform can open a folder).
 fn sync_folder(path: &Path) -> io::Result<()> {
-    match path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        Some(folder) => match std::fs::File::open(folder) {
-            Ok(dir) => dir.sync_all(),
-            // Folders cannot be opened as files everywhere (Windows); nothing to sync there.
-            Err(_) => Ok(()),
-        },
-        None => Ok(()),
+    // A bare file name lives in the current folder, which needs the sync as much as any other.
+    let folder = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    match std::fs::File::open(folder) {
+        Ok(dir) => dir.sync_all(),
+        // Folders cannot be opened as files everywhere (Windows); nothing to sync there.
+        Err(_) => Ok(()),
     }
 }

@@ -34,15 +34,6 @@ pub struct PortableRecord {
 }
 
 impl PortableRecord {
-    /// Reads one record in the portable format (the one `annal show --json` prints and
-    /// `annal append` reads); see [`record_from_json`].
-    ///
-    /// # Errors
-    /// [`PortableError`] naming the field that is missing or malformed.
-    pub fn from_json(value: &Value) -> Result<PortableRecord, PortableError> {
-        record_from_json(value)
-    }
-
     /// Reads one record from a line of JSON text in the portable format.
     ///
     /// # Errors
@@ -63,6 +54,13 @@ impl PortableRecord {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{0}")]
 pub struct PortableError(pub String);
+
+impl PortableError {
+    /// What kind of failure this is: a portable record is the caller's input.
+    pub fn kind(&self) -> crate::ErrorKind {
+        crate::ErrorKind::BadInput
+    }
+}
 
 fn err<T>(message: impl Into<String>) -> Result<T, PortableError> {
     Err(PortableError(message.into()))
@@ -242,17 +240,6 @@ pub fn record_from_json(value: &Value) -> Result<PortableRecord, PortableError> 
         hash: hash_field(object, "hash")?,
         prev_hash: hash_field(object, "prevHash")?,
     })
-}
-
-impl RecordView<'_> {
-    /// This stored record in the portable format, its blob payloads loaded from `snapshot`; see
-    /// [`record_to_json`].
-    ///
-    /// # Errors
-    /// As [`Snapshot::text`].
-    pub fn to_portable_json(&self, snapshot: &Snapshot) -> Result<Value, ReadError> {
-        record_to_json(snapshot, self)
-    }
 }
 
 /// Writes a stored record in the portable format, loading blob payloads.

@@ -199,7 +199,7 @@ impl<'s> Iterator for Records<'s> {
                     }
                     Some(Err(err)) => {
                         self.range = None;
-                        return Some(Err(err.into()));
+                        return Some(Err(ReadError::storage(err)));
                     }
                     None => self.range = None,
                 }
@@ -214,7 +214,7 @@ impl<'s> Iterator for Records<'s> {
                 .range((segment.key, segment.orders.0)..(segment.key, segment.orders.1))
             {
                 Ok(range) => self.range = Some(range),
-                Err(err) => return Some(Err(err.into())),
+                Err(err) => return Some(Err(ReadError::storage(err))),
             }
         }
     }
@@ -223,13 +223,13 @@ impl<'s> Iterator for Records<'s> {
 impl Snapshot {
     pub(crate) fn new(txn: ReadTransaction) -> Result<Snapshot, ReadError> {
         Ok(Snapshot {
-            sessions: txn.open_table(SESSIONS)?,
-            names: txn.open_table(SESSION_NAMES)?,
-            journal: txn.open_table(JOURNAL)?,
-            digests: txn.open_table(DIGESTS)?,
-            entries: txn.open_table(ENTRIES)?,
-            positions: txn.open_table(POSITIONS)?,
-            blobs: txn.open_table(BLOBS)?,
+            sessions: txn.open_table(SESSIONS).map_err(ReadError::storage)?,
+            names: txn.open_table(SESSION_NAMES).map_err(ReadError::storage)?,
+            journal: txn.open_table(JOURNAL).map_err(ReadError::storage)?,
+            digests: txn.open_table(DIGESTS).map_err(ReadError::storage)?,
+            entries: txn.open_table(ENTRIES).map_err(ReadError::storage)?,
+            positions: txn.open_table(POSITIONS).map_err(ReadError::storage)?,
+            blobs: txn.open_table(BLOBS).map_err(ReadError::storage)?,
             _txn: txn,
         })
     }
@@ -269,8 +269,8 @@ impl Snapshot {
     /// I/O or corruption of the sessions table.
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, ReadError> {
         let mut out = Vec::new();
-        for item in self.sessions.iter()? {
-            let (name, row) = item?;
+        for item in self.sessions.iter().map_err(ReadError::storage)? {
+            let (name, row) = item.map_err(ReadError::storage)?;
             out.push(self.info(name.value().to_owned(), &SessionRow::decode(&row.value()))?);
         }
         Ok(out)
@@ -308,7 +308,7 @@ impl Snapshot {
     /// # Errors
     /// I/O or corruption.
     pub fn entry(&self, entry_id: &str) -> Result<Option<EntryLocation>, ReadError> {
-        match self.entries.get(entry_id)? {
+        match self.entries.get(entry_id).map_err(ReadError::storage)? {
             Some(location) => {
                 let (key, source_order) = location.value();
                 Ok(Some(EntryLocation { session: self.name_by_key(key)?, source_order }))
@@ -342,8 +342,10 @@ impl Snapshot {
             if start >= end {
                 continue;
             }
-            for item in self.digests.range((segment.key, start)..(segment.key, end))? {
-                let (key, bytes) = item?;
+            for item in
+                self.digests.range((segment.key, start)..(segment.key, end)).map_err(ReadError::storage)?
+            {
+                let (key, bytes) = item.map_err(ReadError::storage)?;
                 let order = key.value().1;
                 let digest = Digest::decode(&bytes.value()).ok_or_else(|| ReadError::Corrupted {
                     reason: format!(
@@ -364,8 +366,8 @@ impl Snapshot {
     pub fn positions(&self, from: u64, limit: usize) -> Result<Vec<PositionEntry>, ReadError> {
         let mut out = Vec::new();
         let mut names: BTreeMap<u64, String> = BTreeMap::new();
-        for item in self.positions.range(from..)?.take(limit) {
-            let (position, location) = item?;
+        for item in self.positions.range(from..).map_err(ReadError::storage)?.take(limit) {
+            let (position, location) = item.map_err(ReadError::storage)?;
             let (key, source_order) = location.value();
             let session = match names.get(&key) {
                 Some(name) => name.clone(),
@@ -385,7 +387,7 @@ impl Snapshot {
     /// # Errors
     /// I/O or corruption.
     pub fn position_end(&self) -> Result<u64, ReadError> {
-        Ok(self.positions.last()?.map_or(0, |(position, _)| position.value() + 1))
+        Ok(self.positions.last().map_err(ReadError::storage)?.map_or(0, |(position, _)| position.value() + 1))
     }
 
     /// A blob's bytes.
@@ -393,7 +395,7 @@ impl Snapshot {
     /// # Errors
     /// [`ReadError::Corrupted`] if the blob is missing, I/O.
     pub fn blob(&self, hash: &Hash) -> Result<Vec<u8>, ReadError> {
-        match self.blobs.get(hash)? {
+        match self.blobs.get(hash).map_err(ReadError::storage)? {
             Some(bytes) => match unpack(hash, bytes.value()) {
                 Ok(original) => Ok(original.into_owned()),
                 Err(reason) => Err(ReadError::Corrupted { reason }),
@@ -461,8 +463,12 @@ impl Snapshot {
     /// I/O or corruption.
     pub fn table_sizes(&self) -> Result<Vec<TableSize>, ReadError> {
         fn size(name: &'static str, table: &impl ReadableTableMetadata) -> Result<TableSize, ReadError> {
-            let stats = table.stats()?;
-            Ok(TableSize { table: name, entries: table.len()?, stored_bytes: stats.stored_bytes() })
+            let stats = table.stats().map_err(ReadError::storage)?;
+            Ok(TableSize {
+                table: name,
+                entries: table.len().map_err(ReadError::storage)?,
+                stored_bytes: stats.stored_bytes(),
+            })
         }
         Ok(vec![
             size("sessions", &self.sessions)?,

@@ -38,6 +38,9 @@ pub struct Store {
     shared: Arc<Shared>,
     /// The writer; none for a store opened read-only.
     commit: Option<Arc<GroupCommit>>,
+    /// Opened read-only, but writable underneath (to put back its durability log or upgrade
+    /// its format first): it refuses writes all the same.
+    writes_refused: bool,
     /// Per-store state of the layers above the journal (the projections' cache, this
     /// process's compaction claims), each made on first use. The journal holds them without
     /// knowing their types, so it depends on no layer above it.
@@ -74,14 +77,14 @@ impl Store {
 
     /// Whether the store was opened read-only.
     pub fn is_read_only(&self) -> bool {
-        self.commit.is_none()
+        self.commit.is_none() || self.writes_refused
     }
 
     /// Hands a request to group commit; its answer comes on the request's reply channel, which
     /// is dropped unanswered once the store has closed.
     pub(crate) fn submit(&self, request: Request) {
         // Read-only: the request is dropped unanswered, which its caller sees as closed.
-        if let Some(commit) = &self.commit {
+        if let (Some(commit), false) = (&self.commit, self.writes_refused) {
             commit.submit(request);
         }
     }

@@ -96,8 +96,8 @@ pub(crate) fn verify(snapshot: &Snapshot, only: Option<&str>) -> Result<VerifyRe
         }
     }
     if only.is_none() {
-        for item in snapshot.blobs_table().iter()? {
-            let (key, bytes) = item?;
+        for item in snapshot.blobs_table().iter().map_err(ReadError::storage)? {
+            let (key, bytes) = item.map_err(ReadError::storage)?;
             report.blobs += 1;
             let key = key.value();
             if let Err(detail) = unpack(&key, bytes.value()) {
@@ -134,8 +134,10 @@ fn verify_session(
         }
     };
     let mut expected = start;
-    for item in snapshot.journal_table().range((row.key, start)..(row.key, u64::MAX))? {
-        let (key, bytes) = item?;
+    for item in
+        snapshot.journal_table().range((row.key, start)..(row.key, u64::MAX)).map_err(ReadError::storage)?
+    {
+        let (key, bytes) = item.map_err(ReadError::storage)?;
         let order = key.value().1;
         *records += 1;
         if order != expected {
@@ -165,7 +167,12 @@ fn verify_session(
         if let Err(reason) = crate::hash::check_archived(view.archived()) {
             return Ok(Err(problem(Some(order), reason.into())));
         }
-        match snapshot.digests_table().get((row.key, order))?.and_then(|d| Digest::decode(&d.value())) {
+        match snapshot
+            .digests_table()
+            .get((row.key, order))
+            .map_err(ReadError::storage)?
+            .and_then(|d| Digest::decode(&d.value()))
+        {
             Some(digest) if digest.content_hash == content && digest.role == view.role() => {}
             Some(_) => return Ok(Err(problem(Some(order), "digest does not match the record".into()))),
             None => return Ok(Err(problem(Some(order), "digest missing or corrupted".into()))),
@@ -190,7 +197,7 @@ fn verify_session(
                 | BlockView::Blob { hash, .. } => hash,
                 _ => continue,
             };
-            if snapshot.blobs_table().get(&hash)?.is_none() {
+            if snapshot.blobs_table().get(&hash).map_err(ReadError::storage)?.is_none() {
                 return Ok(Err(problem(Some(order), format!("blob {} is missing", hash_to_hex(&hash)))));
             }
         }
@@ -213,6 +220,8 @@ fn verify_session(
 /// Validates arbitrary bytes as a journal value (tag, then the archived record as it is or
 /// compressed) and, if valid, walks every field: the fuzz target's entry point. Must never
 /// panic, whatever the bytes.
+#[cfg_attr(not(feature = "fuzzing"), allow(unreachable_pub))]
+#[cfg_attr(not(any(test, feature = "fuzzing")), allow(dead_code))]
 pub fn check_record_bytes(bytes: &[u8]) -> Result<crate::hash::Hash, String> {
     let archive = unpack_record(bytes)?;
     let archived = crate::codec::access(&archive)?;

@@ -210,7 +210,7 @@ fn stored(store: &Store) -> (Vec<Record>, Vec<u64>) {
     shown.into_iter().map(|(order, record)| (record, order)).unzip()
 }
 
-/// Properties (DESIGN §5): a projection has no orphan call or result, stays within the
+/// Properties (docs/projection.md): a projection has no orphan call or result, stays within the
 /// capacity, shows or marks every user text, names every omitted record by a marker or covers it
 /// with the evidence index, and is the same bytes when asked again; under the trigger it is every
 /// record verbatim. A compaction commits exactly the view it derived; between compactions the

@@ -139,6 +139,7 @@ class VerifyReport(TypedDict):
 class ImportSummary(TypedDict):
     files: int
     formats: List[str]
+    agents: List[str]
     sessions: List[str]
     recordsNew: int
     recordsPresent: int
@@ -151,6 +152,8 @@ class ImportSummary(TypedDict):
 class ExportSummary(TypedDict):
     records: int
     path: str
+
+ERROR_KINDS: List[Tuple[str, str]]
 
 class Store:
     """An annal store: an append-only journal of agent sessions, with projections under a

@@ -1,9 +1,12 @@
 """A session store for the OpenAI Agents SDK that never overflows the model's window.
 
 :class:`AnnalSession` implements the SDK's ``Session`` protocol (``session_id``,
-``get_items``, ``add_items``, ``pop_item``, ``clear_session``) over an annal store. Each item
-is one record, keeping the item's own JSON text, so it reads back exactly as it came; its text,
-calls and outputs are also stored as blocks, so projections and search see them.
+``session_settings``, ``get_items``, ``add_items``, ``pop_item``, ``clear_session``, and
+``close``) over an annal store, behaving as the SDK's own ``SQLiteSession`` does wherever a
+caller could tell: limits, settings, ordering, what a closed session raises, what a cancelled
+call leaves behind, which items it takes. Each item is one record, keeping the item's own JSON
+text, so it reads back exactly as it came; its text, calls and outputs are also stored as
+blocks, so projections and search see them.
 
 Given a window (``AnnalSession(store, "chat", window=200_000, max_output=32_000)``),
 ``get_items()`` returns annal's projection of the session: every user message, the assistant's
@@ -23,28 +26,61 @@ item stays in the earlier generations, searchable and verifiable.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import os
+import re
 import threading
+import unicodedata
 import uuid
-from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Awaitable, Callable, List, Optional, Tuple, TypeVar, Union
 
 from ._annal import GENERATION_MARK, SEAL_KEY, Store, generation_name
-from .errors import AnnalError, BadInputError, ConflictError
+from .errors import AnnalError, BadInputError, ClosedError, ConflictError
 
 if TYPE_CHECKING:  # pragma: no cover
     from agents.tool import FunctionTool
 
-__all__ = ["AnnalSession", "history_tools", "render_hits", "render_original"]
+__all__ = [
+    "AnnalSession",
+    "ITEM_JSON_KEY",
+    "ItemTypeError",
+    "SessionClosedError",
+    "history_tools",
+    "render_hits",
+    "render_original",
+]
+
+T = TypeVar("T")
 
 Item = Any
-"""A Responses-API input item: a dict, as the Agents SDK keeps them."""
+"""A Responses-API input item: a dict, as the Agents SDK keeps them (any value json.dumps takes is
+taken, as the SDK's own sessions take it)."""
 
 SESSION_ID_BYTES_MAX = 256
 """The longest session id: entry ids embed it, and they have a limit of their own."""
 
+ITEM_JSON_KEY = "annal.itemJson"
+"""The one key of the object that holds an item the store cannot keep as a JSON object of its
+own, as the JSON text the SDK's ``SQLiteSession`` would store for it: a value that is not an
+object (a string, a number, a list, None); an object holding NaN, an infinity or a lone
+surrogate, nested deeper than the store's JSON reader goes, or of more parts than a record holds
+blocks. An item that is itself an object of just this key is held the same way, so reading back
+is never ambiguous."""
+
+
+class SessionClosedError(ClosedError, RuntimeError):
+    """The session was closed (or its store was): also a :class:`RuntimeError`, as the SDK's
+    own sessions raise once closed."""
+
+
+class ItemTypeError(BadInputError, TypeError):
+    """An item that is not JSON-serializable (a set, bytes, an object of a class json does
+    not know): also a :class:`TypeError`, as the SDK's own sessions raise for one."""
+
 
 def _whole(value: Any, what: str, least: int) -> int:
+    """``value`` when it is a whole number of at least ``least``; BadInputError otherwise."""
     if isinstance(value, bool) or not isinstance(value, int) or value < least:
         raise BadInputError(f"{what} {value!r}: expected a whole number, {least} or more")
     return value
@@ -65,7 +101,16 @@ class AnnalSession:
     the window) keeps that many tokens of the window free of history: the projection is planned
     for ``window - max_output - reserve`` and annal's own margin. Tokens are counted as annal's
     store counts them (a token per four characters).
+
+    ``session_settings`` (a ``SessionSettings`` or a dict of its fields) defaults to
+    ``SessionSettings()``, as the SDK's sessions do; its ``limit``, read at each call, is the
+    limit of ``get_items()`` called without one. After :meth:`close`, every method raises
+    :class:`SessionClosedError` (a ``RuntimeError``), as the SDK's sessions do.
     """
+
+    # Declared on the class as the SDK's Session protocol and sessions declare them.
+    session_id: str
+    session_settings: Any = None
 
     def __init__(
         self,
@@ -83,6 +128,10 @@ class AnnalSession:
             raise BadInputError(f"session id {session_id!r}: {GENERATION_MARK!r} names a session's generations")
         if len(session_id.encode()) > SESSION_ID_BYTES_MAX:
             raise BadInputError(f"session id of {len(session_id.encode())} bytes: at most {SESSION_ID_BYTES_MAX}")
+        # The store refuses such a name at the first write; refusing it here fails before the
+        # session is used, not in the middle of a run.
+        if any(unicodedata.category(ch) == "Cc" for ch in session_id):
+            raise BadInputError(f"session id {session_id!r}: a session id cannot contain control characters")
         if window is None and (max_output is not None or reserve is not None):
             raise BadInputError("max_output and reserve need window: they are parts of its budget")
         if window is not None:
@@ -98,6 +147,7 @@ class AnnalSession:
         self.reserve = reserve
         self._generation = 0
         self._lock = threading.Lock()
+        self._closed = False
         if isinstance(store, Store):
             self.store, self._owns_store = store, False
         else:
@@ -106,49 +156,66 @@ class AnnalSession:
     # The SDK's Session protocol.
 
     async def get_items(self, limit: Optional[int] = None) -> List[Item]:
-        """The session's items, oldest first: the latest ``limit`` verbatim; without a limit,
-        the projection under the window (compacting when due), or every item when no window
-        was given."""
+        """The session's items, oldest first: the latest ``limit`` verbatim (0: none; negative:
+        all); with ``limit`` None, ``session_settings.limit`` is the limit; without either, the
+        projection under the window (compacting when due), or every item when no window was
+        given."""
+        self._check_open()
         return await asyncio.to_thread(self.get_items_sync, limit)
 
     async def add_items(self, items: List[Item]) -> None:
-        """Appends ``items`` as one atomic batch, each kept verbatim."""
-        await asyncio.to_thread(self.add_items_sync, items)
+        """Appends ``items`` as one atomic batch, each kept verbatim. Once started, the append
+        finishes even if the caller is cancelled; the cancellation is raised after it."""
+        # Checked before the empty batch returns, as the SDK's sessions do: a closed session
+        # refuses even nothing.
+        self._check_open()
+        if not items:
+            return
+        await _finish(asyncio.to_thread(self.add_items_sync, items))
 
     async def pop_item(self) -> Optional[Item]:
         """Takes the newest item off what the session shows and returns it (None when empty).
-        The item stays in the store, in the generation it was added to."""
-        return await asyncio.to_thread(self.pop_item_sync)
+        The item stays in the store, in the generation it was added to. Once started, the pop
+        finishes even if the caller is cancelled."""
+        self._check_open()
+        return await _finish(asyncio.to_thread(self.pop_item_sync))
 
     async def clear_session(self) -> None:
-        """Makes the session show no items; every item stays in the store."""
-        await asyncio.to_thread(self.clear_session_sync)
+        """Makes the session show no items; every item stays in the store. Once started, the
+        clear finishes even if the caller is cancelled."""
+        self._check_open()
+        await _finish(asyncio.to_thread(self.clear_session_sync))
 
     # The same, for code without an event loop.
 
     def get_items_sync(self, limit: Optional[int] = None) -> List[Item]:
         """:meth:`get_items`, blocking."""
-        if limit is None and self.session_settings is not None:
-            limit = getattr(self.session_settings, "limit", None)
-        head, length, _ = self.head()
-        if length == 0:
-            return []
-        if limit is not None:
-            return self._latest(head, length, limit)
-        if self.window is None:
-            return [json.loads(text) for _, text in self.store.items(head, 0, length)]
-        return self.projected_items(head)
+        with self._open():
+            if limit is None:
+                limit = _coerce_settings(self.session_settings).limit if self.session_settings is not None else None
+            head, length, _ = self.head()
+            if length == 0:
+                return []
+            if limit is not None:
+                return self._latest(head, length, limit)
+            if self.window is None:
+                return [_decode(text) for _, text in self.store.items(head, 0, length)]
+            return self.projected_items(head)
 
     def add_items_sync(self, items: List[Item]) -> None:
         """:meth:`add_items`, blocking."""
-        if not items:
-            return
-        texts = []
-        for index, item in enumerate(items):
-            try:
-                texts.append(json.dumps(item, ensure_ascii=False, allow_nan=False))
-            except (TypeError, ValueError) as err:
-                raise BadInputError(f"item {index} of the batch is not JSON: {err}") from None
+        with self._open():
+            if not items:
+                return
+            self._add(items)
+
+    def _add(self, items: List[Item]) -> None:
+        """Appends ``items``, each encoded as :func:`_encode` does, as one batch."""
+        items = list(items)
+        texts = [_encode(item, index) for index, item in enumerate(items)]
+        if not texts:
+            return  # an iterable that was empty, though not falsy
+        held: set = set()
         # Ids name the generation and position, and a token of this call: two writers racing
         # for one position must meet the expected-position check, not a shared id.
         token = uuid.uuid4().hex[:12]
@@ -160,24 +227,52 @@ class AnnalSession:
                 return
             except ConflictError:
                 continue  # another writer appended, or sealed this generation, first
+            except BadInputError as err:
+                # An object the store will not take as an item of its own (nested deeper than
+                # its JSON reader goes, or of more parts than a record's blocks): the SDK's
+                # sessions take it, so it is held as its text instead, as a value that is not an
+                # object is. Nothing was stored; an item refused even so fails the batch.
+                index = _refused_item(str(err), ids)
+                if index is None or index in held:
+                    raise
+                held.add(index)
+                texts[index] = _held_as_text(items[index], index)
 
     def pop_item_sync(self) -> Optional[Item]:
         """:meth:`pop_item`, blocking."""
-        while True:
-            head, length, generation = self.head()
-            last = self._last_record_items(head, length)
-            if not last:
-                return None
-            order = last[-1][0]
-            if self._seal(head, length, order, generation):
-                return json.loads(last[-1][1])
+        with self._open():
+            while True:
+                head, length, generation = self.head()
+                last = self._last_record_items(head, length)
+                if not last:
+                    return None
+                order = last[-1][0]
+                if self._seal(head, length, order, generation):
+                    return _decode(last[-1][1])
 
     def clear_session_sync(self) -> None:
         """:meth:`clear_session`, blocking."""
-        while True:
-            head, length, generation = self.head()
-            if length == 0 or self._seal(head, length, 0, generation):
-                return
+        with self._open():
+            while True:
+                head, length, generation = self.head()
+                if length == 0 or self._seal(head, length, 0, generation):
+                    return
+
+    # Closing.
+
+    def _check_open(self) -> None:
+        """Raises :class:`SessionClosedError` once :meth:`close` was called, or once the store
+        was closed (by whoever owns it)."""
+        if self._closed:
+            raise SessionClosedError(f"AnnalSession {self.session_id!r} is closed")
+        if self.store.closed:
+            raise SessionClosedError(f"AnnalSession {self.session_id!r} is closed: its store was closed")
+
+    def _open(self) -> "_OpenSession":
+        """A context that checks the session is open and turns the store's own
+        :class:`ClosedError` (a shared store its owner closed) into :class:`SessionClosedError`."""
+        self._check_open()
+        return _OpenSession(self)
 
     # Generations.
 
@@ -261,14 +356,14 @@ class AnnalSession:
         if limit == 0:
             return []
         if limit < 0:
-            return [json.loads(text) for _, text in self.store.items(head, 0, length)]
+            return [_decode(text) for _, text in self.store.items(head, 0, length)]
         start = max(0, length - limit)
         while True:
             found = self.store.items(head, start, length)
             # A record another agent wrote may make several items, or none: read back further
             # until there are enough.
             if len(found) >= limit or start == 0:
-                return [json.loads(text) for _, text in found[-limit:]]
+                return [_decode(text) for _, text in found[-limit:]]
             start = max(0, start - limit)
 
     def projected_items(self, head: str) -> List[Item]:
@@ -290,8 +385,8 @@ class AnnalSession:
                 # its claim, a read-only store) does not fail the run.
                 pass
         if view["stats"]["source"]["kind"] == "live":
-            return [json.loads(text) for _, text in self.store.items(head)]
-        return view["items"]
+            return [_decode(text) for _, text in self.store.items(head)]
+        return [_unwrap(item) for item in view["items"]]
 
     def lineage(self) -> List[Tuple[str, int]]:
         """The annal sessions whose records this session shows: its head, then each ancestor
@@ -306,31 +401,171 @@ class AnnalSession:
         return chain
 
     def close(self) -> None:
-        """Closes the store when this session opened it."""
+        """Closes the session: every later call raises :class:`SessionClosedError`, as the
+        SDK's sessions do. Closes the store too when this session opened it (one shared with
+        other sessions stays open for them). Closing again does nothing."""
+        self._closed = True
         if self._owns_store:
             self.store.close()
 
     def __enter__(self) -> "AnnalSession":
+        """The session itself; leaving the block closes it."""
         return self
 
     def __exit__(self, *_exc: Any) -> None:
+        """Closes the session."""
         self.close()
 
     def __repr__(self) -> str:
+        """The session id and the generation it shows."""
         return f"AnnalSession({self.session_id!r}, head={self.generation_name(self._generation)!r})"
 
 
-def _settings(value: Any) -> Any:
-    """The SDK's ``SessionSettings`` from one given as itself or as a dict."""
-    if value is None or not isinstance(value, dict):
-        return value
-    try:
-        from agents.memory.session_settings import coerce_session_settings
-    except ImportError:  # the SDK is not installed: keep what ``limit`` says
-        from types import SimpleNamespace
+class _OpenSession:
+    """What :meth:`AnnalSession._open` returns: the store's ``ClosedError`` as the session's."""
 
-        return SimpleNamespace(limit=value.get("limit"))
-    return coerce_session_settings(value)
+    def __init__(self, session: AnnalSession) -> None:
+        self.session = session
+
+    def __enter__(self) -> None:
+        """Nothing to do on the way in: :meth:`AnnalSession._open` checked the session."""
+        return None
+
+    def __exit__(self, kind: Any, error: Any, _trace: Any) -> bool:
+        """Raises the store's ``ClosedError`` as :class:`SessionClosedError`; lets any other
+        exception through."""
+        if isinstance(error, ClosedError) and not isinstance(error, SessionClosedError):
+            raise SessionClosedError(f"AnnalSession {self.session.session_id!r} is closed: {error}") from error
+        return False
+
+
+async def _finish(awaitable: Awaitable[T]) -> T:
+    """Awaits a change to the session to its end even when the caller is cancelled, then
+    raises the cancellation: as the SDK's sessions do, so a cancelled caller knows the change
+    was made (or failed) before it goes on, never that it is still running in a thread."""
+    task = asyncio.ensure_future(awaitable)
+    cancelled: Optional[BaseException] = None
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError as err:
+            if cancelled is None:
+                cancelled = err
+    try:
+        result = task.result()
+    except BaseException:
+        if cancelled is not None:
+            raise cancelled from None
+        raise
+    if cancelled is not None:
+        raise cancelled from None
+    return result
+
+
+def _encode(item: Item, index: int) -> str:
+    """The JSON text ``item`` is stored as: its own, when it is an object the store can keep
+    (keys in their order, text unescaped); otherwise an object of :data:`ITEM_JSON_KEY` holding
+    the text the SDK's ``SQLiteSession`` stores for it, so it reads back as it does there."""
+    # The SDK's sessions take any value json.dumps takes, and refuse the rest with its error.
+    try:
+        text = json.dumps(item, ensure_ascii=False, allow_nan=False)
+    except TypeError as err:
+        raise ItemTypeError(f"item {index} of the batch is not JSON: {err}") from None
+    except ValueError:
+        text = None  # NaN or an infinity, which strict JSON has no words for; or a cycle
+    if text is not None and isinstance(item, dict) and not _wraps(item):
+        try:
+            text.encode("utf-8")
+            return text
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: only an escaped text can hold it
+    return _held_as_text(item, index)
+
+
+def _held_as_text(item: Item, index: int) -> str:
+    """The object of :data:`ITEM_JSON_KEY` holding the text the SDK's ``SQLiteSession`` stores
+    for ``item`` (``json.dumps`` with its defaults)."""
+    try:
+        sdk_text = json.dumps(item)
+    except TypeError as err:
+        raise ItemTypeError(f"item {index} of the batch is not JSON: {err}") from None
+    except ValueError as err:
+        raise BadInputError(f"item {index} of the batch is not JSON: {err}") from None
+    return json.dumps({ITEM_JSON_KEY: sdk_text}, ensure_ascii=False)
+
+
+_REFUSED_ITEM = re.compile(r"\bitem (\d+): not a Responses item")
+
+
+def _refused_item(message: str, ids: List[str]) -> Optional[int]:
+    """Which item of a batch the store's refusal names, by its index or its entry id; None
+    when it names none (the batch as a whole was refused)."""
+    found = _REFUSED_ITEM.search(message)
+    if found is not None and int(found.group(1)) < len(ids):
+        return int(found.group(1))
+    for index, entry_id in enumerate(ids):
+        if f'"{entry_id}"' in message:
+            return index
+    return None
+
+
+def _wraps(value: Any) -> bool:
+    """Whether ``value`` has the shape of an item held as text: an object of just
+    :data:`ITEM_JSON_KEY`."""
+    return isinstance(value, dict) and len(value) == 1 and ITEM_JSON_KEY in value
+
+
+def _unwrap(value: Any) -> Any:
+    """The item ``value`` holds when it is one held as text (see :func:`_encode`); else itself."""
+    if _wraps(value) and isinstance(value[ITEM_JSON_KEY], str):
+        return json.loads(value[ITEM_JSON_KEY])
+    return value
+
+
+def _decode(text: str) -> Item:
+    """The item stored as ``text``."""
+    return _unwrap(json.loads(text))
+
+
+@dataclasses.dataclass
+class _FallbackSettings:
+    """Stands for the SDK's ``SessionSettings`` where the SDK is not installed."""
+
+    limit: Optional[int] = None
+
+
+def _settings_class() -> Tuple[type, Callable[[Any], Any]]:
+    """The SDK's ``SessionSettings`` and the function that makes one from a dict (or
+    stand-ins, when the SDK is not installed)."""
+    try:
+        from agents.memory.session_settings import SessionSettings, coerce_session_settings
+    except ImportError:
+        return _FallbackSettings, _coerce_fallback
+    return SessionSettings, coerce_session_settings
+
+
+def _coerce_fallback(value: Any) -> _FallbackSettings:
+    """The SDK's ``coerce_session_settings``, for :class:`_FallbackSettings`."""
+    if isinstance(value, _FallbackSettings):
+        return value
+    if not isinstance(value, dict):
+        raise TypeError(f"session must be a SessionSettings instance or a dict, got {type(value).__name__}")
+    unknown = sorted(str(name) for name in value if name != "limit")
+    if unknown:
+        raise TypeError(f"Unknown session settings: {', '.join(unknown)}")
+    return _FallbackSettings(**value)
+
+
+def _settings(value: Any) -> Any:
+    """``session_settings`` as the SDK's sessions keep it: ``SessionSettings()`` for None, one
+    made from a dict, a ``SessionSettings`` itself; TypeError for anything else."""
+    settings_class, coerce = _settings_class()
+    return settings_class() if value is None else coerce(value)
+
+
+def _coerce_settings(value: Any) -> Any:
+    """Settings given (or assigned later) as a ``SessionSettings`` or a dict, as one."""
+    return _settings_class()[1](value)
 
 
 def render_hits(query: str, hits: List[dict]) -> str:

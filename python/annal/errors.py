@@ -19,11 +19,16 @@ __all__ = [
     "CorruptedError",
     "NotFoundError",
     "PoisonedError",
+    "ReadOnlyError",
+    "StorageIoError",
+    "UnsupportedError",
+    "InternalError",
 ]
 
 
 class AnnalError(Exception):
-    """A call on a store failed (an I/O error, say); the base of every annal exception."""
+    """A call on a store failed; the base of every annal exception. Each subclass is one kind
+    of failure, the same kind that sets the ``annal`` command's exit status."""
 
 
 class ConflictError(AnnalError):
@@ -62,3 +67,22 @@ class BusyError(AnnalError):
 
 class ClosedError(AnnalError):
     """The store was closed."""
+
+
+class ReadOnlyError(AnnalError):
+    """The store cannot be written by this handle: it was opened read-only, or its file or file
+    system is read-only."""
+
+
+class UnsupportedError(AnnalError):
+    """The file is of a format or version this build does not read (a store written by a newer
+    annal, say): upgrade annal."""
+
+
+class StorageIoError(AnnalError, OSError):
+    """The operating system refused: a file could not be read, written or synced. Also an
+    :class:`OSError`."""
+
+
+class InternalError(AnnalError):
+    """A failure inside annal or a library it uses that fits no other class: a bug to report."""

@@ -17,6 +17,11 @@ pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
 }
 
+/// JSON text the facade wrote as the Python object `json.loads` makes of it.
+pub(crate) fn json_to_python(py: Python<'_>, json: &annal::json::Json) -> PyResult<Py<PyAny>> {
+    Ok(py.import("json")?.call_method1("loads", (json.as_str(),))?.unbind())
+}
+
 /// A Python object as JSON, as `json.dumps` writes it (NaN and infinities are refused).
 pub(crate) fn from_python(object: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
     let py = object.py();

@@ -1,69 +1,34 @@
 //! What a failed call raises in Python: each `annal::Error` as one of the exception classes of
-//! `annal.errors` (conflict, corrupted, poisoned, not found, bad input, busy), carrying the one
+//! `annal.errors`, one class per [`ErrorKind`], carrying the one
 //! line the command line prints for the same failure.
 
-use annal::error::{
-    AppendError, CompactError, ExportError, ForkError, GetError, OpenError, ProjectError, ReadError,
-    SearchError, WaitError,
-};
 use std::path::Path;
 
+use annal::error::ErrorKind;
 use annal::Error;
 use pyo3::prelude::*;
 
-/// The `annal.errors` class for `err`, and a conflict's expected and actual positions.
-fn class_of(err: &Error) -> (&'static str, Option<(u64, u64)>) {
-    if err.is_poisoned() {
-        return ("PoisonedError", None);
+/// The `annal.errors` class of each kind of failure: one class a kind, so the class a caller
+/// catches says what the command line's exit status and the MCP server's tool error say.
+pub(crate) fn class_of(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::BadInput => "BadInputError",
+        ErrorKind::NotFound => "NotFoundError",
+        ErrorKind::Conflict => "ConflictError",
+        ErrorKind::Busy => "BusyError",
+        ErrorKind::ReadOnly => "ReadOnlyError",
+        ErrorKind::Closed => "ClosedError",
+        ErrorKind::Poisoned => "PoisonedError",
+        ErrorKind::Corrupted => "CorruptedError",
+        ErrorKind::Unsupported => "UnsupportedError",
+        ErrorKind::Io => "StorageIoError",
+        ErrorKind::Internal => "InternalError",
     }
-    if err.is_corrupted() {
-        return ("CorruptedError", None);
-    }
-    let class = match err {
-        Error::Append(AppendError::Conflict { expected, actual, .. }) => {
-            return ("ConflictError", Some((*expected, *actual)));
-        }
-        Error::Append(AppendError::Busy { .. })
-        | Error::Fork(ForkError::Busy { .. })
-        | Error::Open(OpenError::AlreadyOpen { .. })
-        | Error::Wait(WaitError::Timeout { .. })
-        | Error::Compact(CompactError::Claimed { .. } | CompactError::Fenced { .. }) => "BusyError",
-        Error::Read(ReadError::UnknownSession(_) | ReadError::UnknownEntry(_))
-        | Error::Fork(ForkError::UnknownSession(_))
-        | Error::Project(ProjectError::UnknownSession(_))
-        | Error::Compact(CompactError::UnknownSession(_))
-        | Error::Search(SearchError::UnknownSession(_))
-        | Error::Get(GetError::UnknownEntry(_) | GetError::UnknownBlock { .. })
-        | Error::Export(ExportError::Read(ReadError::UnknownSession(_))) => "NotFoundError",
-        Error::Append(
-            AppendError::EntryMismatch { .. }
-            | AppendError::DuplicateInBatch { .. }
-            | AppendError::EntryInOtherSession { .. }
-            | AppendError::ClaimMismatch { .. }
-            | AppendError::LimitExceeded { .. }
-            | AppendError::InvalidRecord { .. }
-            | AppendError::InvalidSessionName { .. },
-        )
-        | Error::Fork(
-            ForkError::OutOfRange { .. } | ForkError::NameTaken(_) | ForkError::InvalidSessionName { .. },
-        )
-        | Error::Project(ProjectError::Budget(_) | ProjectError::DoesNotFit { .. })
-        | Error::Compact(CompactError::Budget(_) | CompactError::DoesNotFit { .. })
-        | Error::Search(
-            SearchError::Syntax { .. } | SearchError::EmptyQuery | SearchError::InvalidFilter(_),
-        )
-        | Error::Get(GetError::InvalidLines(_))
-        | Error::UnknownFormat { .. }
-        | Error::Unrecognised { .. } => "BadInputError",
-        _ => "AnnalError",
-    };
-    (class, None)
 }
 
 /// The exception for `err`, raised by a call on the store at `store`.
 pub(crate) fn to_py(py: Python<'_>, err: &Error, store: &Path) -> PyErr {
-    let (class, conflict) = class_of(err);
-    raise(py, class, annal::error::message_in(err, store), conflict)
+    raise(py, class_of(err.kind()), annal::error::message_in(err, store), err.conflict_positions())
 }
 
 /// An exception of `annal.errors`' class `class` with `message` (and a conflict's positions).
@@ -84,5 +49,5 @@ pub(crate) fn raise(py: Python<'_>, class: &str, message: String, conflict: Opti
 
 /// Bad input found before the store was asked: a record or item that does not parse, say.
 pub(crate) fn bad_input(py: Python<'_>, message: String) -> PyErr {
-    raise(py, "BadInputError", message, None)
+    raise(py, class_of(ErrorKind::BadInput), message, None)
 }

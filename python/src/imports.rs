@@ -3,7 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use annal::{Annal, Error, ImportSummary, TranscriptFormat};
+use annal::import::{ImportSummary, TranscriptFormat};
+use annal::{Annal, Error};
 use serde_json::{json, Value};
 
 /// Why `import_paths` stopped.
@@ -38,8 +39,8 @@ pub(crate) fn import_paths(
             done.push((Some(path.clone()), annal.import_file(path, format)?));
             continue;
         }
-        let files =
-            annal::transcript_files(path).map_err(|source| Error::Io { path: path.clone(), source })?;
+        let files = annal::import::transcript_files(path)
+            .map_err(|source| Error::Io { path: path.clone(), source })?;
         if files.is_empty() {
             return Err(ImportFailure::Empty(path.clone()));
         }
@@ -69,10 +70,15 @@ pub(crate) fn summary_json(done: &[(Option<PathBuf>, ImportSummary)], unrecognis
         for line in &summary.skipped {
             skipped.push(json!({"path": path.as_deref().map(Path::display).map(|p| p.to_string()), "line": line.line, "reason": line.reason.to_string()}));
         }
+        // A database's unreadable parts (a row, a message) name themselves; there is no line.
+        for row in &summary.skipped_rows {
+            skipped.push(json!({"path": path.as_deref().map(Path::display).map(|p| p.to_string()), "line": null, "reason": row}));
+        }
     }
     json!({
         "files": done.len(),
         "formats": done.iter().filter_map(|(_, s)| s.format.map(|f| f.name())).collect::<Vec<_>>(),
+        "agents": done.iter().filter_map(|(_, s)| s.agent.map(|a| a.name())).collect::<Vec<_>>(),
         "sessions": sessions,
         "recordsNew": sum(|s| s.records_new),
         "recordsPresent": sum(|s| s.records_present),

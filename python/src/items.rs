@@ -4,8 +4,9 @@
 
 use std::ops::Range;
 
-use annal::responses::{record_from_responses_item, responses_items, session_items, RESPONSES_SEAL_KEY};
-use annal::{Annal, Error, Projection, Record, SessionInfo, Snapshot, RECEIPT_META_KEY};
+use annal::responses::{projection_items, record_from_responses_item, session_items, RESPONSES_SEAL_KEY};
+use annal::snapshot::RECEIPT_META_KEY;
+use annal::{Annal, Error, Projection, Record, SessionInfo, Snapshot};
 use serde_json::Value;
 
 /// What separates an Agents SDK session's id from its generation number in the names of its
@@ -99,5 +100,6 @@ pub(crate) fn read(annal: &Annal, session: &str, orders: Range<u64>) -> Result<V
 
 /// A projection's messages as Responses input items.
 pub(crate) fn of_projection(projection: &Projection<'_>) -> Vec<Value> {
-    projection.messages.iter().flat_map(|message| responses_items(message.role, &message.blocks)).collect()
+    // Each item is JSON text the facade wrote from a value: it parses.
+    projection_items(projection).iter().filter_map(|item| serde_json::from_str(item).ok()).collect()
 }

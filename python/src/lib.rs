@@ -18,8 +18,9 @@ fn generation_name(id: &str, generation: u64) -> String {
     items::generation_name(id, generation)
 }
 
-/// The extension module: `Store`, the version it was built as, and the names an Agents SDK
-/// session's generations and seals use (defined once, here in Rust, which reads them).
+/// The extension module: `Store`, the version it was built as, the names an Agents SDK
+/// session's generations and seals use (defined once, here in Rust, which reads them), and the
+/// exception class of each kind of failure.
 #[pymodule]
 fn _annal(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::Store>()?;
@@ -27,5 +28,10 @@ fn _annal(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("GENERATION_MARK", items::GENERATION_MARK)?;
     module.add("SEAL_KEY", annal::responses::RESPONSES_SEAL_KEY)?;
+    // Each kind of failure and the class raised for it, so the Python side can check it has
+    // every class and tests can check each one against the command line.
+    let kinds: Vec<(&str, &str)> =
+        annal::error::ErrorKind::ALL.iter().map(|&kind| (kind.as_str(), errors::class_of(kind))).collect();
+    module.add("ERROR_KINDS", kinds)?;
     Ok(())
 }

@@ -4,13 +4,18 @@
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use annal::{Annal, Error, ExportFormat, ExportOptions, Options, PortableRecord, TranscriptFormat};
+use annal::error::ErrorKind;
+use annal::import::TranscriptFormat;
+use annal::json::Json;
+use annal::{Annal, Error, ExportFormat, ExportOptions, Options, PortableRecord};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 use serde_json::{json, Value};
 
-use crate::convert::{from_python, seconds, to_python, whole, whole_opt, BudgetArgs, SearchArgs};
-use crate::errors::{bad_input, raise, to_py};
+use crate::convert::{
+    from_python, json_to_python, seconds, to_python, whole, whole_opt, BudgetArgs, SearchArgs,
+};
+use crate::errors::{bad_input, class_of, raise, to_py};
 use crate::imports::ImportFailure;
 use crate::{imports, items};
 
@@ -28,7 +33,9 @@ impl Store {
     /// The open store, or `ClosedError`.
     fn annal(&self, py: Python<'_>) -> PyResult<Arc<Annal>> {
         let open = self.handle.read().unwrap_or_else(PoisonError::into_inner).clone();
-        open.ok_or_else(|| raise(py, "ClosedError", format!("store {} is closed", self.path.display()), None))
+        open.ok_or_else(|| {
+            raise(py, class_of(ErrorKind::Closed), format!("store {} is closed", self.path.display()), None)
+        })
     }
 
     /// Runs `call` on the store without the interpreter lock; its error raised as annal's.
@@ -116,12 +123,12 @@ impl Store {
             .iter()
             .enumerate()
             .map(|(index, value)| {
-                PortableRecord::from_json(value).map_err(|e| format!("record {index}: {e}"))
+                PortableRecord::parse(&value.to_string()).map_err(|e| format!("record {index}: {e}"))
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|message| bad_input(py, message))?;
         let receipt = self.run(py, move |annal| annal.append_portable(&session, expected_next, parsed))?;
-        to_python(py, &annal::json::receipt(&receipt))
+        json_to_python(py, &annal::json::receipt(&receipt))
     }
 
     /// Appends OpenAI Responses-API items (JSON texts), one record each under `ids`.
@@ -137,7 +144,7 @@ impl Store {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
         let records = items::records(&ids, &items).map_err(|message| bad_input(py, message))?;
         let receipt = self.run(py, move |annal| annal.append(&session, expected_next, records))?;
-        to_python(py, &annal::json::receipt(&receipt))
+        json_to_python(py, &annal::json::receipt(&receipt))
     }
 
     /// The Responses items of `session`'s records `[start, end)`, as (sourceOrder, JSON text).
@@ -179,19 +186,22 @@ impl Store {
             }
             Ok(values)
         })?;
-        to_python(py, &Value::Array(values))
+        json_to_python(py, &Json::array(values))
     }
 
     /// One session's facts, or None when there is no such session.
     fn session(&self, py: Python<'_>, name: String) -> PyResult<Py<PyAny>> {
         let info = self.run(py, move |annal| Ok(annal.snapshot()?.session(&name)?))?;
-        to_python(py, &info.map_or(Value::Null, |info| annal::json::session(&info)))
+        match info {
+            Some(info) => json_to_python(py, &annal::json::session(&info)),
+            None => Ok(py.None()),
+        }
     }
 
     /// Every session, in name order.
     fn sessions(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         let sessions = self.run(py, Annal::sessions)?;
-        to_python(py, &Value::Array(sessions.iter().map(annal::json::session).collect()))
+        json_to_python(py, &Json::array(sessions.iter().map(annal::json::session)))
     }
 
     /// The view of `session` for the next model request under the budget.
@@ -211,7 +221,9 @@ impl Store {
         let options = BudgetArgs::new(py, window, max_output, tail, evidence, history)?.options();
         let value = self.run(py, move |annal| {
             let view = annal.project(&session, &options)?;
-            let mut value = annal::json::projection(&view);
+            // The facade's JSON text parses: it was written from a value.
+            let mut value: Value =
+                serde_json::from_str(annal::json::projection(&view).as_str()).unwrap_or_default();
             if let (true, Some(object)) = (responses_items, value.as_object_mut()) {
                 object.insert("items".into(), Value::Array(items::of_projection(&view)));
             }
@@ -240,7 +252,7 @@ impl Store {
         // Another thread or process compacting the same session: wait for it rather than fail.
         options.claim_wait = std::time::Duration::from_secs(10);
         let outcome = self.run(py, move |annal| annal.compact(&session, &options))?;
-        to_python(py, &annal::json::compact_outcome(&outcome))
+        json_to_python(py, &annal::json::compact_outcome(&outcome))
     }
 
     /// Searches every original, best matches first.
@@ -264,7 +276,7 @@ impl Store {
         let args = SearchArgs { session, role, tool, errors_only, literal, limit, start, end };
         let request = args.request(py, query)?;
         let hits = self.run(py, move |annal| annal.search(&request))?;
-        to_python(py, &Value::Array(hits.iter().map(annal::json::hit).collect()))
+        json_to_python(py, &Json::array(hits.iter().map(annal::json::hit)))
     }
 
     /// The original named `id` (`entryId`, or `entryId#block`), verbatim; with `lines`
@@ -278,14 +290,14 @@ impl Store {
             None => None,
         };
         let original = self.run(py, move |annal| annal.get(&id, lines.map(|(a, b)| a..=b)))?;
-        to_python(py, &annal::json::original(&original))
+        json_to_python(py, &annal::json::original(&original))
     }
 
     /// Forks `session` at `at` into `new_name`, sharing records `[0, at)` without copying them.
     fn fork(&self, py: Python<'_>, session: String, at: i64, new_name: String) -> PyResult<Py<PyAny>> {
         let at: u64 = whole(py, at, "at")?;
         let info = self.run(py, move |annal| annal.fork(&session, at, &new_name))?;
-        to_python(py, &annal::json::session(&info))
+        json_to_python(py, &annal::json::session(&info))
     }
 
     /// `session` as annal JSONL (lossless) or Markdown: the text, or written to `path`.
@@ -315,7 +327,12 @@ impl Store {
         };
         let written = py.detach(|| std::fs::write(&path, &bytes));
         if let Err(err) = written {
-            return Err(raise(py, "AnnalError", format!("cannot write {}: {err}", path.display()), None));
+            return Err(raise(
+                py,
+                class_of(ErrorKind::Io),
+                format!("cannot write {}: {err}", path.display()),
+                None,
+            ));
         }
         to_python(py, &json!({"records": summary.records, "path": path}))
     }
@@ -367,7 +384,7 @@ impl Store {
     #[pyo3(signature = (session = None))]
     fn verify(&self, py: Python<'_>, session: Option<String>) -> PyResult<Py<PyAny>> {
         let report = self.run(py, move |annal| annal.verify(session.as_deref()))?;
-        to_python(py, &annal::json::verify_report(&report))
+        json_to_python(py, &annal::json::verify_report(&report))
     }
 
     /// Commits what the index has pending and closes the store; later calls raise

@@ -51,6 +51,17 @@ def noise(seed: int, words: int) -> str:
     return " ".join(rng.choice(vocabulary) for _ in range(words))
 
 
+def damage_text(store_path: str, marker: str) -> None:
+    """Overwrites every stored copy of ``marker`` in the store file, as a failing disk would."""
+    image = bytearray(open(store_path, "rb").read())
+    at = image.find(marker.encode())
+    assert at >= 0, "the record's text is stored inline"
+    while at >= 0:
+        image[at] = ord("N")
+        at = image.find(marker.encode(), at + 1)
+    open(store_path, "wb").write(bytes(image))
+
+
 @pytest.fixture
 def store_path(tmp_path):
     """A store file's path in the test's own folder."""

@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 import annal
-from conftest import WORLD_TEXT, noise, text_record, tool_pair
+from conftest import WORLD_TEXT, damage_text, noise, text_record, tool_pair
 
 
 def test_append_reads_back_every_text_exactly(store):
@@ -48,7 +48,7 @@ def test_conflict_on_expected_next(store):
         store.append("s", [text_record("u2", "user", "second")], expected_next=0)
     assert (raised.value.expected, raised.value.actual) == (0, 1)
     assert str(raised.value) == (
-        f'conflict: session "s" in {store.path} has 1 records, so its next sourceOrder is 1, not 0; '
+        f'{store.path}: conflict: session "s" has 1 records, so its next sourceOrder is 1, not 0; '
         "nothing was appended"
     )
     assert store.session("s")["records"] == 1, "a refused batch stores nothing"
@@ -241,13 +241,7 @@ def test_verify_and_corruption(store_path):
         store.append("s", [text_record("u1", "user", marker), text_record("u2", "user", "fine")])
         assert store.verify() == {"sessions": 1, "records": 2, "blobs": 0, "ok": True, "problems": []}
         assert store.verify("s")["ok"]
-    image = bytearray(open(store_path, "rb").read())
-    at = image.find(marker.encode())
-    assert at >= 0, "the record's text is stored inline"
-    while at >= 0:
-        image[at] = ord("N")
-        at = image.find(marker.encode(), at + 1)
-    open(store_path, "wb").write(bytes(image))
+    damage_text(store_path, marker)
     with annal.Store(store_path) as store:
         with pytest.raises(annal.CorruptedError):
             store.get("u1")

@@ -8,7 +8,7 @@
 use std::io;
 use std::path::PathBuf;
 
-use annal_engine::ReadError;
+use annal_engine::{ErrorKind, ReadError};
 use tantivy::directory::error::LockError;
 use tantivy::TantivyError;
 
@@ -61,6 +61,9 @@ pub enum IndexError {
     Stopped {
         /// Why.
         reason: String,
+        /// The kind of the failure that stopped it (damage in the journal stops it as
+        /// [`ErrorKind::Corrupted`]).
+        cause: ErrorKind,
     },
     /// tantivy failed in a way that is neither I/O nor damage.
     #[error("the search index at {path} failed: {reason}")]
@@ -97,6 +100,21 @@ impl IndexError {
     /// Whether the index files are damaged or of another format (rebuilding fixes it).
     pub(crate) fn is_damage(&self) -> bool {
         matches!(self, IndexError::Corrupted { .. })
+    }
+}
+
+impl IndexError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            IndexError::Io { .. } | IndexError::NotAFolder { .. } => ErrorKind::Io,
+            IndexError::Corrupted { .. } => ErrorKind::Corrupted,
+            IndexError::Busy { .. } => ErrorKind::Busy,
+            IndexError::NoFolder => ErrorKind::BadInput,
+            IndexError::Journal(err) => err.kind(),
+            IndexError::Stopped { cause, .. } => *cause,
+            IndexError::Internal { .. } => ErrorKind::Internal,
+        }
     }
 }
 
@@ -166,7 +184,7 @@ pub enum WaitError {
 #[non_exhaustive]
 pub enum GetError {
     /// No record has this entryId.
-    #[error("no entry {0:?} in this store")]
+    #[error("no entry {0:?} (ids look like ENTRY or ENTRY#BLOCK)")]
     UnknownEntry(String),
     /// The record has no block with this index.
     #[error("entry {entry:?} has {blocks} block(s), so there is no block #{block}")]
@@ -184,4 +202,41 @@ pub enum GetError {
     /// Reading the journal failed.
     #[error(transparent)]
     Journal(#[from] ReadError),
+}
+
+impl SearchError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            SearchError::Syntax { .. } | SearchError::EmptyQuery | SearchError::InvalidFilter(_) => {
+                ErrorKind::BadInput
+            }
+            SearchError::UnknownSession(_) => ErrorKind::NotFound,
+            SearchError::Journal(err) => err.kind(),
+            SearchError::Corrupted { .. } => ErrorKind::Corrupted,
+            SearchError::Index(err) => err.kind(),
+        }
+    }
+}
+
+impl WaitError {
+    /// What kind of failure this is: a wait that ran out is [`ErrorKind::Busy`].
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            WaitError::Timeout { .. } => ErrorKind::Busy,
+            WaitError::Index(err) => err.kind(),
+            WaitError::Journal(err) => err.kind(),
+        }
+    }
+}
+
+impl GetError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            GetError::UnknownEntry(_) | GetError::UnknownBlock { .. } => ErrorKind::NotFound,
+            GetError::InvalidLines(_) => ErrorKind::BadInput,
+            GetError::Journal(err) => err.kind(),
+        }
+    }
 }

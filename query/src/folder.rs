@@ -11,11 +11,12 @@
 use std::path::{Path, PathBuf};
 
 use tantivy::directory::error::OpenReadError;
-use tantivy::directory::{Directory, MmapDirectory, INDEX_WRITER_LOCK};
+use tantivy::directory::{Directory, INDEX_WRITER_LOCK};
 use tantivy::index::{IndexMeta, SegmentComponent};
 use tantivy::{Index, IndexSettings, TantivyError};
 
 use crate::error::{one_line, IndexError};
+use crate::protect::{ProtectedDirectory, Protection};
 use crate::schema::{schema, Fields};
 use crate::tokenize::register_for_indexing;
 use crate::verified::{Stamp, Verified};
@@ -75,11 +76,21 @@ impl std::fmt::Debug for Folder {
 }
 
 impl Folder {
-    /// Opens the index in `path`, creating the folder and an empty index if needed. An index of
-    /// another format or one whose files are damaged is deleted and created anew (it is derived:
-    /// the indexer fills it from the journal), unless another process is writing it.
-    pub(crate) fn open(path: &Path) -> Result<Folder, IndexError> {
-        std::fs::create_dir_all(path).map_err(|source| {
+    /// Opens the index in `path`, creating the folder and an empty index if needed, with the
+    /// protection of the store (see `protect`). An index of another format or one whose files
+    /// are damaged is deleted and created anew (it is derived: the indexer fills it from the
+    /// journal), unless another process is writing it.
+    pub(crate) fn open(path: &Path, protection: Protection) -> Result<Folder, IndexError> {
+        let prepared = protection.prepare(path);
+        if let Ok(true) = prepared {
+            // Said once: the next open finds nothing wider.
+            eprintln!(
+                "annal: the search index {} could be read by more users than its store; it now has the \
+                 store's permissions",
+                path.display()
+            );
+        }
+        prepared.map(drop).map_err(|source| {
             // Something that is not a folder holds the name: it is not the index (which is only
             // ever a folder), so it is left alone and named.
             if path.exists() && !path.is_dir() {
@@ -107,8 +118,8 @@ impl Folder {
     }
 }
 
-fn directory(path: &Path) -> Result<MmapDirectory, IndexError> {
-    MmapDirectory::open(path).map_err(|e| IndexError::tantivy(path, TantivyError::from(e)))
+fn directory(path: &Path) -> Result<ProtectedDirectory, IndexError> {
+    ProtectedDirectory::open(path).map_err(|e| IndexError::tantivy(path, TantivyError::from(e)))
 }
 
 fn open_or_create(path: &Path) -> Result<Index, IndexError> {

@@ -15,6 +15,7 @@ use crate::error::{IndexError, WaitError};
 use crate::folder::{folder_bytes, index_folder, Folder};
 use crate::handover::{try_take, WriterSettings};
 use crate::indexer::{self, forward_commits, index_range, Config, Control, Shared};
+use crate::protect::Protection;
 
 /// How a search index is opened.
 #[derive(Clone, Debug)]
@@ -31,9 +32,10 @@ pub struct IndexOptions {
     pub writer_memory_bytes: usize,
     /// tantivy indexing threads (the thread reading the journal is one more).
     pub writer_threads: usize,
-    /// Test hook: abort the process where a commit would happen, leaving added documents
-    /// uncommitted, as a crash would.
-    #[doc(hidden)]
+    /// Crash drills only (the `crash-hooks` feature, off in every build a user gets): abort the
+    /// process where a commit would happen, leaving added documents uncommitted, as a crash
+    /// would.
+    #[cfg(feature = "crash-hooks")]
     pub abort_before_commit: bool,
 }
 
@@ -46,6 +48,7 @@ impl Default for IndexOptions {
             writer_memory_bytes: 64 << 20,
             // Two indexing threads keep up with the journal reader; more gain little.
             writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
+            #[cfg(feature = "crash-hooks")]
             abort_before_commit: false,
         }
     }
@@ -61,10 +64,14 @@ impl IndexOptions {
     }
 
     fn writer(&self) -> WriterSettings {
+        #[cfg(feature = "crash-hooks")]
+        let abort_before_commit = self.abort_before_commit;
+        #[cfg(not(feature = "crash-hooks"))]
+        let abort_before_commit = false;
         WriterSettings {
             memory_bytes: self.writer_memory_bytes,
             threads: self.writer_threads,
-            abort_before_commit: self.abort_before_commit,
+            abort_before_commit,
         }
     }
 }
@@ -136,7 +143,7 @@ impl SearchIndex {
     /// [`IndexError`]: the folder cannot be created or read, or the thread cannot start.
     pub fn open(store: Arc<Store>, options: IndexOptions) -> Result<SearchIndex, IndexError> {
         let path = options.folder_for(&store)?;
-        let folder = Folder::open(&path)?;
+        let folder = Folder::open(&path, Protection::of_store(store.path()))?;
         let (searchable, _) = folder.committed_position()?;
         let reader = folder
             .index
@@ -220,7 +227,7 @@ impl SearchIndex {
     pub fn close(mut self) -> Result<(), IndexError> {
         self.stop_thread();
         match self.shared.progress().failure {
-            Some(reason) => Err(IndexError::Stopped { reason }),
+            Some((reason, cause)) => Err(IndexError::Stopped { reason, cause }),
             None => Ok(()),
         }
     }
@@ -247,7 +254,7 @@ impl SearchIndex {
     ) -> Result<RebuildSummary, IndexError> {
         let started = Instant::now();
         let path = options.folder_for(store)?;
-        let folder = Folder::open(&path)?;
+        let folder = Folder::open(&path, Protection::of_store(store.path()))?;
         let snapshot = store.snapshot()?;
         let end = snapshot.position_end()?;
         let mut writing =

@@ -44,7 +44,7 @@ pub(crate) struct Progress {
     /// This process holds the writer.
     pub(crate) writing: bool,
     /// Why the indexer stopped, if it failed.
-    pub(crate) failure: Option<String>,
+    pub(crate) failure: Option<(String, annal_engine::ErrorKind)>,
 }
 
 /// State shared by the index handle, searches and the indexer thread.
@@ -98,8 +98,8 @@ impl Shared {
             if progress.searchable >= target {
                 return Ok(progress.searchable);
             }
-            if let Some(reason) = &progress.failure {
-                return Err(WaitError::Index(IndexError::Stopped { reason: reason.clone() }));
+            if let Some((reason, cause)) = &progress.failure {
+                return Err(WaitError::Index(IndexError::Stopped { reason: reason.clone(), cause: *cause }));
             }
             let now = Instant::now();
             if now >= deadline {
@@ -224,7 +224,7 @@ pub(crate) fn run(
 ) {
     if let Err(err) = drive(&shared, &store, &control, &stop, &config) {
         shared.publish(|p| {
-            p.failure = Some(err.to_string());
+            p.failure = Some((err.to_string(), err.kind()));
             p.writing = false;
         });
     }

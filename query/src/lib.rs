@@ -34,6 +34,7 @@ mod idents;
 mod index;
 mod indexer;
 mod original;
+mod protect;
 mod query;
 mod schema;
 mod search;

@@ -94,7 +94,9 @@ impl Verified {
         }
         text.push('\n');
         let temp = folder.join(format!("{VERIFIED_FILE}.{}.tmp", std::process::id()));
-        let written = std::fs::File::create(&temp).and_then(|mut file| file.write_all(text.as_bytes()));
+        let written = std::fs::File::create(&temp)
+            .and_then(|mut file| file.write_all(text.as_bytes()))
+            .and_then(|()| crate::protect::Protection::of_folder(folder).apply(&temp));
         if written.and_then(|()| std::fs::rename(&temp, folder.join(VERIFIED_FILE))).is_err() {
             let _ = std::fs::remove_file(&temp);
         }

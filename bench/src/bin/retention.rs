@@ -1,7 +1,7 @@
-//! The retention exam (DESIGN §8): regenerates docs/evaluation.md from seeded sessions and the
-//! real corpus (the folder named by `ANNAL_CORPUS`) driven through annal's projections and other
-//! agents' compaction rules. The runtime is printed on stdout only, so the document stays
-//! byte-identical across runs.
+//! The retention exam (docs/design.md, "Evaluation"): regenerates docs/evaluation.md from
+//! seeded sessions and the real corpus (the folder named by `ANNAL_CORPUS`) driven through
+//! annal's projections and other agents' compaction rules. The runtime is printed on stdout
+//! only, so the document stays byte-identical across runs.
 
 use std::path::PathBuf;
 use std::process::ExitCode;

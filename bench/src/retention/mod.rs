@@ -1,8 +1,8 @@
-//! The retention exam (DESIGN §8): seeded sessions with planted facts, driven through annal's
-//! projections and through other agents' compaction rules (rules only, and with the shared
-//! stand-in summarizer), scored closed book after every compaction and at the end, open book,
-//! and per compaction, on report seeds; the sweep of deterministic-v1's constants runs on other
-//! seeds. `report` writes the Markdown.
+//! The retention exam (docs/design.md, "Evaluation"): seeded sessions with planted facts,
+//! driven through annal's projections and through other agents' compaction rules (rules only,
+//! and with the shared stand-in summarizer), scored closed book after every compaction and at
+//! the end, open book, and per compaction, on report seeds; the sweep of deterministic-v1's
+//! constants runs on other seeds. `report` writes the Markdown.
 
 pub mod baselines;
 pub mod corpus;

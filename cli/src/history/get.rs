@@ -9,7 +9,7 @@ use anyhow::{anyhow, bail};
 use clap::Args;
 
 use crate::location::StoreLocation;
-use crate::output::{bytes, count, write_json_pretty, Out};
+use crate::output::{bytes, count, write_pretty, Out};
 
 pub(crate) const LONG_ABOUT: &str = "\
 Print an original verbatim from the journal, with its metadata. ID is an entryId (the whole record,
@@ -137,16 +137,14 @@ pub(crate) fn write_original(out: &mut impl Write, original: &Original) -> std::
 pub(crate) fn run(location: &StoreLocation, plan: &GetPlan, out: &mut Out) -> anyhow::Result<()> {
     let store = location.open_reading()?;
     let original = store.get(&plan.id, plan.lines.clone()).map_err(|err| match err {
-        annal::Error::Get(GetError::UnknownEntry(id)) => {
-            anyhow!("no entry {id:?} in {location} (ids look like ENTRY or ENTRY#BLOCK)")
-        }
+        unknown @ annal::Error::Get(GetError::UnknownEntry(_)) => location.failed(&unknown),
         annal::Error::Get(GetError::Journal(read)) | annal::Error::Read(read) => {
             location.read_error(&plan.id, read)
         }
         other => anyhow!(other),
     })?;
     if plan.json {
-        write_json_pretty(out, &annal::json::original(&original))?;
+        write_pretty(out, &annal::json::original(&original))?;
     } else if plan.raw {
         let [block] = original.blocks.as_slice() else {
             bail!(

@@ -8,10 +8,10 @@ use annal::Role;
 use annal::{Hit, SearchRequest};
 use anyhow::{anyhow, bail};
 use clap::Args;
-use serde_json::Value;
 
 use crate::location::StoreLocation;
-use crate::output::{plural, write_json_pretty, Out};
+use crate::output::{plural, write_pretty, Out};
+use annal::json::Json;
 
 pub(crate) const LONG_ABOUT: &str = "\
 Search every original of the store (user and assistant text, thinking, tool calls and tool output),
@@ -123,7 +123,7 @@ pub(crate) fn run(location: &StoreLocation, plan: &SearchPlan, out: &mut Out) ->
     })?;
     let took = started.elapsed();
     if plan.json {
-        write_json_pretty(out, &Value::Array(hits.iter().map(annal::json::hit).collect()))?;
+        write_pretty(out, &Json::array(hits.iter().map(annal::json::hit)))?;
     } else if hits.is_empty() {
         writeln!(out, "no matches for {:?}", plan.request.query)?;
     } else {

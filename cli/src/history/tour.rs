@@ -4,7 +4,8 @@
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-use annal::{Annal, BlockView, SearchRequest, Snapshot};
+use annal::snapshot::BlockView;
+use annal::{Annal, SearchRequest, Snapshot};
 use anyhow::bail;
 
 use super::get::write_original;

@@ -11,12 +11,15 @@
 mod render;
 mod tools;
 
+use crate::failure::said;
+use annal::error::ErrorKind;
 use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use annal::error::{GetError, SearchError};
-use annal::{Annal, Environment, Hit, Original, SearchRequest, SessionInfo, SyncOptions};
+use annal::sync::{Environment, SyncOptions};
+use annal::{Annal, Hit, Original, SearchRequest, SessionInfo};
 use anyhow::{anyhow, Context};
 use clap::Args;
 use rmcp::ServiceExt;
@@ -129,7 +132,7 @@ impl History {
         let store = self.store()?;
         self.catch_up_sources(&store);
         let behind = store.catch_up(STALL, |_, _| {}).map_err(|err| match err {
-            annal::Error::Index(err) => {
+            err @ annal::Error::Index(_) => {
                 anyhow::Error::from(err).context(format!("cannot open the search index of {}", self.location))
             }
             other => anyhow::Error::from(other).context(format!("cannot search {}", self.location)),
@@ -141,9 +144,10 @@ impl History {
             );
         }
         let hits = store.search(request).map_err(|err| match err {
-            annal::Error::Search(SearchError::UnknownSession(name)) => {
-                anyhow!("no session named {name:?} in this store (sessions_list names them)")
-            }
+            annal::Error::Search(SearchError::UnknownSession(name)) => said(
+                ErrorKind::NotFound,
+                format!("no session named {name:?} in this store (sessions_list names them)"),
+            ),
             other => anyhow!(other),
         })?;
         Ok(Found { hits, behind })
@@ -188,11 +192,14 @@ impl History {
     /// An original by `entryId` or `entryId#block`, optionally only some lines of its text.
     pub(crate) fn get(&self, id: &str, lines: Option<RangeInclusive<usize>>) -> anyhow::Result<Original> {
         self.store()?.get(id, lines).map_err(|err| match err {
-            annal::Error::Get(GetError::UnknownEntry(id)) => anyhow!(
-                "no entry {id:?} in this store (ids are entryIds, or entryId#BLOCK, as search hits and \
-                 projection markers name them)"
+            annal::Error::Get(GetError::UnknownEntry(id)) => said(
+                ErrorKind::NotFound,
+                format!(
+                    "no entry {id:?} in this store (ids are entryIds, or entryId#BLOCK, as search hits and \
+                     projection markers name them)"
+                ),
             ),
-            annal::Error::Read(err) => {
+            err @ annal::Error::Read(_) => {
                 anyhow::Error::from(err).context(format!("cannot read {}", self.location))
             }
             other => anyhow!(other),

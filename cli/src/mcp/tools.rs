@@ -1,6 +1,7 @@
 //! The MCP tools: their names, input schemas and descriptions (what a model reads to decide to
 //! call them), and each call checked, run against the store and answered as compact text.
 
+use annal::error::ErrorKind;
 use annal::Role;
 use annal::SearchRequest;
 use rmcp::handler::server::router::tool::ToolRouter;
@@ -119,12 +120,16 @@ fn guarded(tool: &str, work: impl FnOnce() -> CallToolResult) -> CallToolResult 
                 .map(|s| (*s).to_owned())
                 .or_else(|| payload.downcast_ref::<String>().cloned())
                 .unwrap_or_else(|| "no message".to_owned());
-            failure(format!("{tool} failed inside annal (a bug; please report it): {what}"))
+            failure(format!(
+                "{}: {tool} failed inside annal (a bug; please report it): {what}",
+                ErrorKind::Internal
+            ))
         }
     }
 }
 
-/// One line from an error and its causes, each cause said once.
+/// One line from an error and its causes, each cause said once, after its kind (`not found:
+/// no session named …`): the same kind that sets the command line's exit status.
 fn error_line(err: &anyhow::Error) -> String {
     let mut text = String::new();
     for cause in err.chain().map(ToString::to_string) {
@@ -132,7 +137,7 @@ fn error_line(err: &anyhow::Error) -> String {
             text = if text.is_empty() { cause } else { format!("{text}: {cause}") };
         }
     }
-    text
+    format!("{}: {text}", crate::failure::kind_of(err))
 }
 
 #[tool_router]
@@ -247,9 +252,21 @@ mod tests {
         });
         assert_eq!(failed.is_error, Some(true));
         let line = text(&failed);
-        assert!(line.starts_with("history_search failed inside annal"), "{line}");
+        assert!(line.starts_with("internal: history_search failed inside annal"), "{line}");
         assert!(line.contains("char boundary") && !line.contains('\n'), "{line}");
         let owned = guarded("history_get", || panic!("{} went wrong", "something"));
         assert!(text(&owned).ends_with("something went wrong"), "{}", text(&owned));
+    }
+
+    #[test]
+    fn a_tool_error_begins_with_its_kind() {
+        let unknown = annal::Error::Get(annal::error::GetError::UnknownEntry("e1".into()));
+        let line = error_line(&anyhow::Error::new(unknown).context("cannot read the store"));
+        assert_eq!(
+            line,
+            "not found: cannot read the store: no entry \"e1\" (ids look like ENTRY or ENTRY#BLOCK)"
+        );
+        let syntax = annal::Error::Search(annal::error::SearchError::EmptyQuery);
+        assert!(error_line(&anyhow::Error::new(syntax)).starts_with("bad input: the query is empty"));
     }
 }

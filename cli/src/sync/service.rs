@@ -31,11 +31,10 @@ pub(super) fn install(location: &StoreLocation, args: &SyncArgs, out: &mut Out) 
         command.extend(["--path".into(), path.display().to_string()]);
     }
     // A service does not read the shell's profile: the agents' overrides set here go with it.
-    let env: Vec<(String, String)> = annal::OVERRIDES
-        .iter()
-        .filter_map(|name| {
-            std::env::var(name).ok().filter(|v| !v.is_empty()).map(|v| ((*name).to_owned(), v))
-        })
+    let env: Vec<(String, String)> = annal::sync::Environment::from_process()
+        .vars
+        .into_iter()
+        .filter_map(|(name, value)| value.into_string().ok().map(|value| (name, value)))
         .collect();
     let home = dirs::home_dir().context("cannot find the home folder to install the service in")?;
     let (file, text, enable) = if cfg!(target_os = "macos") {

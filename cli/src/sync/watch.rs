@@ -8,7 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use annal::{may_hold_sessions, Annal, SyncOptions};
+use annal::sync::{may_hold_sessions, SyncOptions};
+use annal::Annal;
 use anyhow::Context;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 

@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 pub(crate) mod drill;
+pub(crate) mod mcp;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,19 @@ use std::process::{Command, Output, Stdio};
 pub(crate) struct Sandbox {
     dir: tempfile::TempDir,
     pub(crate) db: PathBuf,
+}
+
+/// The exit status of a failure of each kind (docs/errors.md; `cli/src/failure.rs`).
+#[allow(dead_code)]
+pub(crate) mod status {
+    pub(crate) const BAD_INPUT: i32 = 1;
+    pub(crate) const USAGE: i32 = 2;
+    pub(crate) const NOT_FOUND: i32 = 3;
+    pub(crate) const CONFLICT: i32 = 4;
+    pub(crate) const BUSY: i32 = 5;
+    pub(crate) const READ_ONLY: i32 = 6;
+    pub(crate) const CORRUPTED: i32 = 9;
+    pub(crate) const IO: i32 = 11;
 }
 
 /// What one run of the binary did.

@@ -32,6 +32,16 @@ pub enum ExportError {
     Write(#[from] io::Error),
 }
 
+impl ExportError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> annal_engine::ErrorKind {
+        match self {
+            ExportError::Read(err) => err.kind(),
+            ExportError::Write(_) => annal_engine::ErrorKind::Io,
+        }
+    }
+}
+
 /// What an export wrote.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ExportSummary {

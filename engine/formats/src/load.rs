@@ -72,6 +72,18 @@ pub enum LoadError {
     },
 }
 
+impl LoadError {
+    /// What kind of failure this is: an export whose records do not reproduce their hashes is
+    /// bad input (the store is unharmed).
+    pub fn kind(&self) -> annal_engine::ErrorKind {
+        match self {
+            LoadError::Append { error, .. } => error.kind(),
+            LoadError::Read { error, .. } => error.kind(),
+            LoadError::HashMismatch { .. } => annal_engine::ErrorKind::BadInput,
+        }
+    }
+}
+
 /// The append error's message, naming the session once: most append errors already do.
 fn name_once(session: &str, err: &AppendError) -> String {
     let message = err.to_string();

@@ -8,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use annal_formats::{TranscriptFormat, AIDER_LOG};
 
+use crate::agent_store::is_opencode_storage;
 use crate::agents::Agent;
 use crate::error::SourceError;
 
@@ -97,7 +98,7 @@ impl Walk<'_> {
     fn opencode(&mut self, location: &Path) {
         self.file_if(location.join("opencode.db"), UnitKind::OpenCodeDb);
         let storage = location.join("storage");
-        if storage.join("session").is_dir() {
+        if is_opencode_storage(&storage) {
             self.units.push(Unit { agent: self.agent, kind: UnitKind::OpenCodeStorage, path: storage });
         }
     }

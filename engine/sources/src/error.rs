@@ -56,3 +56,19 @@ pub enum SourceError {
         path: PathBuf,
     },
 }
+
+impl SourceError {
+    /// What kind of failure this is. A source's failure is reported in a sync's report and
+    /// read again next time; it never fails the sync.
+    pub fn kind(&self) -> annal_engine::ErrorKind {
+        use annal_engine::ErrorKind;
+        match self {
+            SourceError::Io { .. } => ErrorKind::Io,
+            SourceError::Locked { .. } => ErrorKind::Busy,
+            SourceError::Schema { .. } => ErrorKind::Unsupported,
+            SourceError::Database { .. }
+            | SourceError::Unrecognised { .. }
+            | SourceError::SymlinkLoop { .. } => ErrorKind::BadInput,
+        }
+    }
+}

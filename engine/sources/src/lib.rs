@@ -21,6 +21,7 @@
 //! # Ok(()) }
 //! ```
 
+mod agent_store;
 mod agents;
 mod codex_fork;
 mod cursor;
@@ -32,6 +33,7 @@ mod opencode_storage;
 mod read;
 mod sync;
 
+pub use crate::agent_store::{is_opencode_storage, read_agent_store, AgentStoreReading};
 pub use crate::agents::Agent;
 pub use crate::discover::{may_hold_sessions, Unit, UnitKind};
 pub use crate::environment::{Environment, OVERRIDES};

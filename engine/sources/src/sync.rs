@@ -114,6 +114,17 @@ pub enum SyncError {
     Fork(#[from] ForkError),
 }
 
+impl SyncError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> annal_engine::ErrorKind {
+        match self {
+            SyncError::Append(err) => err.kind(),
+            SyncError::Read(err) => err.kind(),
+            SyncError::Fork(err) => err.kind(),
+        }
+    }
+}
+
 /// The project folders the store remembers.
 fn remembered_projects(store: &Store) -> Result<Vec<PathBuf>, SyncError> {
     let names = store.cursors(PROJECT_PREFIX)?.into_iter().map(|(name, _)| name);

@@ -11,7 +11,8 @@ use crate::hash::{hash_to_hex, Hash};
 use crate::prepare::prepare_batch;
 use crate::project::{
     checkpoint_at, checkpoint_key, encode_plan, read_receipt, receipt_record, receipt_summary_owned,
-    Algorithm, Current, Outline, ProjectError, Projection, ProjectionSnapshot, ReceiptBody, ReceiptInfo,
+    Algorithm, Current, Outline, Plan, PreparedProjection, ProjectError, Projection, ProjectionSnapshot,
+    ReceiptBody, ReceiptInfo,
 };
 use crate::store::Store;
 
@@ -83,7 +84,9 @@ impl Store {
                 );
             }
         };
-        let result = self.compact_claimed(&source, session, &outline, key, owner, held, view, options);
+        let job =
+            ClaimedCompaction { source: &source, session, outline: &outline, key, owner, held, options };
+        let result = self.compact_claimed(&job, view);
         if result.is_err() {
             self.claims().release(key, owner, held.local_token);
             let token = held.durable.token;
@@ -93,86 +96,71 @@ impl Store {
         result
     }
 
-    #[allow(clippy::too_many_arguments)]
+    /// Derives the checkpoint of a compaction that holds its claim and commits it with its
+    /// receipt; `view` is the view the compaction was asked for, summarised for summarized-v1.
     fn compact_claimed(
         &self,
-        source: &ProjectionSnapshot,
-        session: &str,
-        outline: &Outline,
-        key: Hash,
-        owner: Owner,
-        held: Held,
+        job: &ClaimedCompaction<'_>,
         view: Projection<'static>,
-        options: &CompactOptions,
     ) -> Result<CompactOutcome, CompactError> {
-        let budget = options.project.budget;
-        let requested = options.project.algorithm;
-        let upto = outline.compaction_upto();
         let view_tokens = view.stats.tokens.total;
-        let (mut summary, mut reason) = (None, None);
-        if requested == Algorithm::SummarizedV1 {
-            // The same test the derivation makes: a session under the trigger is shown whole.
-            if outline.tokens_before(outline.len) <= u64::from(budget.trigger_tokens()) {
-                reason =
-                    Some("the records fit under the trigger, so there is nothing to summarise".to_owned());
-            } else if let Some(summarizer) = &options.summarizer {
-                let request = SummaryRequest::new(session, upto, budget.summary_tokens, view.messages);
-                match summarize_within(summarizer, request) {
-                    Ok(text) => {
-                        let tokens = self.options().token_counter.count_tokens(&text);
-                        if tokens > budget.summary_tokens {
-                            reason = Some(format!(
-                                "the summary has {tokens} tokens, more than the {} allowed",
-                                budget.summary_tokens
-                            ));
-                        } else {
-                            summary = Some(text);
-                        }
-                    }
-                    Err(why) => reason = Some(why),
-                }
-            } else {
-                reason = Some("no summarizer was given".to_owned());
-            }
+        let mut summary = self.summarize(job, view);
+        let derived = derive_checkpoint(job, &mut summary)?;
+        self.commit_claimed(job, &derived, summary, view_tokens)
+    }
+
+    /// The summary for a summarized-v1 compaction, or why it has none; nothing for
+    /// deterministic-v1.
+    fn summarize(&self, job: &ClaimedCompaction<'_>, view: Projection<'static>) -> Summary {
+        let budget = job.options.project.budget;
+        let outline = job.outline;
+        if job.options.project.algorithm != Algorithm::SummarizedV1 {
+            return Summary::default();
         }
-        let prefix = outline.clone();
-        let algorithm = if summary.is_some() { Algorithm::SummarizedV1 } else { Algorithm::DeterministicV1 };
-        let derived = match source.prepare_derived(
-            session,
-            prefix.clone(),
-            budget,
-            algorithm,
-            summary.clone(),
-            None,
-        ) {
-            Err(ProjectError::DoesNotFit { tokens, capacity, .. }) if summary.is_some() => {
-                reason = Some(format!(
-                    "with the summary the projection needs {tokens} tokens, more than the capacity of {capacity}"
-                ));
-                summary = None;
-                source.prepare_derived(session, prefix, budget, Algorithm::DeterministicV1, None, None)?
-            }
-            other => other?,
+        // The same test the derivation makes: a session under the trigger is shown whole.
+        if outline.tokens_before(outline.len) <= u64::from(budget.trigger_tokens()) {
+            return Summary::fallback(
+                "the records fit under the trigger, so there is nothing to summarise".to_owned(),
+            );
+        }
+        let Some(summarizer) = &job.options.summarizer else {
+            return Summary::fallback("no summarizer was given".to_owned());
         };
+        let request =
+            SummaryRequest::new(job.session, outline.compaction_upto(), budget.summary_tokens, view.messages);
+        match summarize_within(summarizer, request) {
+            Ok(text) => {
+                let tokens = self.options().token_counter.count_tokens(&text);
+                if tokens > budget.summary_tokens {
+                    Summary::fallback(format!(
+                        "the summary has {tokens} tokens, more than the {} allowed",
+                        budget.summary_tokens
+                    ))
+                } else {
+                    Summary { text: Some(text), fallback_reason: None }
+                }
+            }
+            Err(why) => Summary::fallback(why),
+        }
+    }
+
+    /// Commits the derived checkpoint with its receipt under the held claim.
+    fn commit_claimed(
+        &self,
+        job: &ClaimedCompaction<'_>,
+        derived: &PreparedProjection<'_>,
+        summary: Summary,
+        view_tokens: u64,
+    ) -> Result<CompactOutcome, CompactError> {
+        let (session, key, owner, held) = (job.session, job.key, job.owner, job.held);
         let projection = derived.render()?;
         let plan = derived.plan();
-        let info = ReceiptInfo {
-            key,
-            algorithm_version: plan.algorithm.as_str().to_owned(),
-            requested,
-            upto,
-            end: plan.end,
-            budget,
-            projection_hash: projection.hash,
-            summary_hash: plan.summary,
-            fencing_token: held.durable.token,
-            fallback_reason: reason.clone(),
-        };
+        let info = receipt_info(job, plan, &projection, summary.fallback_reason.clone());
         let body = ReceiptBody {
             session,
             info: &info,
             stats: &projection.stats,
-            summary: summary.as_deref(),
+            summary: summary.text.as_deref(),
             reinstated: false,
         };
         let receipt = prepare_batch(session, vec![receipt_record(&body, &owner)], self.options())
@@ -181,29 +169,25 @@ impl Store {
         let committed: Result<u64, CommitRefused> = self.checkpoint_request(|reply| {
             CheckpointRequest::Commit { key, session: session.to_owned(), mode, receipt, reply }
         })?;
-        match committed {
-            Ok(order) => {
-                let _ = self.claims().commit(key, owner, held.local_token);
-                self.claims().mark_committed(key);
-                if let Some(rows) = derived.formatted_rows() {
-                    self.projection_cache().keep_rows(key, rows);
-                }
-                Ok(CompactOutcome {
-                    status: CompactStatus::Committed,
-                    key: Some(key),
-                    upto,
-                    requested,
-                    algorithm: plan.algorithm,
-                    fallback_reason: reason,
-                    receipt: Some(order),
-                    fencing_token: held.durable.token,
-                    projection_hash: projection.hash,
-                    stats: projection.stats,
-                    view_tokens,
-                })
-            }
-            Err(refused) => Err(refusal_error(session, key, held.durable.token, refused)),
+        let order = committed.map_err(|refused| refusal_error(session, key, held.durable.token, refused))?;
+        let _ = self.claims().commit(key, owner, held.local_token);
+        self.claims().mark_committed(key);
+        if let Some(rows) = derived.formatted_rows() {
+            self.projection_cache().keep_rows(key, rows);
         }
+        Ok(CompactOutcome {
+            status: CompactStatus::Committed,
+            key: Some(key),
+            upto: info.upto,
+            requested: info.requested,
+            algorithm: plan.algorithm,
+            fallback_reason: summary.fallback_reason,
+            receipt: Some(order),
+            fencing_token: held.durable.token,
+            projection_hash: projection.hash,
+            stats: projection.stats,
+            view_tokens,
+        })
     }
 
     /// Reuses a committed checkpoint for `key`: nothing to write when it is current, a new
@@ -270,5 +254,75 @@ impl Store {
             Err(CommitRefused::AlreadyCurrent) => Ok(Some(outcome)),
             Err(refused) => Err(refusal_error(session, key, info.fencing_token, refused)),
         }
+    }
+}
+
+/// A compaction that holds the claim on its key: what each of its steps reads.
+struct ClaimedCompaction<'a> {
+    source: &'a ProjectionSnapshot,
+    session: &'a str,
+    /// The session's outline in `source`; the checkpoint covers its records up to
+    /// `compaction_upto`.
+    outline: &'a Outline,
+    key: Hash,
+    owner: Owner,
+    held: Held,
+    options: &'a CompactOptions,
+}
+
+/// A summarized-v1 compaction's summary, or the reason it has none (recorded in the receipt);
+/// neither for deterministic-v1.
+#[derive(Default)]
+struct Summary {
+    text: Option<String>,
+    fallback_reason: Option<String>,
+}
+
+impl Summary {
+    fn fallback(reason: String) -> Summary {
+        Summary { text: None, fallback_reason: Some(reason) }
+    }
+}
+
+/// What the receipt of a claimed compaction's checkpoint says of it.
+fn receipt_info(
+    job: &ClaimedCompaction<'_>,
+    plan: &Plan,
+    projection: &Projection<'_>,
+    fallback_reason: Option<String>,
+) -> ReceiptInfo {
+    ReceiptInfo {
+        key: job.key,
+        algorithm_version: plan.algorithm.as_str().to_owned(),
+        requested: job.options.project.algorithm,
+        upto: job.outline.compaction_upto(),
+        end: plan.end,
+        budget: job.options.project.budget,
+        projection_hash: projection.hash,
+        summary_hash: plan.summary,
+        fencing_token: job.held.durable.token,
+        fallback_reason,
+    }
+}
+
+/// Derives the checkpoint from the originals, with the summary when there is one; a summary the
+/// capacity cannot hold is dropped for deterministic-v1, the reason kept in `summary`.
+fn derive_checkpoint<'s>(
+    job: &ClaimedCompaction<'s>,
+    summary: &mut Summary,
+) -> Result<PreparedProjection<'s>, CompactError> {
+    let (source, session, budget) = (job.source, job.session, job.options.project.budget);
+    let prefix = job.outline.clone();
+    let algorithm = if summary.text.is_some() { Algorithm::SummarizedV1 } else { Algorithm::DeterministicV1 };
+    let derived =
+        source.prepare_derived(session, prefix.clone(), budget, algorithm, summary.text.clone(), None);
+    match derived {
+        Err(ProjectError::DoesNotFit { tokens, capacity, .. }) if summary.text.is_some() => {
+            *summary = Summary::fallback(format!(
+                "with the summary the projection needs {tokens} tokens, more than the capacity of {capacity}"
+            ));
+            Ok(source.prepare_derived(session, prefix, budget, Algorithm::DeterministicV1, None, None)?)
+        }
+        other => Ok(other?),
     }
 }

@@ -1,7 +1,8 @@
 //! Compaction: committing a checkpoint (a projection plan and the receipt that makes it current)
 //! under the claim protocol that keeps concurrent compactions of one key from both committing
-//! (DESIGN §5). What a checkpoint is, and how a view reads one, is the projection layer's
-//! (`project/stored.rs`, `receipt.rs`, `current.rs`); this layer only writes them.
+//! (docs/projection.md, "Claims, leases and fencing"). What a checkpoint is, and how a view
+//! reads one, is the projection layer's (`project/stored.rs`, `receipt.rs`, `current.rs`); this
+//! layer only writes them.
 //!
 //! - `claims`: the claim/lease/fencing transitions and the in-memory registry (loom-checked);
 //! - `durable`: the same transitions on the `claims` table, and commits, in the writer;
@@ -115,6 +116,26 @@ pub enum CompactError {
         #[source]
         source: io::Error,
     },
+}
+
+impl CompactError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> crate::ErrorKind {
+        use crate::ErrorKind;
+        match self {
+            CompactError::UnknownSession(_) => ErrorKind::NotFound,
+            CompactError::Budget(err) => err.kind(),
+            CompactError::DoesNotFit { .. } => ErrorKind::BadInput,
+            CompactError::Claimed { .. } | CompactError::Fenced { .. } | CompactError::Busy { .. } => {
+                ErrorKind::Busy
+            }
+            CompactError::Receipt(err) => err.kind(),
+            CompactError::Poisoned => ErrorKind::Poisoned,
+            CompactError::Closed => ErrorKind::Closed,
+            CompactError::Corrupted { .. } => ErrorKind::Corrupted,
+            CompactError::Io { .. } => ErrorKind::Io,
+        }
+    }
 }
 
 impl From<ProjectError> for CompactError {

@@ -37,6 +37,14 @@ pub trait Summarizer: Send + Sync + std::fmt::Debug {
 #[error("{0}")]
 pub struct SummarizeError(pub String);
 
+impl SummarizeError {
+    /// What kind of failure this is. A compaction never returns it (a failed summary falls
+    /// back to the deterministic view); a summarizer's own caller may.
+    pub fn kind(&self) -> crate::ErrorKind {
+        crate::ErrorKind::Internal
+    }
+}
+
 /// What a summarizer is asked.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SummaryRequest {

@@ -144,7 +144,7 @@ impl Budget {
 /// A projection algorithm; its version string is part of every checkpoint key.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Algorithm {
-    /// Originals under a budget, no model call (DESIGN §5, steps 1–5).
+    /// Originals under a budget, no model call (docs/projection.md, "deterministic-v1").
     DeterministicV1,
     /// `deterministic-v1` plus a handoff summary written by a host-supplied summarizer.
     SummarizedV1,
@@ -182,6 +182,15 @@ impl Algorithm {
 impl fmt::Display for Algorithm {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+impl BudgetError {
+    /// What kind of failure this is: a budget is the caller's input.
+    pub fn kind(&self) -> crate::ErrorKind {
+        match self {
+            BudgetError::TooSmall { .. } | BudgetError::HistoryTooLarge(_) => crate::ErrorKind::BadInput,
+        }
     }
 }
 

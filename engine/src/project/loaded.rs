@@ -70,8 +70,8 @@ impl<'s> Loaded<'s> {
             }
             let last = missing[end - 1];
             let mut expected = first;
-            for entry in journal.range((key, first)..=(key, last))? {
-                let (stored_key, bytes) = entry?;
+            for entry in journal.range((key, first)..=(key, last)).map_err(ReadError::storage)? {
+                let (stored_key, bytes) = entry.map_err(ReadError::storage)?;
                 let order = stored_key.value().1;
                 if order != expected {
                     break;

@@ -1,4 +1,5 @@
-//! Projections: the deterministic view of a session for the next model request (DESIGN §5).
+//! Projections: the deterministic view of a session for the next model request (why it is
+//! built this way: docs/design.md, "Projections").
 //!
 //! Planning runs over the digests only (`outline`, `tail`, `history`, `evidence`); `resolve`
 //! settles what digests cannot know by reading the few records involved; `render` borrows the
@@ -36,7 +37,7 @@ pub use self::key::checkpoint_key;
 pub use self::message::{projection_hash, write_messages_json, Message, MessageBlock};
 pub use self::omitted::{Omission, OmissionReason, OmittedEntry};
 pub use self::source::ProjectionSnapshot;
-pub use self::stats::{KeptCounts, OmittedCounts, PartTokens, ProjectionStats};
+pub use self::stats::{stats_json, KeptCounts, OmittedCounts, PartTokens, ProjectionStats};
 pub use self::view::PreparedProjection;
 
 pub(crate) use self::current::{checkpoint_at, read_receipt, Current};
@@ -126,8 +127,8 @@ impl Projection<'_> {
 
     /// The stats object of [`Projection::write_json`]: [`ProjectionStats::to_json`] plus the view's
     /// source, whether compaction is due, and the budget's numbers.
-    pub fn stats_json(&self) -> serde_json::Value {
-        let mut stats = self.stats.to_json();
+    pub(crate) fn stats_json(&self) -> serde_json::Value {
+        let mut stats = stats_json(&self.stats);
         let b = &self.budget;
         let source = match self.source {
             ViewSource::Live => serde_json::json!({"kind": "live"}),
@@ -225,6 +226,20 @@ impl From<ReadError> for ProjectError {
             }
             ReadError::Corrupted { reason } => ProjectError::Corrupted { reason },
             ReadError::Io { source } => ProjectError::Io { source },
+        }
+    }
+}
+
+impl ProjectError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> crate::ErrorKind {
+        use crate::ErrorKind;
+        match self {
+            ProjectError::UnknownSession(_) => ErrorKind::NotFound,
+            ProjectError::Budget(err) => err.kind(),
+            ProjectError::DoesNotFit { .. } => ErrorKind::BadInput,
+            ProjectError::Corrupted { .. } => ErrorKind::Corrupted,
+            ProjectError::Io { .. } => ErrorKind::Io,
         }
     }
 }

@@ -76,7 +76,7 @@ impl Omission {
     }
 
     /// The entry as `project --json` writes it.
-    pub fn to_json(&self) -> Value {
+    pub(crate) fn to_json(&self) -> Value {
         let mut value = json!({
             "why": self.reason.as_str(),
             "entryId": self.first.entry_id,

@@ -47,8 +47,12 @@ fn read_range(
         if start >= end {
             continue;
         }
-        for entry in source.receipts_table().range((segment.key, start)..(segment.key, end))? {
-            let (key, value) = entry?;
+        for entry in source
+            .receipts_table()
+            .range((segment.key, start)..(segment.key, end))
+            .map_err(ReadError::storage)?
+        {
+            let (key, value) = entry.map_err(ReadError::storage)?;
             receipts.push(ReceiptRef { order: key.value().1, key: value.value() });
         }
     }
@@ -60,8 +64,12 @@ fn read_range(
         if start >= end {
             continue;
         }
-        for entry in snapshot.digests_table().range((segment.key, start)..(segment.key, end))? {
-            let (key, bytes) = entry?;
+        for entry in snapshot
+            .digests_table()
+            .range((segment.key, start)..(segment.key, end))
+            .map_err(ReadError::storage)?
+        {
+            let (key, bytes) = entry.map_err(ReadError::storage)?;
             let order = key.value().1;
             if order != expected {
                 return Err(ReadError::Corrupted {

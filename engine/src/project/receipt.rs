@@ -146,7 +146,7 @@ pub(crate) fn receipt_record(body: &ReceiptBody<'_>, attempt: &[u8; 16]) -> Reco
         "fencingToken": info.fencing_token,
         "fallbackReason": info.fallback_reason,
         "reinstated": body.reinstated,
-        "stats": stats.to_json(),
+        "stats": super::stats_json(stats),
     });
     let mut line = format!(
         "annal compaction receipt: checkpoint {} ({}) covers sourceOrder 0 to {}: {} user messages, {} assistant \

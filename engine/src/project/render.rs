@@ -1,9 +1,9 @@
-//! Rendering a plan into messages, in the order DESIGN §5 fixes: the compacted history in
-//! sourceOrder (user text, kept assistant text, a marker in place of each run of omitted
-//! records), then one labelled message with the summary and the evidence index, then the tail
-//! verbatim (`verbatim.rs`). Text is borrowed from the stored records (blob payloads are
-//! loaded). The same code measures a plan (`count_only`), so what planning measures is what
-//! rendering writes.
+//! Rendering a plan into messages, in the order docs/projection.md fixes ("Output"): the
+//! compacted history in sourceOrder (user text, kept assistant text, a marker in place of each
+//! run of omitted records), then one labelled message with the summary and the evidence index,
+//! then the tail verbatim (`verbatim.rs`). Text is borrowed from the stored records (blob
+//! payloads are loaded). The same code measures a plan (`count_only`), so what planning measures
+//! is what rendering writes.
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -59,8 +59,11 @@ fn read_entry_id(snapshot: &Snapshot, at: Option<(u64, u64)>, order: u64) -> Res
     let corrupted =
         |reason: String| ReadError::Corrupted { reason: format!("record at sourceOrder {order}: {reason}") };
     let at = at.ok_or_else(|| corrupted("past the session's records".into()))?;
-    let bytes =
-        snapshot.journal_table().get(at)?.ok_or_else(|| corrupted("missing from the journal".into()))?;
+    let bytes = snapshot
+        .journal_table()
+        .get(at)
+        .map_err(ReadError::storage)?
+        .ok_or_else(|| corrupted("missing from the journal".into()))?;
     let archive = crate::packing::unpack_record(bytes.value()).map_err(corrupted)?;
     let archived = crate::codec::access(&archive).map_err(corrupted)?;
     crate::hash::check_archived(archived).map_err(|reason| corrupted(reason.into()))?;

@@ -63,6 +63,6 @@ impl ProjectionSnapshot {
 
     /// The stored plan of a checkpoint, if its row exists.
     pub(crate) fn checkpoint_row(&self, key: &[u8; 32]) -> Result<Option<Vec<u8>>, ReadError> {
-        Ok(self.checkpoints.get(key)?.map(|value| value.value().to_vec()))
+        Ok(self.checkpoints.get(key).map_err(ReadError::storage)?.map(|value| value.value().to_vec()))
     }
 }

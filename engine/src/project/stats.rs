@@ -78,7 +78,7 @@ pub struct ProjectionStats {
 
 impl ProjectionStats {
     /// The stats as a JSON object with camelCase keys.
-    pub fn to_json(&self) -> Value {
+    fn json(self) -> Value {
         let kept = &self.kept;
         let omitted = &self.omitted;
         let tokens = &self.tokens;
@@ -115,4 +115,11 @@ impl ProjectionStats {
             },
         })
     }
+}
+
+/// `stats` as a JSON object with camelCase keys, as `project --json` and a compaction's
+/// receipt write them. A free function, so that no JSON library type is in a method of a type
+/// the `annal` crate re-exports.
+pub fn stats_json(stats: &ProjectionStats) -> Value {
+    stats.json()
 }

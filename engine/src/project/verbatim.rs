@@ -93,6 +93,8 @@ pub(crate) struct TailInput<'a> {
     pub(crate) count_only: bool,
 }
 
+/// Renders the tail's records into `messages`, each as stored but for the plan's block cuts and
+/// the pairing rule, counting what it shows into `stats` and what it cuts into `omissions`.
 pub(crate) fn render_tail<'g>(
     input: &TailInput<'_>,
     views: &Views<'g, '_>,
@@ -101,120 +103,169 @@ pub(crate) fn render_tail<'g>(
     stats: &mut ProjectionStats,
     omissions: &mut Vec<Omission>,
 ) -> Result<(), ReadError> {
-    let (snapshot, plan, counter) = (input.snapshot, input.plan, input.counter);
     let tail_views = tail.iter().map(|item| views.get(item.order)).collect::<Result<Vec<_>, _>>()?;
-    let Pairs { paired, late } = pairs(&tail_views, true);
-    for (r, (item, view)) in tail.iter().zip(&tail_views).enumerate() {
-        if input.count_only {
-            // A record shown as stored costs what its digest says; only a changed one is read.
-            let unchanged = view.blocks().enumerate().all(|(b, block)| {
-                plan.cut(item.order, b).is_none()
-                    && (!matches!(block, BlockView::ToolCall { .. } | BlockView::ToolResult { .. })
-                        || paired.contains(&(r, b)))
-            });
-            if unchanged {
-                if view.block_count() > 0 {
-                    stats.tokens.tail += u64::from(item.tokens_total);
-                    stats.kept.tail_records += 1;
-                }
-                continue;
+    let mut render = TailRender { input, pairs: pairs(&tail_views, true), stats, omissions };
+    for (index, (item, view)) in tail.iter().zip(&tail_views).enumerate() {
+        let record = TailRecord { index, item, view };
+        // A record shown as stored costs what its digest says; only a changed one is read.
+        if input.count_only && render.shown_as_stored(&record) {
+            if view.block_count() > 0 {
+                render.stats.tokens.tail += u64::from(item.tokens_total);
+                render.stats.kept.tail_records += 1;
             }
+            continue;
         }
-        let mut blocks = Vec::with_capacity(view.block_count());
-        let mut altered = false;
-        let mut block_tokens = 0u64;
-        for (b, block) in view.blocks().enumerate() {
-            let cut = plan.cut(item.order, b);
-            let mut cut_text = |whole: Cow<'g, str>| -> Cow<'g, str> {
-                match cut {
-                    Some(cut) => {
-                        let left_out = std::cell::Cell::new(None);
-                        let note = |omitted| {
-                            left_out.set(Some(omitted));
-                            text::cut_note(view.entry_id(), item.order, Some(b), omitted)
-                        };
-                        let text = text::cut_text(&whole, cut.head_tokens, cut.tail_tokens, note, counter);
-                        if let (Some(omitted), false) = (left_out.get(), input.count_only) {
-                            let reason = OmissionReason::BlockCut { block: cut.block };
-                            omissions.push(Omission::one(reason, view.entry_id(), item.order, omitted));
-                        }
-                        match text {
-                            Some(text) => Cow::Owned(text),
-                            None => whole,
-                        }
-                    }
-                    None => whole,
-                }
-            };
-            if cut.is_some() {
-                altered = true;
-                stats.omitted.cut_blocks += 1;
-            }
-            let rendered = match block {
-                BlockView::Text { text } => {
-                    let text = cut_text(snapshot.text(text)?);
-                    block_tokens += tokens(counter, &text);
-                    MessageBlock::Text { text }
-                }
-                BlockView::Thinking { text } => {
-                    let text = cut_text(snapshot.text(text)?);
-                    block_tokens += tokens(counter, &text);
-                    MessageBlock::Thinking { text }
-                }
-                BlockView::ToolCall { call_id, tool, input, target } => {
-                    let input = cut_text(snapshot.text(input)?);
-                    if paired.contains(&(r, b)) {
-                        block_tokens += tokens(counter, &input) + tokens(counter, tool);
-                        MessageBlock::ToolCall {
-                            call_id: Cow::Borrowed(call_id),
-                            tool: Cow::Borrowed(tool),
-                            input,
-                            target: Cow::Borrowed(target),
-                        }
-                    } else {
-                        altered = true;
-                        stats.omitted.unpaired_blocks += 1;
-                        let note = text::unanswered_call_note(tool, call_id, target, &input);
-                        block_tokens += tokens(counter, &note);
-                        MessageBlock::Text { text: Cow::Owned(note) }
-                    }
-                }
-                BlockView::ToolResult { call_id, tool, is_error, output } => {
-                    let output = cut_text(snapshot.text(output)?);
-                    if paired.contains(&(r, b)) {
-                        block_tokens += tokens(counter, &output);
-                        MessageBlock::ToolResult {
-                            call_id: Cow::Borrowed(call_id),
-                            tool: Cow::Borrowed(tool),
-                            is_error,
-                            output,
-                        }
-                    } else {
-                        altered = true;
-                        stats.omitted.unpaired_blocks += 1;
-                        let note = if late.contains(&(r, b)) {
-                            text::late_result_note(tool, call_id, is_error, &output)
-                        } else {
-                            text::unpaired_result_note(tool, call_id, is_error, &output)
-                        };
-                        block_tokens += tokens(counter, &note);
-                        MessageBlock::Text { text: Cow::Owned(note) }
-                    }
-                }
-                BlockView::Blob { hash, media_type, size_bytes } => {
-                    MessageBlock::Blob { hash, media_type: Cow::Borrowed(media_type), size_bytes }
-                }
-            };
-            blocks.push(rendered);
-        }
-        if blocks.is_empty() {
+        let rendered = render.record(&record)?;
+        if rendered.blocks.is_empty() {
             continue;
         }
         // The digest's estimate is the sum of the same per-block counts; recounting is needed
         // only where a block changed.
-        stats.tokens.tail += if altered { block_tokens } else { u64::from(item.tokens_total) };
-        stats.kept.tail_records += 1;
-        messages.push(Message { role: view.role(), blocks });
+        render.stats.tokens.tail +=
+            if rendered.altered { rendered.tokens } else { u64::from(item.tokens_total) };
+        render.stats.kept.tail_records += 1;
+        messages.push(Message { role: view.role(), blocks: rendered.blocks });
     }
     Ok(())
+}
+
+/// One record of the tail: its place among the tail's views (the pairs' first index), its item
+/// and its view.
+struct TailRecord<'t, 'g> {
+    index: usize,
+    item: &'t Item,
+    view: &'t RecordView<'g>,
+}
+
+/// A record's rendered blocks and what they cost.
+struct RenderedRecord<'g> {
+    blocks: Vec<MessageBlock<'g>>,
+    /// A block was cut or shown as a note, so the digest's token estimate no longer holds.
+    altered: bool,
+    /// The blocks' tokens, counted as rendered.
+    tokens: u64,
+}
+
+/// Rendering the tail: what it reads, the pairs found among its records, and the counts it adds
+/// to.
+struct TailRender<'a, 'o> {
+    input: &'a TailInput<'a>,
+    pairs: Pairs,
+    stats: &'o mut ProjectionStats,
+    omissions: &'o mut Vec<Omission>,
+}
+
+impl TailRender<'_, '_> {
+    fn paired(&self, record: &TailRecord<'_, '_>, block: usize) -> bool {
+        self.pairs.paired.contains(&(record.index, block))
+    }
+
+    /// Whether a record is shown exactly as stored: no block of it cut, every call and result
+    /// in it paired.
+    fn shown_as_stored(&self, record: &TailRecord<'_, '_>) -> bool {
+        record.view.blocks().enumerate().all(|(b, block)| {
+            self.input.plan.cut(record.item.order, b).is_none()
+                && (!matches!(block, BlockView::ToolCall { .. } | BlockView::ToolResult { .. })
+                    || self.paired(record, b))
+        })
+    }
+
+    fn record<'g>(&mut self, record: &TailRecord<'_, 'g>) -> Result<RenderedRecord<'g>, ReadError> {
+        let mut out = RenderedRecord {
+            blocks: Vec::with_capacity(record.view.block_count()),
+            altered: false,
+            tokens: 0,
+        };
+        for (b, block) in record.view.blocks().enumerate() {
+            if self.input.plan.cut(record.item.order, b).is_some() {
+                out.altered = true;
+                self.stats.omitted.cut_blocks += 1;
+            }
+            let rendered = self.block(record, b, block, &mut out)?;
+            out.blocks.push(rendered);
+        }
+        Ok(out)
+    }
+
+    /// Block `b` of a record, its tokens counted into `out`.
+    fn block<'g>(
+        &mut self,
+        record: &TailRecord<'_, 'g>,
+        b: usize,
+        block: BlockView<'g>,
+        out: &mut RenderedRecord<'g>,
+    ) -> Result<MessageBlock<'g>, ReadError> {
+        let (snapshot, counter) = (self.input.snapshot, self.input.counter);
+        Ok(match block {
+            BlockView::Text { text } => {
+                let text = self.cut(record, b, snapshot.text(text)?);
+                out.tokens += tokens(counter, &text);
+                MessageBlock::Text { text }
+            }
+            BlockView::Thinking { text } => {
+                let text = self.cut(record, b, snapshot.text(text)?);
+                out.tokens += tokens(counter, &text);
+                MessageBlock::Thinking { text }
+            }
+            BlockView::ToolCall { call_id, tool, input, target } => {
+                let input = self.cut(record, b, snapshot.text(input)?);
+                if self.paired(record, b) {
+                    out.tokens += tokens(counter, &input) + tokens(counter, tool);
+                    let (call_id, tool, target) =
+                        (Cow::Borrowed(call_id), Cow::Borrowed(tool), Cow::Borrowed(target));
+                    MessageBlock::ToolCall { call_id, tool, input, target }
+                } else {
+                    self.note(text::unanswered_call_note(tool, call_id, target, &input), out)
+                }
+            }
+            BlockView::ToolResult { call_id, tool, is_error, output } => {
+                let output = self.cut(record, b, snapshot.text(output)?);
+                if self.paired(record, b) {
+                    out.tokens += tokens(counter, &output);
+                    MessageBlock::ToolResult {
+                        call_id: Cow::Borrowed(call_id),
+                        tool: Cow::Borrowed(tool),
+                        is_error,
+                        output,
+                    }
+                } else if self.pairs.late.contains(&(record.index, b)) {
+                    self.note(text::late_result_note(tool, call_id, is_error, &output), out)
+                } else {
+                    self.note(text::unpaired_result_note(tool, call_id, is_error, &output), out)
+                }
+            }
+            BlockView::Blob { hash, media_type, size_bytes } => {
+                MessageBlock::Blob { hash, media_type: Cow::Borrowed(media_type), size_bytes }
+            }
+        })
+    }
+
+    /// A call or result without its partner here, shown as the text `note`.
+    fn note<'g>(&mut self, note: String, out: &mut RenderedRecord<'g>) -> MessageBlock<'g> {
+        out.altered = true;
+        self.stats.omitted.unpaired_blocks += 1;
+        out.tokens += tokens(self.input.counter, &note);
+        MessageBlock::Text { text: Cow::Owned(note) }
+    }
+
+    /// `whole`, the text of block `b`, with the plan's cut of that block applied; what a cut
+    /// leaves out is an omission (when the view is rendered, not only measured).
+    fn cut<'g>(&mut self, record: &TailRecord<'_, 'g>, b: usize, whole: Cow<'g, str>) -> Cow<'g, str> {
+        let Some(cut) = self.input.plan.cut(record.item.order, b) else { return whole };
+        let (entry_id, order) = (record.view.entry_id(), record.item.order);
+        let mut left_out = None;
+        let note = |omitted| {
+            left_out = Some(omitted);
+            text::cut_note(entry_id, order, Some(b), omitted)
+        };
+        let text = text::cut_text(&whole, cut.head_tokens, cut.tail_tokens, note, self.input.counter);
+        if let (Some(omitted), false) = (left_out, self.input.count_only) {
+            let reason = OmissionReason::BlockCut { block: cut.block };
+            self.omissions.push(Omission::one(reason, entry_id, order, omitted));
+        }
+        match text {
+            Some(text) => Cow::Owned(text),
+            None => whole,
+        }
+    }
 }

@@ -56,14 +56,15 @@ impl Store {
     /// read-only error, and nothing about the file changes (no write transaction, no lock
     /// upgrade, no sync at open or close), so a command that only reads costs no disk writes
     /// and works without write permission. A store that needs a writable open first (a
-    /// durability log to put back, an older format to upgrade) is opened writable instead.
+    /// durability log to put back, an older format to upgrade) is opened writable for that,
+    /// and then refuses writes as any store opened read-only does.
     ///
     /// # Errors
     /// As [`Store::open`]; a missing file is [`OpenError::Io`] (nothing is created).
     pub fn open_read_only(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
         let path = path.as_ref();
         if std::fs::metadata(log_path(path)).is_ok() {
-            return Store::open(path, options);
+            return Store::open(path, options).map(Store::refusing_writes);
         }
         let meta =
             std::fs::metadata(path).map_err(|source| OpenError::Io { path: path.to_path_buf(), source })?;
@@ -73,8 +74,14 @@ impl Store {
             // Needs writing first, or cannot be read as it is: a writable open upgrades, puts
             // back or diagnoses it exactly as it always has (a truncated file is named as
             // such, not as a short read).
-            Ok(None) | Err(_) => Store::open(path, options),
+            Ok(None) | Err(_) => Store::open(path, options).map(Store::refusing_writes),
         }
+    }
+
+    /// This store, refusing appends, forks and checkpoints from now on.
+    fn refusing_writes(mut self) -> Store {
+        self.writes_refused = true;
+        self
     }
 
     /// The read-only open itself; `None` when the store needs a writable open first.
@@ -91,7 +98,15 @@ impl Store {
         });
         let path = Some(path.to_path_buf());
         let options = options.clone();
-        Ok(Some(Store { db, path, options, shared, commit: None, extensions: Mutex::new(Vec::new()) }))
+        Ok(Some(Store {
+            db,
+            path,
+            options,
+            shared,
+            commit: None,
+            writes_refused: false,
+            extensions: Mutex::new(Vec::new()),
+        }))
     }
 
     /// Opens a store on custom storage (one process only): how tests simulate crashes and
@@ -154,6 +169,7 @@ impl Store {
             options,
             shared,
             commit: Some(commit),
+            writes_refused: false,
             extensions: Mutex::new(Vec::new()),
         })
     }

@@ -1,5 +1,6 @@
-//! Helper process for the multi-process test: appends records to a store file, or reads it
-//! over and over while others write, checking everything it sees.
+//! The second process of the multi-process tests: appends records to a store file, reads it
+//! over and over while others write, checking everything it sees, or drives a search index of
+//! it as told on stdin.
 //!
 //! ```text
 //! annal-test-writer append DB PREFIX COUNT SESSION[,SESSION...] [--cas] [--exclusive]
@@ -12,31 +13,45 @@
 //!     each snapshot is whole; creates READY_FILE after its first pass; prints
 //!     "iterations N records M states S" (S: how many different record counts it saw) and
 //!     exits 0, or exits 1.
+//! annal-test-writer index
+//!     reads commands on stdin, one a line, and answers each with one line starting "index: "
+//!     ("index: failed: REASON" when it cannot):
+//!       open DB [abort]       open the store and its index (abort: the indexer crashes the
+//!                             process where it would commit)
+//!       append SESSION ID W   append a user record with text W; answers "appended"
+//!       wait                  wait until searchable; answers "writing true|false"
+//!       search Q              answers the hit ids, space-separated
+//!       close                 close the index; answers "closed"
+//!     and exits 0 at the end of stdin.
 //! ```
 
 use std::collections::HashMap;
-use std::io::Write;
+use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
 
-use annal_engine::{AppendError, Hash, Sharing, Snapshot, Store, StoreOptions, ZERO_HASH};
+use annal_engine::{AppendError, Hash, Record, Role, Sharing, Snapshot, Store, StoreOptions, ZERO_HASH};
+use annal_query::{IndexOptions, SearchIndex, SearchRequest};
 use annal_support::process::record_for;
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let result =
-        match args.first().map(String::as_str) {
-            Some("append") if args.len() >= 5 => {
-                let count = args[3].parse().map_err(|e| format!("bad count: {e}"));
-                let flag = |name: &str| args[5..].iter().any(|a| a == name);
-                count.and_then(|count| {
-                    append(&args[1], &args[2], count, &args[4], flag("--cas"), flag("--exclusive"))
-                })
-            }
-            Some("read") if args.len() == 4 => read(&args[1], Path::new(&args[2]), Path::new(&args[3])),
-            _ => Err("usage: annal-test-writer append DB PREFIX COUNT SESSIONS [--cas] | read DB STOP READY"
-                .into()),
-        };
+    let result = match args.first().map(String::as_str) {
+        Some("append") if args.len() >= 5 => {
+            let count = args[3].parse().map_err(|e| format!("bad count: {e}"));
+            let flag = |name: &str| args[5..].iter().any(|a| a == name);
+            count.and_then(|count| {
+                append(&args[1], &args[2], count, &args[4], flag("--cas"), flag("--exclusive"))
+            })
+        }
+        Some("read") if args.len() == 4 => read(&args[1], Path::new(&args[2]), Path::new(&args[3])),
+        Some("index") if args.len() == 1 => index(),
+        _ => Err("usage: annal-test-writer append DB PREFIX COUNT SESSIONS [--cas] | read DB STOP READY \
+                      | index"
+            .into()),
+    };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -171,4 +186,70 @@ fn check_snapshot(
         return Err(format!("{end} positions for {total} records"));
     }
     Ok(total)
+}
+
+/// The search index of one store, driven by the commands on stdin (see the top of this file).
+#[derive(Default)]
+struct Indexer {
+    store: Option<Arc<Store>>,
+    index: Option<SearchIndex>,
+}
+
+impl Indexer {
+    fn answer(&mut self, words: &[&str]) -> Result<String, String> {
+        match words {
+            ["open", db, rest @ ..] => {
+                let store =
+                    Arc::new(Store::open(db, StoreOptions::default()).map_err(|e| format!("open: {e}"))?);
+                // Short intervals, as the tests' own indexes use, so nobody waits on the defaults.
+                let options = IndexOptions {
+                    commit_interval: Duration::from_millis(20),
+                    poll_interval: Duration::from_millis(20),
+                    writer_memory_bytes: 16 << 20,
+                    abort_before_commit: rest == ["abort"],
+                    ..IndexOptions::default()
+                };
+                let index =
+                    SearchIndex::open(Arc::clone(&store), options).map_err(|e| format!("index: {e}"))?;
+                self.store = Some(store);
+                self.index = Some(index);
+                Ok("opened".into())
+            }
+            ["append", session, id, word] => {
+                let store = self.store.as_ref().ok_or("append before open")?;
+                store
+                    .append(session, None, vec![Record::text(*id, Role::User, *word)])
+                    .map_err(|e| format!("append: {e}"))?;
+                Ok("appended".into())
+            }
+            ["wait"] => {
+                let index = self.index.as_ref().ok_or("wait before open")?;
+                index.wait_searchable(Duration::from_secs(120)).map_err(|e| format!("wait: {e}"))?;
+                Ok(format!("writing {}", index.status().writing))
+            }
+            ["search", query] => {
+                let index = self.index.as_ref().ok_or("search before open")?;
+                let hits = index.search(&SearchRequest::new(*query)).map_err(|e| format!("search: {e}"))?;
+                Ok(hits.iter().map(|h| h.id()).collect::<Vec<_>>().join(" "))
+            }
+            ["close"] => {
+                let index = self.index.take().ok_or("close before open")?;
+                index.close().map_err(|e| format!("close: {e}"))?;
+                Ok("closed".into())
+            }
+            other => Err(format!("unknown command {other:?}")),
+        }
+    }
+}
+
+fn index() -> Result<(), String> {
+    let mut indexer = Indexer::default();
+    let mut out = std::io::stdout().lock();
+    for line in std::io::stdin().lock().lines() {
+        let line = line.map_err(|e| format!("stdin: {e}"))?;
+        let words: Vec<&str> = line.split(' ').collect();
+        let answer = indexer.answer(&words).unwrap_or_else(|reason| format!("failed: {reason}"));
+        writeln!(out, "index: {answer}").and_then(|()| out.flush()).map_err(|e| e.to_string())?;
+    }
+    Ok(())
 }

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use annal_engine::{Block, Record, Role, Store};
+use annal_engine::{Block, Record, Role, Snapshot, Store};
 
 use crate::rng::Rng;
 use crate::sessions::text::Numbered;
@@ -132,7 +132,15 @@ pub fn same_content(a: &Record, b: &Record) -> bool {
 /// # Errors
 /// A read that fails, naming the sourceOrder.
 pub fn shown_records(store: &Store, session: &str, from: u64) -> Result<Vec<(u64, Record)>, String> {
-    let snapshot = store.snapshot().map_err(|e| format!("snapshot: {e}"))?;
+    shown_records_in(&store.snapshot().map_err(|e| format!("snapshot: {e}"))?, session, from)
+}
+
+/// [`shown_records`] read from `snapshot`: what tests going through the `annal` facade (whose
+/// `Annal::snapshot` hands out the same `Snapshot`) call.
+///
+/// # Errors
+/// A read that fails, naming the sourceOrder.
+pub fn shown_records_in(snapshot: &Snapshot, session: &str, from: u64) -> Result<Vec<(u64, Record)>, String> {
     let guards =
         snapshot.records(session, from..u64::MAX).map_err(|e| format!("records of {session:?}: {e}"))?;
     let mut out = Vec::new();

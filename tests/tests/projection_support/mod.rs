@@ -1,15 +1,27 @@
 //! Shared by the projection and checkpoint tests: the shaped sessions (annal-support's session
-//! family), a fresh store, and checks of the properties every projection must have.
+//! family), a fresh store (through the facade, or the engine's `Store` for what only it reaches),
+//! and checks of the properties every projection must have.
 #![allow(dead_code)]
+#![allow(clippy::unwrap_used)]
 
 pub(crate) mod compaction;
 
 pub(crate) use annal_support::projection_checks::*;
 pub(crate) use annal_support::sessions::{shaped, Shape};
 
+use annal::{Annal, Options};
 use annal_engine::{Block, Record, Role, Store, StoreOptions};
 
-/// A store in a fresh temporary folder.
+/// A store in a fresh temporary folder, opened through the facade as a user opens it. These
+/// tests never search, so the index is left closed (it would only index in the background).
+pub(crate) fn annal() -> (tempfile::TempDir, Annal) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let options = Options { index_eagerly: false, ..Options::default() };
+    let annal = Annal::open_with(dir.path().join("annal.redb"), &options).expect("open store");
+    (dir, annal)
+}
+
+/// The engine's store in a fresh temporary folder, for what the facade does not reach.
 pub(crate) fn store() -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Store::open(dir.path().join("annal.redb"), StoreOptions::default()).expect("open store");

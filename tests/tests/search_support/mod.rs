@@ -1,15 +1,18 @@
-//! Shared by the search tests: stores, indexes with short intervals, records, and the check
-//! that an index holds what the journal says it must (from annal-support).
+//! Shared by the search tests: stores, indexes with short intervals, stores opened through the
+//! facade (`annal::Annal`), records, and the check that an index holds what the journal says it
+//! must (from annal-support).
 
 // Each test file uses its own subset of these helpers.
 #![allow(dead_code, unreachable_pub)]
+#![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use annal_engine::{Block, Record, Role, Store, StoreOptions};
+use annal::{Annal, Block, Record, Role, SearchRequest};
+use annal_engine::{Store, StoreOptions};
 use annal_query::{IndexOptions, SearchIndex};
 pub use annal_support::indexed::assert_index_equals_journal;
 
@@ -55,6 +58,36 @@ pub fn indexed(records: Vec<Record>) -> (tempfile::TempDir, Arc<Store>, SearchIn
 
 pub fn searchable(index: &SearchIndex) -> u64 {
     index.wait_searchable(PATIENCE).unwrap()
+}
+
+/// A fresh store opened through the facade, as a user opens it, holding `records` in session
+/// `s`; its searches wait for the index themselves.
+pub fn annal_with(records: Vec<Record>) -> (tempfile::TempDir, Annal) {
+    let dir = tempfile::tempdir().unwrap();
+    let annal = Annal::open(dir.path().join("s.redb")).unwrap();
+    annal.append("s", Some(0), records).unwrap();
+    (dir, annal)
+}
+
+/// The ids of what `annal` finds for `query`, best first.
+pub fn search_ids(annal: &Annal, query: &str) -> Vec<String> {
+    annal.search(&SearchRequest::new(query)).unwrap().iter().map(|hit| hit.id()).collect()
+}
+
+/// Closes `annal`, then checks that the index it kept holds exactly the journal's blocks. The
+/// facade does not hand out its index, so the check reopens both with the inner crates; closing
+/// first commits everything the handle indexed, and its searches had waited for the journal's
+/// end, so the reopened index has nothing left to catch up on.
+pub fn assert_closed_index_equals_journal(annal: Annal) {
+    let (path, folder) = (annal.path().to_owned(), annal.index_folder());
+    assert!(annal.close().unwrap(), "the store is still held");
+    let store = open_store(&path);
+    let index =
+        SearchIndex::open(Arc::clone(&store), IndexOptions { folder: Some(folder), ..quick_options() })
+            .unwrap();
+    searchable(&index);
+    assert_index_equals_journal(&index, &store);
+    index.close().unwrap();
 }
 
 pub fn record(id: &str, role: Role, blocks: Vec<Block>) -> Record {

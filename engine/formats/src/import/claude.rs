@@ -8,12 +8,10 @@
 
 use serde_json::{Map, Value};
 
-use super::lines::{lines, read_line, LineValue};
-use super::session::{
-    put, put_all, str_of, take_base64_source, take_str, take_timestamp, text_of, usable_id, usable_name,
-    SessionBuilder,
-};
-use super::{ParseOptions, ParsedTranscript, Skipped};
+use super::anthropic::{content_blocks, Dialect};
+use super::lines::read_json_lines;
+use super::session::{line_object, put, put_all, str_of, usable_id, usable_name, SessionBuilder};
+use super::{ParseOptions, ParsedTranscript};
 use annal_engine::canonical_json;
 use annal_engine::{Block, Record, Role};
 
@@ -64,22 +62,12 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut builder = SessionBuilder::new("claude", true);
     let mut identity = Identity::default();
     let mut parsed = ParsedTranscript::default();
-    for line in lines(bytes) {
-        match read_line(&line, options) {
-            LineValue::Blank => {}
-            LineValue::Skip(reason) => parsed.skipped.push(Skipped { line: line.number, reason }),
-            LineValue::Json(value) => {
-                match value.as_object().is_some_and(is_claude_line) {
-                    true => parsed.recognised += 1,
-                    false => parsed.unrecognised += 1,
-                }
-                if let Value::Object(map) = &value {
-                    identity.learn(map);
-                }
-                builder.push(line.number, line_record(value), None);
-            }
+    read_json_lines(bytes, options, is_claude_line, &mut parsed, |number, value| {
+        if let Value::Object(map) = &value {
+            identity.learn(map);
         }
-    }
+        builder.push(number, line_record(value), None);
+    });
     if !builder.is_empty() {
         let (name, parent) = identity.name(stem);
         let extra: Vec<(&str, String)> =
@@ -108,29 +96,18 @@ pub(super) fn is_claude_line(map: &Map<String, Value>) -> bool {
 
 /// One line as a record (its entryId left empty when the line has no usable `uuid`).
 fn line_record(value: Value) -> Record {
-    let mut record = Record {
-        entry_id: String::new(),
-        role: Role::System,
-        timestamp: None,
-        blocks: Vec::new(),
-        meta: Default::default(),
-    };
-    let Value::Object(mut map) = value else {
-        // Valid JSON but not an object: kept whole, nothing is dropped.
-        put(&mut record.meta, "value", &value);
-        return record;
-    };
+    let mut record = Record::new(String::new(), Role::System, Vec::new());
+    let Some(mut map) = line_object(value, &mut record) else { return record };
     if let Some(uuid) = str_of(&map, "uuid").filter(|id| usable_id(id)) {
         record.entry_id = uuid.to_owned();
     }
-    record.timestamp = take_timestamp(&mut map, "timestamp");
     let mut only_results = false;
     match map.remove("message") {
         Some(Value::Object(mut message)) => {
             match message.remove("content") {
                 Some(Value::String(text)) => record.blocks.push(Block::Text { text }),
                 Some(Value::Array(parts)) => {
-                    let content = content_blocks(parts);
+                    let content = content_blocks(parts, Dialect::ClaudeCode);
                     record.blocks = content.blocks;
                     only_results = content.only_results;
                     if !content.extra.is_empty() {
@@ -157,119 +134,6 @@ fn line_record(value: Value) -> Record {
     };
     put_all(&mut record.meta, map);
     record
-}
-
-#[derive(Debug)]
-struct Content {
-    blocks: Vec<Block>,
-    /// Part index → the part's fields that no block holds.
-    extra: Map<String, Value>,
-    /// Every part is a `tool_result` (and there is at least one).
-    only_results: bool,
-}
-
-fn content_blocks(parts: Vec<Value>) -> Content {
-    let mut content = Content { blocks: Vec::new(), extra: Map::new(), only_results: !parts.is_empty() };
-    for (index, part) in parts.into_iter().enumerate() {
-        let Value::Object(mut part) = part else {
-            content.only_results = false;
-            content.extra.insert(index.to_string(), part);
-            continue;
-        };
-        let kind = str_of(&part, "type").unwrap_or_default().to_owned();
-        content.only_results &= kind == "tool_result";
-        let consumed = match kind.as_str() {
-            "text" => take_str(&mut part, "text").map(|text| content.blocks.push(Block::Text { text })),
-            "thinking" => {
-                take_str(&mut part, "thinking").map(|text| content.blocks.push(Block::Thinking { text }))
-            }
-            "tool_use" | "server_tool_use" => tool_use(&mut part).map(|block| content.blocks.push(block)),
-            "image" | "document" => part
-                .get_mut("source")
-                .and_then(Value::as_object_mut)
-                .and_then(take_base64_source)
-                .map(|block| content.blocks.push(block)),
-            _ if part.contains_key("tool_use_id")
-                && (kind == "tool_result" || kind.ends_with("_tool_result")) =>
-            {
-                tool_result(&mut part, &mut content.blocks)
-            }
-            _ => None,
-        };
-        // The block says what the part was for the four plain kinds; otherwise keep the type.
-        if consumed.is_some()
-            && matches!(kind.as_str(), "text" | "thinking" | "tool_use" | "tool_result" | "image")
-        {
-            part.remove("type");
-        }
-        if !part.is_empty() {
-            content.extra.insert(index.to_string(), Value::Object(part));
-        }
-    }
-    content
-}
-
-fn tool_use(part: &mut Map<String, Value>) -> Option<Block> {
-    let call_id = take_str(part, "id")?;
-    let Some(tool) = take_str(part, "name") else {
-        part.insert("id".into(), Value::String(call_id));
-        return None;
-    };
-    // Tools take a JSON object; keep whatever came, canonical when it is JSON structure.
-    let input = part.remove("input").map_or_else(|| "{}".to_owned(), |input| text_of(&input));
-    Some(Block::ToolCall { call_id, tool, input, target: String::new() })
-}
-
-/// A `tool_result` (or a server tool's `*_tool_result`), plus a blob per base64 image in it.
-fn tool_result(part: &mut Map<String, Value>, blocks: &mut Vec<Block>) -> Option<()> {
-    let call_id = take_str(part, "tool_use_id")?;
-    let mut is_error = match part.remove("is_error") {
-        Some(Value::Bool(flag)) => flag,
-        Some(other) => {
-            part.insert("is_error".into(), other);
-            false
-        }
-        None => false,
-    };
-    let mut images = Vec::new();
-    let output = match part.remove("content") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(text)) => text,
-        Some(Value::Array(items)) => {
-            // Text parts join into the output; what stays of each part (its type, an image's
-            // media type) is kept in order, so the shape of the content survives.
-            let mut texts = Vec::new();
-            let mut shape = Vec::with_capacity(items.len());
-            for item in items {
-                let Value::Object(mut item) = item else {
-                    shape.push(item);
-                    continue;
-                };
-                match str_of(&item, "type") {
-                    Some("text") => texts.extend(take_str(&mut item, "text")),
-                    Some("image") => {
-                        if let Some(blob) =
-                            item.get_mut("source").and_then(Value::as_object_mut).and_then(take_base64_source)
-                        {
-                            images.push(blob);
-                        }
-                    }
-                    _ => {}
-                }
-                shape.push(Value::Object(item));
-            }
-            part.insert("content".into(), Value::Array(shape));
-            texts.join("\n")
-        }
-        Some(other) => {
-            // A server tool's error result is an object whose type ends in `_error`.
-            is_error |= other.get("type").and_then(Value::as_str).is_some_and(|t| t.ends_with("_error"));
-            canonical_json(&other)
-        }
-    };
-    blocks.push(Block::ToolResult { call_id, tool: String::new(), is_error, output });
-    blocks.append(&mut images);
-    Some(())
 }
 
 #[cfg(test)]

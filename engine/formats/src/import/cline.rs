@@ -23,12 +23,13 @@
 //! task resumes, both extensions write the closing user message again at its index with a
 //! resumption note added; the store keeps that as a revision of the one read before.
 
-use serde_json::{Map, Value};
+use serde_json::Value;
 
+use super::anthropic::{content_blocks, Dialect};
 use super::lines::json_error;
-use super::session::{put, put_all, str_of, take_base64_source, take_str, SessionBuilder};
+use super::session::{put, put_all, str_of, take_str, SessionBuilder};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
-use annal_engine::{canonical_input, canonical_json, rfc3339_from_millis};
+use annal_engine::rfc3339_from_millis;
 use annal_engine::{Block, Record, Role};
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
@@ -149,7 +150,7 @@ fn element_record(value: Value) -> (Record, bool) {
     match map.remove("content") {
         Some(Value::String(text)) => record.blocks.push(Block::Text { text }),
         Some(Value::Array(parts)) => {
-            let parts = content_blocks(parts);
+            let parts = content_blocks(parts, Dialect::Cline);
             (record.blocks, only_results) = (parts.blocks, parts.only_results);
             if !parts.extra.is_empty() {
                 put(&mut record.meta, "contentExtra", &Value::Object(parts.extra));
@@ -179,104 +180,6 @@ fn element_record(value: Value) -> (Record, bool) {
     }
     put_all(&mut record.meta, map);
     (record, known)
-}
-
-#[derive(Debug, Default)]
-struct Content {
-    blocks: Vec<Block>,
-    /// Part index → the part's fields that no block holds.
-    extra: Map<String, Value>,
-    /// Every part is a `tool_result` (and there is at least one).
-    only_results: bool,
-}
-
-fn content_blocks(parts: Vec<Value>) -> Content {
-    let mut content = Content { only_results: !parts.is_empty(), ..Content::default() };
-    for (index, part) in parts.into_iter().enumerate() {
-        let Value::Object(mut part) = part else {
-            content.only_results = false;
-            content.extra.insert(index.to_string(), part);
-            continue;
-        };
-        let kind = str_of(&part, "type").unwrap_or_default().to_owned();
-        content.only_results &= kind == "tool_result";
-        let blocks = match kind.as_str() {
-            "text" => take_str(&mut part, "text").map(|text| vec![Block::Text { text }]),
-            "thinking" => take_str(&mut part, "thinking").map(|text| vec![Block::Thinking { text }]),
-            "reasoning" => take_str(&mut part, "text").map(|text| vec![Block::Thinking { text }]),
-            "tool_use" => tool_use(&mut part).map(|block| vec![block]),
-            "tool_result" => tool_result(&mut part),
-            "image" | "document" => part
-                .get_mut("source")
-                .and_then(Value::as_object_mut)
-                .and_then(take_base64_source)
-                .map(|block| vec![block]),
-            _ => None,
-        };
-        if let Some(blocks) = blocks {
-            content.blocks.extend(blocks);
-            // The block says what the part was, except a document's blob or Roo's reasoning.
-            if !matches!(kind.as_str(), "document" | "reasoning") {
-                part.remove("type");
-            }
-        }
-        if !part.is_empty() {
-            content.extra.insert(index.to_string(), Value::Object(part));
-        }
-    }
-    content
-}
-
-fn tool_use(part: &mut Map<String, Value>) -> Option<Block> {
-    let call_id = take_str(part, "id")?;
-    let Some(tool) = take_str(part, "name") else {
-        part.insert("id".into(), Value::String(call_id));
-        return None;
-    };
-    let input = match part.remove("input") {
-        None => "{}".to_owned(),
-        Some(Value::String(text)) => canonical_input(&text),
-        Some(input) => canonical_json(&input),
-    };
-    Some(Block::ToolCall { call_id, tool, input, target: String::new() })
-}
-
-/// A `tool_result` and a blob per base64 image in it; the content's shape stays in the part.
-fn tool_result(part: &mut Map<String, Value>) -> Option<Vec<Block>> {
-    let call_id = take_str(part, "tool_use_id")?;
-    let is_error = part.get("is_error").and_then(Value::as_bool);
-    if is_error.is_some() {
-        part.remove("is_error");
-    }
-    let mut blocks = vec![];
-    let output = match part.remove("content") {
-        None | Some(Value::Null) => String::new(),
-        Some(Value::String(text)) => text,
-        Some(Value::Array(items)) => {
-            let mut texts = Vec::new();
-            let mut shape = Vec::with_capacity(items.len());
-            for mut item in items {
-                if let Value::Object(item) = &mut item {
-                    match str_of(item, "type") {
-                        Some("text") => texts.extend(take_str(item, "text")),
-                        Some("image") => blocks.extend(
-                            item.get_mut("source")
-                                .and_then(Value::as_object_mut)
-                                .and_then(take_base64_source),
-                        ),
-                        _ => {}
-                    }
-                }
-                shape.push(item);
-            }
-            part.insert("content".into(), Value::Array(shape));
-            texts.join("\n")
-        }
-        Some(other) => canonical_json(&other),
-    };
-    let is_error = is_error.unwrap_or(false);
-    blocks.insert(0, Block::ToolResult { call_id, tool: String::new(), is_error, output });
-    Some(blocks)
 }
 
 /// Whether `bytes` is a task history: a JSON array whose first element is a message (`role`

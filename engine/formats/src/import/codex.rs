@@ -9,10 +9,10 @@
 
 use serde_json::{Map, Value};
 
-use super::lines::{lines, read_line, LineValue};
+use super::lines::read_json_lines;
 use super::responses::item_into;
-use super::session::{put, put_all, str_of, take_str, take_timestamp, usable_name, SessionBuilder};
-use super::{ParseOptions, ParsedTranscript, Skipped};
+use super::session::{line_object, put, put_all, str_of, take_str, usable_name, SessionBuilder};
+use super::{ParseOptions, ParsedTranscript};
 use annal_engine::{Block, Record, Role};
 
 /// Payload types of a `response_item`, which older rollouts wrote without the envelope.
@@ -32,23 +32,13 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut name: Option<String> = None;
     let mut first = true;
     let mut parsed = ParsedTranscript::default();
-    for line in lines(bytes) {
-        match read_line(&line, options) {
-            LineValue::Blank => {}
-            LineValue::Skip(reason) => parsed.skipped.push(Skipped { line: line.number, reason }),
-            LineValue::Json(value) => {
-                match value.as_object().is_some_and(is_codex_line) {
-                    true => parsed.recognised += 1,
-                    false => parsed.unrecognised += 1,
-                }
-                if name.is_none() {
-                    name = session_id(&value, first);
-                }
-                first = false;
-                builder.push(line.number, line_record(value), None);
-            }
+    read_json_lines(bytes, options, is_codex_line, &mut parsed, |number, value| {
+        if name.is_none() {
+            name = session_id(&value, first);
         }
-    }
+        first = false;
+        builder.push(number, line_record(value), None);
+    });
     if !builder.is_empty() {
         parsed.sessions.push(builder.finish(name.unwrap_or_else(|| stem.to_owned()), None, None, &[]));
     }
@@ -83,18 +73,8 @@ fn session_id(value: &Value, first: bool) -> Option<String> {
 }
 
 fn line_record(value: Value) -> Record {
-    let mut record = Record {
-        entry_id: String::new(),
-        role: Role::System,
-        timestamp: None,
-        blocks: Vec::new(),
-        meta: Default::default(),
-    };
-    let Value::Object(mut map) = value else {
-        put(&mut record.meta, "value", &value);
-        return record;
-    };
-    record.timestamp = take_timestamp(&mut map, "timestamp");
+    let mut record = Record::new(String::new(), Role::System, Vec::new());
+    let Some(mut map) = line_object(value, &mut record) else { return record };
     let kind = str_of(&map, "type").unwrap_or_default().to_owned();
     if !map.contains_key("payload") && ITEM_TYPES.contains(&kind.as_str()) {
         // An older rollout line: the item itself, without the envelope.

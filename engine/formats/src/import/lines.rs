@@ -1,9 +1,9 @@
 //! Splitting a line-based transcript into lines and reading each as JSON, classifying every
 //! line that cannot be read (comment, not UTF-8, not JSON, too deep, truncated, too large).
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
-use super::{ParseOptions, SkipReason};
+use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 
 /// One physical line of a file, without its line ending.
 #[derive(Clone, Copy, Debug)]
@@ -77,6 +77,31 @@ pub(super) fn read_line(line: &Line<'_>, options: &ParseOptions) -> LineValue {
         Ok(value) => LineValue::Json(value),
         Err(err) if err.is_eof() && line.unterminated => LineValue::Skip(SkipReason::Truncated),
         Err(err) => LineValue::Skip(json_error(&err)),
+    }
+}
+
+/// Reads a JSON-lines transcript of one format: a line that cannot be read is reported in
+/// `parsed.skipped`; each JSON line is counted as recognised when `is_own` says the format writes
+/// lines like it (otherwise as unrecognised), then handed to `each` with its line number.
+pub(super) fn read_json_lines(
+    bytes: &[u8],
+    options: &ParseOptions,
+    is_own: fn(&Map<String, Value>) -> bool,
+    parsed: &mut ParsedTranscript,
+    mut each: impl FnMut(usize, Value),
+) {
+    for line in lines(bytes) {
+        match read_line(&line, options) {
+            LineValue::Blank => {}
+            LineValue::Skip(reason) => parsed.skipped.push(Skipped { line: line.number, reason }),
+            LineValue::Json(value) => {
+                match value.as_object().is_some_and(is_own) {
+                    true => parsed.recognised += 1,
+                    false => parsed.unrecognised += 1,
+                }
+                each(line.number, value);
+            }
+        }
     }
 }
 

@@ -15,6 +15,7 @@
 
 mod aider;
 mod annal;
+mod anthropic;
 mod claude;
 mod cline;
 mod codex;

@@ -71,6 +71,13 @@ pub fn session_items(
 #[error("not a Responses item: {0}")]
 pub struct ItemError(String);
 
+impl ItemError {
+    /// What kind of failure this is: an item is the caller's input.
+    pub fn kind(&self) -> annal_engine::ErrorKind {
+        annal_engine::ErrorKind::BadInput
+    }
+}
+
 /// The record of one Responses-API item given as JSON text, with `entry_id`: its blocks for
 /// projections and search, and the text itself in `meta[RESPONSES_ITEM_KEY]` so it reads back
 /// verbatim. An item without `type` but with `role` is a message (the SDK's short form).

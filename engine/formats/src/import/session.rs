@@ -201,6 +201,18 @@ pub(super) fn take_timestamp(map: &mut Map<String, Value>, key: &str) -> Option<
     }
 }
 
+/// The object of a JSON line, for its record: the line's `timestamp` taken into `record`. A
+/// line of valid JSON that is no object is kept whole in `meta["value"]` (nothing is dropped)
+/// and `None` returned, the record complete.
+pub(super) fn line_object(value: Value, record: &mut Record) -> Option<Map<String, Value>> {
+    let Value::Object(mut map) = value else {
+        put(&mut record.meta, "value", &value);
+        return None;
+    };
+    record.timestamp = take_timestamp(&mut map, "timestamp");
+    Some(map)
+}
+
 /// Stores a value in `meta` as canonical JSON text (see [`META_NESTING_MAX`] for deep values).
 pub(super) fn put(meta: &mut BTreeMap<String, String>, key: &str, value: &Value) {
     meta.insert(key.to_owned(), meta_text(value));

@@ -12,13 +12,13 @@
 //! that read finds it complete. An older unfinished row (the agent was stopped mid-reply) is
 //! read as it is. Deleted rows are not noticed: what was stored stays stored.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::sqlite::{begin, now_ms, open, query, table_columns, to_ms, Row};
-use super::DbReading;
+use super::{DbReading, SessionRow};
 use crate::error::SourceError;
-use annal_formats::{parse_crush_session, CrushMessageRow, CrushSessionRow};
+use annal_formats::{parse_crush_session, CrushMessageRow, CrushSessionRow, ParsedSession};
 
 /// How recently an unfinished assistant row must have changed to count as still streaming.
 const STREAMING_MS: i64 = 60 * 60 * 1000;
@@ -44,7 +44,6 @@ pub(crate) fn read(path: &Path, since_ms: Option<i64>) -> Result<DbReading, Sour
 }
 
 fn assemble(sessions: &[Row], messages: &[Row], since_ms: Option<i64>, now: i64) -> DbReading {
-    let since = since_ms.unwrap_or(i64::MIN);
     let mut reading = DbReading::default();
     let mut newest = since_ms.unwrap_or(0);
     let mut held: Option<i64> = None;
@@ -61,30 +60,7 @@ fn assemble(sessions: &[Row], messages: &[Row], since_ms: Option<i64>, now: i64)
             Ok((session, message)) => groups.entry(session).or_default().push(message),
         }
     }
-    let mut rows: BTreeMap<String, CrushSessionRow> = BTreeMap::new();
-    for (index, row) in sessions.iter().enumerate() {
-        let updated = row.int("updated_at").map(to_ms);
-        let changed = since_ms.is_none() || updated.is_some_and(|at| at >= since);
-        match session_row(row) {
-            Ok(session) if changed || groups.contains_key(&session.id) => {
-                newest = newest.max(updated.filter(|_| changed).unwrap_or(newest));
-                rows.insert(session.id.clone(), session);
-            }
-            Ok(_) => {}
-            Err(why) if changed => reading.skipped.push(format!("session {}: {why}", row.name(index))),
-            Err(_) => {}
-        }
-    }
-    let ids: BTreeSet<String> = rows.keys().chain(groups.keys()).cloned().collect();
-    for id in ids {
-        let session =
-            rows.remove(&id).unwrap_or_else(|| CrushSessionRow { id: id.clone(), ..Default::default() });
-        let (parsed, skipped) = parse_crush_session(&session, groups.get(&id).map_or(&[], Vec::as_slice));
-        reading.skipped.extend(skipped.into_iter().map(|line| format!("session {id:?}, {line}")));
-        if !parsed.records.is_empty() {
-            reading.sessions.push(parsed);
-        }
-    }
+    reading.add_sessions::<CrushSessionRow>(sessions, &groups, since_ms, &mut newest);
     reading.since_ms = held.map_or(newest, |held| newest.min(held));
     reading.held = held.is_some();
     reading
@@ -112,13 +88,33 @@ fn message_row(row: &Row) -> Result<(String, CrushMessageRow), String> {
     Ok((row.required_text("session_id")?, message))
 }
 
-fn session_row(row: &Row) -> Result<CrushSessionRow, String> {
-    Ok(CrushSessionRow {
-        id: row.required_text("id")?,
-        parent_session_id: row.text("parent_session_id").ok().flatten(),
-        updated_at: row.int("updated_at"),
-        columns: row.json_columns(&[]),
-    })
+impl SessionRow for CrushSessionRow {
+    type Message = CrushMessageRow;
+
+    fn updated_ms(row: &Row) -> Option<i64> {
+        row.int("updated_at").map(to_ms)
+    }
+
+    fn read(row: &Row) -> Result<CrushSessionRow, String> {
+        Ok(CrushSessionRow {
+            id: row.required_text("id")?,
+            parent_session_id: row.text("parent_session_id").ok().flatten(),
+            updated_at: row.int("updated_at"),
+            columns: row.json_columns(&[]),
+        })
+    }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn without_row(id: &str) -> CrushSessionRow {
+        CrushSessionRow { id: id.to_owned(), ..Default::default() }
+    }
+
+    fn parse(&self, messages: &[CrushMessageRow]) -> (ParsedSession, Vec<String>) {
+        parse_crush_session(self, messages)
+    }
 }
 
 #[cfg(test)]

@@ -10,14 +10,14 @@
 //! stored once, by entryId. A rewritten conversation is read again whole; its messages keep
 //! their `message_id` and so their entryIds.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
 
 use annal_engine::rfc3339_from_seconds;
-use annal_formats::{parse_goose_session, GooseMessageRow, GooseSessionRow};
+use annal_formats::{parse_goose_session, GooseMessageRow, GooseSessionRow, ParsedSession};
 
 use super::sqlite::{begin, open, query, table_columns, to_ms, Row};
-use super::DbReading;
+use super::{DbReading, SessionRow};
 use crate::error::SourceError;
 
 const SESSION_COLUMNS: &[&str] = &["id", "updated_at"];
@@ -84,33 +84,7 @@ fn assemble(sessions: &[Row], messages: &[Row], first_ids: &FirstIds, since_ms: 
             Err(why) => reading.skipped.push(format!("message {}: {why}", row.name(index))),
         }
     }
-    let mut rows: BTreeMap<String, GooseSessionRow> = BTreeMap::new();
-    for (index, row) in sessions.iter().enumerate() {
-        let updated = match row.text("updated_at") {
-            Ok(Some(text)) => sql_time_ms(&text),
-            _ => row.int("updated_at").map(to_ms),
-        };
-        let changed = since_ms.is_none() || updated.zip(since_ms).is_some_and(|(at, since)| at >= since);
-        match session_row(row) {
-            Ok(session) if changed || groups.contains_key(&session.id) => {
-                newest = newest.max(updated.filter(|_| changed).unwrap_or(newest));
-                rows.insert(session.id.clone(), session);
-            }
-            Ok(_) => {}
-            Err(why) if changed => reading.skipped.push(format!("session {}: {why}", row.name(index))),
-            Err(_) => {}
-        }
-    }
-    let ids: BTreeSet<String> = rows.keys().chain(groups.keys()).cloned().collect();
-    for id in ids {
-        let session =
-            rows.remove(&id).unwrap_or_else(|| GooseSessionRow { id: id.clone(), ..Default::default() });
-        let (parsed, skipped) = parse_goose_session(&session, groups.get(&id).map_or(&[], Vec::as_slice));
-        reading.skipped.extend(skipped.into_iter().map(|line| format!("session {id:?}, {line}")));
-        if !parsed.records.is_empty() {
-            reading.sessions.push(parsed);
-        }
-    }
+    reading.add_sessions::<GooseSessionRow>(sessions, &groups, since_ms, &mut newest);
     reading.since_ms = newest;
     reading
 }
@@ -141,13 +115,36 @@ fn message_row(row: &Row, first_ids: &FirstIds) -> Result<(String, GooseMessageR
     Ok((session, message))
 }
 
-fn session_row(row: &Row) -> Result<GooseSessionRow, String> {
-    Ok(GooseSessionRow {
-        id: row.required_text("id")?,
-        parent_session_id: row.text("parent_session_id").ok().flatten(),
-        updated_at: row.text("updated_at").ok().flatten(),
-        columns: row.json_columns(&[]),
-    })
+impl SessionRow for GooseSessionRow {
+    type Message = GooseMessageRow;
+
+    fn updated_ms(row: &Row) -> Option<i64> {
+        match row.text("updated_at") {
+            Ok(Some(text)) => sql_time_ms(&text),
+            _ => row.int("updated_at").map(to_ms),
+        }
+    }
+
+    fn read(row: &Row) -> Result<GooseSessionRow, String> {
+        Ok(GooseSessionRow {
+            id: row.required_text("id")?,
+            parent_session_id: row.text("parent_session_id").ok().flatten(),
+            updated_at: row.text("updated_at").ok().flatten(),
+            columns: row.json_columns(&[]),
+        })
+    }
+
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn without_row(id: &str) -> GooseSessionRow {
+        GooseSessionRow { id: id.to_owned(), ..Default::default() }
+    }
+
+    fn parse(&self, messages: &[GooseMessageRow]) -> (ParsedSession, Vec<String>) {
+        parse_goose_session(self, messages)
+    }
 }
 
 /// The cursor as SQLite writes `CURRENT_TIMESTAMP` (`2025-06-01 10:00:00`), to the second.

@@ -7,7 +7,14 @@ pub(crate) mod goose;
 pub(crate) mod opencode;
 mod sqlite;
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
 use annal_formats::ParsedSession;
+
+use self::sqlite::{open, table_columns, Row};
+use crate::agents::Agent;
+use crate::error::SourceError;
 
 /// What one read of a database found.
 #[derive(Debug, Default)]
@@ -22,4 +29,91 @@ pub(crate) struct DbReading {
     /// A message still being written was left for a later read: the database must be read
     /// again even if it does not change (the agent may have stopped for good).
     pub(crate) held: bool,
+}
+
+/// Reads the database at `path` whole, as the agent's whose tables it has: OpenCode's (a
+/// `part` table), Crush's or the Go OpenCode's (`messages` with `parts`) or goose's (`messages`
+/// with `content_json`). Where it lies says nothing: a copy anywhere reads the same.
+pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError> {
+    let agent = {
+        let conn = open(path)?;
+        // A table without the column is another agent's; any other failure is this read's.
+        let has = |table: &str, column: &str| match table_columns(&conn, path, table, &[column]) {
+            Ok(_) => Ok(true),
+            Err(SourceError::Schema { .. }) => Ok(false),
+            Err(err) => Err(err),
+        };
+        if has("part", "data")? {
+            Agent::OpenCode
+        } else if has("messages", "parts")? {
+            Agent::Crush
+        } else if has("messages", "content_json")? {
+            Agent::Goose
+        } else {
+            let message = "a SQLite database of no schema annal reads (OpenCode's, Crush's or goose's)";
+            return Err(SourceError::Unrecognised { path: path.to_owned(), message: message.to_owned() });
+        }
+    };
+    let reading = match agent {
+        Agent::OpenCode => opencode::read(path, None)?,
+        Agent::Crush => crush::read(path, None)?,
+        _ => goose::read(path, None)?,
+    };
+    Ok((agent, reading))
+}
+
+/// A session row of a database whose `sessions` and `messages` tables are read separately and
+/// merged by [`DbReading::add_sessions`] (Crush's and goose's): how the row is read, and how a
+/// session is parsed with its messages.
+trait SessionRow: Sized {
+    /// The formats crate's message row of the same database.
+    type Message;
+    /// When the row was last changed, in milliseconds, if it says.
+    fn updated_ms(row: &Row) -> Option<i64>;
+    /// The row's fields, or why they cannot be read.
+    fn read(row: &Row) -> Result<Self, String>;
+    /// The session's id.
+    fn id(&self) -> &str;
+    /// A session known only from its messages: its row is missing, or unchanged since the cursor.
+    fn without_row(id: &str) -> Self;
+    /// The session's records from this row and its messages, and one line per row skipped.
+    fn parse(&self, messages: &[Self::Message]) -> (ParsedSession, Vec<String>);
+}
+
+impl DbReading {
+    /// Adds the sessions whose row changed at or after `since_ms` (every one with `None`) or
+    /// that have messages in `groups` (their messages read, by session id), each parsed with
+    /// its messages, and moves `newest` to the newest change of a row that counted as changed.
+    /// A row that cannot be read is reported only when it changed, so it is reported once.
+    fn add_sessions<S: SessionRow>(
+        &mut self,
+        rows: &[Row],
+        groups: &BTreeMap<String, Vec<S::Message>>,
+        since_ms: Option<i64>,
+        newest: &mut i64,
+    ) {
+        let mut sessions: BTreeMap<String, S> = BTreeMap::new();
+        for (index, row) in rows.iter().enumerate() {
+            let updated = S::updated_ms(row);
+            let changed = since_ms.is_none() || updated.zip(since_ms).is_some_and(|(at, since)| at >= since);
+            match S::read(row) {
+                Ok(session) if changed || groups.contains_key(session.id()) => {
+                    *newest = (*newest).max(updated.filter(|_| changed).unwrap_or(*newest));
+                    sessions.insert(session.id().to_owned(), session);
+                }
+                Ok(_) => {}
+                Err(why) if changed => self.skipped.push(format!("session {}: {why}", row.name(index))),
+                Err(_) => {}
+            }
+        }
+        let ids: BTreeSet<String> = sessions.keys().chain(groups.keys()).cloned().collect();
+        for id in ids {
+            let session = sessions.remove(&id).unwrap_or_else(|| S::without_row(&id));
+            let (parsed, skipped) = session.parse(groups.get(&id).map_or(&[], Vec::as_slice));
+            self.skipped.extend(skipped.into_iter().map(|line| format!("session {id:?}, {line}")));
+            if !parsed.records.is_empty() {
+                self.sessions.push(parsed);
+            }
+        }
+    }
 }

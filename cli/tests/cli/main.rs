@@ -1,0 +1,14 @@
+//! The `annal` binary as users and agents run it: the journal commands, import and export, sync,
+//! history search, the MCP server, bad input and failures, each a real process on a store in a
+//! temporary folder.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod bad_input;
+mod failures;
+mod history;
+mod journal;
+mod mcp;
+mod sync;
+mod transfer;

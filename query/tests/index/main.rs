@@ -1,0 +1,5 @@
+//! The search index through its public API, in one test binary: index folders damaged while the
+//! store is closed, and arbitrary Unicode text searched, highlighted and cut into lines.
+
+mod damaged_index;
+mod unicode_text;

@@ -1,0 +1,16 @@
+//! The journal's durability and correctness. Through the facade (`annal::Annal`), as a user
+//! meets them: read-only opens, several threads on one handle, a store of a newer format and
+//! numbers kept through export and import. Through the engine's `Store`, for what only it
+//! reaches: crashes and I/O faults on a simulated disk, corrupted and truncated images, the
+//! durability log, a store of format version 1, several processes on one store, and the
+//! reference model under random workloads.
+
+mod bad_input;
+mod concurrency;
+mod corruption;
+mod crash;
+mod format_v1;
+mod log;
+mod model;
+mod multiprocess;
+mod read_only;

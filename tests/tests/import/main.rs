@@ -1,0 +1,8 @@
+//! Getting agents' sessions in: every transcript format told from every other (by the
+//! importers, and by `annal::Annal::import`), and `annal sync` through the facade over the files
+//! and the SQLite databases each agent writes.
+
+mod detect_formats;
+mod detection;
+mod sync_databases;
+mod sync_sources;
