@@ -1,4 +1,4 @@
-//! Errors: [`Error`], what a call on an [`Annal`](crate::Annal) can fail with, one variant per
+//! Errors: [`Error`], what a call on an `Annal` handle can fail with, one variant per
 //! operation, each wrapping that operation's own typed error (also in this module).
 
 use std::path::PathBuf;

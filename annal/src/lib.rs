@@ -82,33 +82,111 @@
 //! (`import_sessions`): `cargo run -p annal --example agent_loop`.
 #![deny(missing_docs)]
 
+#[doc = include_str!("docs/mod-error.md")]
 pub mod error;
 mod handle;
+#[doc = include_str!("docs/mod-import.md")]
 pub mod import;
 pub mod json;
 mod options;
 pub mod responses;
 mod search;
 pub mod snapshot;
+#[doc = include_str!("docs/mod-sync.md")]
 pub mod sync;
 
+#[doc = include_str!("docs/Error.md")]
+#[doc(inline)]
 pub use crate::error::Error;
-pub use crate::handle::{Annal, ExportFormat, ExportOptions};
+#[doc = include_str!("docs/Annal.md")]
+pub use crate::handle::Annal;
+#[doc = include_str!("docs/ExportFormat.md")]
+pub use crate::handle::ExportFormat;
+#[doc = include_str!("docs/ExportOptions.md")]
+pub use crate::handle::ExportOptions;
 pub use crate::options::Options;
 
 // Store configuration.
-pub use annal_engine::{Limits, Sharing, TokenCounter};
+#[doc = include_str!("docs/Limits.md")]
+pub use annal_engine::Limits;
+#[doc = include_str!("docs/Sharing.md")]
+pub use annal_engine::Sharing;
+#[doc = include_str!("docs/TokenCounter.md")]
+pub use annal_engine::TokenCounter;
 // Records and what an append returns.
-pub use annal_engine::{AppendReceipt, Block, PortableRecord, Record, Role};
+#[doc = include_str!("docs/AppendReceipt.md")]
+pub use annal_engine::AppendReceipt;
+#[doc = include_str!("docs/Block.md")]
+pub use annal_engine::Block;
+#[doc = include_str!("docs/PortableRecord.md")]
+pub use annal_engine::PortableRecord;
+#[doc = include_str!("docs/Record.md")]
+pub use annal_engine::Record;
+#[doc = include_str!("docs/Role.md")]
+pub use annal_engine::Role;
 // Reads: a consistent view, sessions, checks (what a snapshot hands out is in `snapshot`).
-pub use annal_engine::{Problem, SessionInfo, Snapshot, VerifyReport};
+#[doc = include_str!("docs/Problem.md")]
+pub use annal_engine::Problem;
+#[doc = include_str!("docs/SessionInfo.md")]
+pub use annal_engine::SessionInfo;
+#[doc = include_str!("docs/Snapshot.md")]
+pub use annal_engine::Snapshot;
+#[doc = include_str!("docs/VerifyReport.md")]
+pub use annal_engine::VerifyReport;
 // Projections and compaction.
-pub use annal_engine::{
-    Algorithm, Budget, CompactOptions, CompactOutcome, CompactStatus, KeptCounts, Message, MessageBlock,
-    Omission, OmissionReason, OmittedCounts, OmittedEntry, PartTokens, ProjectOptions, Projection,
-    ProjectionStats, Summarizer, SummaryRequest, ViewSource,
-};
+#[doc = include_str!("docs/Algorithm.md")]
+pub use annal_engine::Algorithm;
+#[doc = include_str!("docs/Budget.md")]
+pub use annal_engine::Budget;
+#[doc = include_str!("docs/CompactOptions.md")]
+pub use annal_engine::CompactOptions;
+#[doc = include_str!("docs/CompactOutcome.md")]
+pub use annal_engine::CompactOutcome;
+#[doc = include_str!("docs/CompactStatus.md")]
+pub use annal_engine::CompactStatus;
+#[doc = include_str!("docs/KeptCounts.md")]
+pub use annal_engine::KeptCounts;
+#[doc = include_str!("docs/Message.md")]
+pub use annal_engine::Message;
+#[doc = include_str!("docs/MessageBlock.md")]
+pub use annal_engine::MessageBlock;
+#[doc = include_str!("docs/Omission.md")]
+pub use annal_engine::Omission;
+#[doc = include_str!("docs/OmissionReason.md")]
+pub use annal_engine::OmissionReason;
+#[doc = include_str!("docs/OmittedCounts.md")]
+pub use annal_engine::OmittedCounts;
+#[doc = include_str!("docs/OmittedEntry.md")]
+pub use annal_engine::OmittedEntry;
+#[doc = include_str!("docs/PartTokens.md")]
+pub use annal_engine::PartTokens;
+#[doc = include_str!("docs/ProjectOptions.md")]
+pub use annal_engine::ProjectOptions;
+#[doc = include_str!("docs/Projection.md")]
+pub use annal_engine::Projection;
+#[doc = include_str!("docs/ProjectionStats.md")]
+pub use annal_engine::ProjectionStats;
+#[doc = include_str!("docs/Summarizer.md")]
+pub use annal_engine::Summarizer;
+#[doc = include_str!("docs/SummaryRequest.md")]
+pub use annal_engine::SummaryRequest;
+#[doc = include_str!("docs/ViewSource.md")]
+pub use annal_engine::ViewSource;
 // Search and originals.
-pub use annal_query::{Hit, IndexStatus, Original, OriginalBlock, RebuildSummary, SearchRequest, Snippet};
+#[doc = include_str!("docs/Hit.md")]
+pub use annal_query::Hit;
+#[doc = include_str!("docs/IndexStatus.md")]
+pub use annal_query::IndexStatus;
+#[doc = include_str!("docs/Original.md")]
+pub use annal_query::Original;
+#[doc = include_str!("docs/OriginalBlock.md")]
+pub use annal_query::OriginalBlock;
+#[doc = include_str!("docs/RebuildSummary.md")]
+pub use annal_query::RebuildSummary;
+#[doc = include_str!("docs/SearchRequest.md")]
+pub use annal_query::SearchRequest;
+#[doc = include_str!("docs/Snippet.md")]
+pub use annal_query::Snippet;
 // Exports.
+#[doc = include_str!("docs/ExportSummary.md")]
 pub use annal_formats::ExportSummary;
