@@ -127,8 +127,8 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
                         "{}: read as {format}, {unrecognised} of its {total} items are of no kind {format} writes",
                         file.display()
                     ),
-                    // A database's own message names it.
-                    Error::Source(source) => source.to_string(),
+                    // A database's own message names it (and may already say nothing was stored).
+                    Error::Source(source) => source.to_string().trim_end_matches("; nothing was stored").to_owned(),
                     _ => format!("{}: not a transcript annal can read", file.display()),
                 };
                 progress.suspend(|| eprintln!("{line}; skipped, nothing stored"));
