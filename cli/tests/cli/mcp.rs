@@ -165,3 +165,39 @@ fn a_missing_store_is_a_tool_error_until_one_exists() -> TestResult {
     assert!(texts[0].contains("a2#0 [s #3 assistant]"), "{texts:?}");
     client.finish()
 }
+
+#[test]
+fn a_store_of_a_newer_format_is_unsupported_to_the_command_line_and_the_server() -> TestResult {
+    const META: redb::TableDefinition<'_, &str, &[u8]> = redb::TableDefinition::new("meta");
+    let sandbox = Sandbox::new();
+    sandbox.annal(&["append", "s"], RECORDS).ok();
+    // What a later annal would leave behind.
+    let newer = u64::from(annal_engine::FORMAT_VERSION) + 1;
+    {
+        let db = redb::Database::open(&sandbox.db)?;
+        let txn = db.begin_write()?;
+        txn.open_table(META)?.insert("format_version", newer.to_le_bytes().as_slice())?;
+        txn.commit()?;
+    }
+    for args in [&["sessions"][..], &["append", "s"]] {
+        let run = sandbox.annal(args, RECORDS);
+        assert_eq!(run.code, Some(crate::support::status::UNSUPPORTED), "{args:?}: {}", run.stderr);
+        assert!(run.stderr.contains("upgrade annal") && run.stderr.lines().count() == 1, "{}", run.stderr);
+    }
+    let mut client = Client::start(&sandbox)?;
+    let (texts, error) = client.call("sessions_list", json!({}))?;
+    assert!(error && texts[0].starts_with("unsupported: "), "{texts:?}");
+    client.finish()?;
+    // The refusals lost nothing: put back this annal's version and everything reads and verifies.
+    {
+        let db = redb::Database::open(&sandbox.db)?;
+        let txn = db.begin_write()?;
+        let version = u64::from(annal_engine::FORMAT_VERSION).to_le_bytes();
+        txn.open_table(META)?.insert("format_version", version.as_slice())?;
+        txn.commit()?;
+    }
+    let shown = sandbox.annal(&["show", "s", "--json"], "").ok();
+    assert!(shown.stdout.contains("ECONNRESET"), "{}", shown.stdout);
+    sandbox.annal(&["verify"], "").ok();
+    Ok(())
+}

@@ -26,6 +26,7 @@ pub(crate) mod status {
     pub(crate) const BUSY: i32 = 5;
     pub(crate) const READ_ONLY: i32 = 6;
     pub(crate) const CORRUPTED: i32 = 9;
+    pub(crate) const UNSUPPORTED: i32 = 10;
     pub(crate) const IO: i32 = 11;
 }
 
