@@ -19,20 +19,23 @@ pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
 
 /// JSON text the facade wrote as the Python object `json.loads` makes of it.
 pub(crate) fn json_to_python(py: Python<'_>, json: &annal::json::Json) -> PyResult<Py<PyAny>> {
-    Ok(py.import("json")?.call_method1("loads", (json.as_str(),))?.unbind())
+    text_to_python(py, json.as_str())
 }
 
-/// A Python object as JSON, as `json.dumps` writes it (NaN and infinities are refused).
-pub(crate) fn from_python(object: &Bound<'_, PyAny>, what: &str) -> PyResult<Value> {
+/// JSON text as the Python object `json.loads` makes of it.
+pub(crate) fn text_to_python(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> {
+    Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+}
+
+/// A Python object as JSON text, as `json.dumps` writes it (NaN and infinities are refused).
+pub(crate) fn json_text(object: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     let py = object.py();
     let kwargs = [("allow_nan", false)].into_py_dict(py)?;
     let dumped = py.import("json")?.getattr("dumps")?.call((object,), Some(&kwargs));
-    let text = match dumped {
-        Ok(text) => text,
-        Err(err) => return Err(bad_input(py, format!("{what} is not JSON: {}", err.value(py)))),
-    };
-    let text: String = text.extract()?;
-    serde_json::from_str(&text).map_err(|e| bad_input(py, format!("{what} is not JSON: {e}")))
+    match dumped {
+        Ok(text) => text.extract(),
+        Err(err) => Err(bad_input(py, format!("{what} is not JSON: {}", err.value(py)))),
+    }
 }
 
 /// The sharing mode named `name`: `processes` (default) or `exclusive`.

@@ -1,12 +1,12 @@
 //! Sessions kept as OpenAI Responses-API items, for `annal.agents.AnnalSession`: items appended
 //! as records that keep their own JSON text, read back verbatim (or, for a record another agent
-//! wrote, as the items its blocks make), and a projection's messages as items.
+//! wrote, as the items its blocks make).
 
 use std::ops::Range;
 
-use annal::responses::{projection_items, record_from_responses_item, session_items, RESPONSES_SEAL_KEY};
+use annal::responses::{record_from_responses_item, session_items, RESPONSES_SEAL_KEY};
 use annal::snapshot::RECEIPT_META_KEY;
-use annal::{Annal, Error, Projection, Record, SessionInfo, Snapshot};
+use annal::{Annal, Error, Record, SessionInfo, Snapshot};
 use serde_json::Value;
 
 /// What separates an Agents SDK session's id from its generation number in the names of its
@@ -96,10 +96,4 @@ pub(crate) fn records(ids: &[String], items: &[String]) -> Result<Vec<Record>, S
 /// The items of `session`'s records in `orders`, each with the sourceOrder of its record.
 pub(crate) fn read(annal: &Annal, session: &str, orders: Range<u64>) -> Result<Vec<(u64, String)>, Error> {
     Ok(session_items(&annal.snapshot()?, session, orders)?)
-}
-
-/// A projection's messages as Responses input items.
-pub(crate) fn of_projection(projection: &Projection<'_>) -> Vec<Value> {
-    // Each item is JSON text the facade wrote from a value: it parses.
-    projection_items(projection).iter().filter_map(|item| serde_json::from_str(item).ok()).collect()
 }

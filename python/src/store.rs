@@ -9,11 +9,11 @@ use annal::import::TranscriptFormat;
 use annal::json::Json;
 use annal::{Annal, Error, ExportFormat, ExportOptions, Options, PortableRecord};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyString};
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
 use serde_json::{json, Value};
 
 use crate::convert::{
-    from_python, json_to_python, seconds, to_python, whole, whole_opt, BudgetArgs, SearchArgs,
+    json_text, json_to_python, seconds, text_to_python, to_python, whole, whole_opt, BudgetArgs, SearchArgs,
 };
 use crate::errors::{bad_input, class_of, raise, to_py};
 use crate::imports::ImportFailure;
@@ -116,17 +116,17 @@ impl Store {
         expected_next: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
-        let Value::Array(values) = from_python(records, "records")? else {
+        // Each record's JSON text once, read once (a list or tuple, as json.dumps takes either).
+        if !records.is_instance_of::<PyList>() && !records.is_instance_of::<PyTuple>() {
             return Err(bad_input(py, "records must be a list of dicts".into()));
-        };
-        let parsed = values
-            .iter()
-            .enumerate()
-            .map(|(index, value)| {
-                PortableRecord::parse(&value.to_string()).map_err(|e| format!("record {index}: {e}"))
-            })
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|message| bad_input(py, message))?;
+        }
+        let mut parsed = Vec::new();
+        for (index, record) in records.try_iter()?.enumerate() {
+            let text = json_text(&record?, &format!("record {index}"))?;
+            let record =
+                PortableRecord::parse(&text).map_err(|e| bad_input(py, format!("record {index}: {e}")))?;
+            parsed.push(record);
+        }
         let receipt = self.run(py, move |annal| annal.append_portable(&session, expected_next, parsed))?;
         json_to_python(py, &annal::json::receipt(&receipt))
     }
@@ -219,17 +219,17 @@ impl Store {
         responses_items: bool,
     ) -> PyResult<Py<PyAny>> {
         let options = BudgetArgs::new(py, window, max_output, tail, evidence, history)?.options();
-        let value = self.run(py, move |annal| {
+        let text = self.run(py, move |annal| {
             let view = annal.project(&session, &options)?;
-            // The facade's JSON text parses: it was written from a value.
-            let mut value: Value =
-                serde_json::from_str(annal::json::projection(&view).as_str()).unwrap_or_default();
-            if let (true, Some(object)) = (responses_items, value.as_object_mut()) {
-                object.insert("items".into(), Value::Array(items::of_projection(&view)));
+            let json = annal::json::projection(&view).into_string();
+            if !responses_items {
+                return Ok(json);
             }
-            Ok(value)
+            // The projection is one JSON object: its items join it as one more member, as text.
+            let items = annal::responses::projection_items(&view).join(",");
+            Ok(format!("{},\"items\":[{items}]}}", json.strip_suffix('}').unwrap_or(&json)))
         })?;
-        to_python(py, &value)
+        text_to_python(py, &text)
     }
 
     /// Commits a checkpoint of `session` so later views keep a stable prefix.

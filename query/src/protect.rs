@@ -4,8 +4,9 @@
 //! The folder's mode is the store file's permission bits with search (`x`) added where read is
 //! allowed (a store of 0600 gives 0700); every file in it gets at most the store's bits.
 //! tantivy creates segment and lock files with the process's default mode, so
-//! [`ProtectedDirectory`] tightens each one it creates, and opening an index tightens what an
-//! earlier version (or another tool) left wider, saying so once. Modes are only ever narrowed.
+//! [`ProtectedDirectory`] tightens each one it creates, and opening an index whose folder an
+//! earlier version (or another tool) left wider tightens the folder and every file in it, saying
+//! so once. Modes are only ever narrowed.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -41,19 +42,21 @@ impl Protection {
         self.file_mode | ((self.file_mode & 0o444) >> 2)
     }
 
-    /// Creates `folder` (and its parents) with the folder mode, and narrows it and the files in
-    /// it to what the store allows. Returns whether the folder itself had been wider: only then
-    /// could anyone else have read the index (a file copied in wider, inside a folder only the
-    /// store's readers can enter, is narrowed without a word).
+    /// Creates `folder` (and its parents) with the folder mode and narrows it to what the store
+    /// allows. Returns whether it had been wider: only then could anyone else have read the
+    /// index, and only then are the files in it narrowed too. An open of a protected index
+    /// stats one folder, however many segments it holds.
     pub(crate) fn prepare(self, folder: &Path) -> io::Result<bool> {
         create_folder(folder, self.folder_mode())?;
-        let tightened = narrow(folder, self.folder_mode())?;
+        if !narrow(folder, self.folder_mode())? {
+            return Ok(false);
+        }
         for entry in std::fs::read_dir(folder)? {
             let entry = entry?;
             let allowed = if entry.file_type()?.is_dir() { self.folder_mode() } else { self.file_mode };
             narrow(&entry.path(), allowed)?;
         }
-        Ok(tightened)
+        Ok(true)
     }
 
     /// Narrows the file at `path` to what the store allows.
