@@ -23,7 +23,7 @@ import json
 import os
 import sys
 
-OURS = {"annal", "annal_engine", "annal_query", "annal_formats", "annal_sources"}
+OURS = {"annal", "annal_engine", "annal_query", "annal_formats", "annal_sources", "annal_fleet"}
 STD = {"std", "core", "alloc"}
 ROOT_NAMES_MAX = 60
 LISTING = os.path.join(os.path.dirname(os.path.abspath(__file__)), "public-api.txt")

@@ -7,6 +7,7 @@ pub use annal_engine::{
     AppendError, BudgetError, CloseError, CompactError, ErrorKind, ForkError, OpenError, PortableError,
     ProjectError, ReadError, SummarizeError,
 };
+pub use annal_fleet::FleetError;
 pub use annal_formats::{ExportError, LoadError};
 pub use annal_query::{GetError, IndexError, SearchError, WaitError};
 pub use annal_sources::{SourceError, SyncError};
@@ -97,6 +98,9 @@ pub enum Error {
     /// schema annal does not know, a damaged file, a database its agent keeps locked).
     #[error(transparent)]
     Source(#[from] SourceError),
+    /// Publishing to, following or sharing through a fleet failed.
+    #[error(transparent)]
+    Fleet(#[from] FleetError),
 }
 
 impl Error {
@@ -134,6 +138,7 @@ impl Error {
             Error::Sync(err) => err.kind(),
             Error::Load(err) => err.kind(),
             Error::Source(err) => err.kind(),
+            Error::Fleet(err) => err.kind(),
         }
     }
 
@@ -165,8 +170,13 @@ impl Error {
     /// The positions of a stale append, `(expected, actual)`, when this is a conflict: what
     /// the caller passed as `expected_next`, and the session's next sourceOrder.
     pub fn conflict_positions(&self) -> Option<(u64, u64)> {
-        let Error::Append(AppendError::Conflict { expected, actual, .. }) = self else { return None };
-        Some((*expected, *actual))
+        match self {
+            Error::Append(AppendError::Conflict { expected, actual, .. })
+            | Error::Fleet(FleetError::Append(AppendError::Conflict { expected, actual, .. })) => {
+                Some((*expected, *actual))
+            }
+            _ => None,
+        }
     }
 }
 

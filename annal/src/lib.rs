@@ -84,6 +84,8 @@
 
 #[doc = include_str!("docs/mod-error.md")]
 pub mod error;
+#[doc = include_str!("docs/mod-fleet.md")]
+pub mod fleet;
 mod handle;
 #[doc = include_str!("docs/mod-import.md")]
 pub mod import;

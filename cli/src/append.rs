@@ -58,6 +58,12 @@ pub(crate) struct AppendArgs {
     /// Print a JSON object (sourceOrders, appended, next) instead of one sourceOrder per line.
     #[arg(long)]
     json: bool,
+    /// Append through a fleet's servers (comma-separated URLs): returns once the stream holds
+    /// the batch, with --expect checked by the servers; every line needs an entryId
+    #[arg(long, value_name = "URLS")]
+    fleet: Option<String>,
+    #[command(flatten)]
+    connection: crate::fleet::Connection,
 }
 
 /// Everything stdin held, parsed and checked for shape, with each record's line number
@@ -101,6 +107,9 @@ pub(crate) fn run(
 ) -> anyhow::Result<()> {
     let session = args.session.as_str();
     let handle = store.open_or_create()?;
+    if let Some(urls) = &args.fleet {
+        return run_shared(store, &handle, urls, args, batch, out);
+    }
     // Engine errors name an entryId or a batch index; the user wants the line.
     let mut lines_by_id: HashMap<String, usize> = HashMap::with_capacity(batch.records.len());
     for (record, &line) in batch.records.iter().zip(&batch.lines) {
@@ -114,6 +123,34 @@ pub(crate) fn run(
             format!("cannot append to session {session:?} in {store}: {other}; nothing was appended"),
         ),
     })?;
+    print_receipt(out, &receipt, args.json)?;
+    Ok(())
+}
+
+/// `annal append --fleet`: the batch goes through the fleet's servers as a shared session's.
+fn run_shared(
+    store: &StoreLocation,
+    handle: &annal::Annal,
+    urls: &str,
+    args: &AppendArgs,
+    batch: Batch,
+    out: &mut Out,
+) -> anyhow::Result<()> {
+    if let Some(line) =
+        batch.records.iter().zip(&batch.lines).find(|(r, _)| r.record.entry_id.is_empty()).map(|(_, l)| l)
+    {
+        return Err(said(
+            annal::error::ErrorKind::BadInput,
+            format!("stdin:{line}: with --fleet, every record needs an entryId"),
+        ));
+    }
+    let fleet = args.connection.connect(urls)?;
+    let records = batch.records.into_iter().map(|portable| portable.record).collect();
+    let receipt = handle
+        .shared(&fleet, &args.session)
+        .append(args.expect, records)
+        .map_err(|err| store.failed(&err))?;
+    fleet.close();
     print_receipt(out, &receipt, args.json)?;
     Ok(())
 }

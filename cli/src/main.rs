@@ -10,6 +10,7 @@ mod compact;
 mod demo;
 mod export;
 mod failure;
+mod fleet;
 mod fork;
 mod generate;
 mod history;
@@ -80,6 +81,8 @@ enum Command {
     /// Serve the store's history to an agent as a Model Context Protocol server on stdio.
     #[command(long_about = mcp::LONG_ABOUT)]
     Mcp(mcp::McpArgs),
+    /// One history across many hosts: publish to, follow and check a NATS JetStream fleet.
+    Fleet(fleet::FleetArgs),
 }
 
 fn main() -> ExitCode {
@@ -142,6 +145,7 @@ fn run(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
             compact::run(&store()?, &plan, out)
         }
         Command::Demo => demo::run(out),
+        Command::Fleet(args) => fleet::run(&store()?, &args, out),
         // `main` runs the server before stdout is locked; the protocol cannot share it.
         Command::Mcp(_) => Err(anyhow::anyhow!("the MCP server cannot run with stdout locked")),
     }

@@ -75,9 +75,10 @@ pub use crate::kind::ErrorKind;
 pub use crate::open::log_path;
 pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{
-    canonical_input, canonical_json, is_rfc3339, record_from_json, record_to_json, PortableError,
-    PortableRecord,
+    canonical_input, canonical_json, is_rfc3339, portable_json, record_from_json, record_to_json,
+    PortableError, PortableRecord,
 };
+pub use crate::prepare::chain_records;
 pub use crate::project::{
     checkpoint_key, projection_hash, stats_json, write_messages_json, Algorithm, Budget, BudgetError,
     KeptCounts, Message, MessageBlock, Omission, OmissionReason, OmittedCounts, OmittedEntry, PartTokens,

@@ -298,6 +298,62 @@ pub fn record_to_json(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<Valu
     Ok(Value::Object(object))
 }
 
+/// An owned record in the portable format at `source_order` with its chain: what
+/// [`record_to_json`] writes for the same record once stored, without a store to read it from.
+pub fn portable_json(record: &Record, source_order: u64, hash: &Hash, prev_hash: &Hash) -> Value {
+    let blocks = record.blocks.iter().map(block_to_json).collect();
+    let meta: Map<String, Value> = record
+        .meta
+        .iter()
+        .map(|(key, value)| {
+            let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.clone()));
+            (key.clone(), value)
+        })
+        .collect();
+    let mut object = Map::new();
+    object.insert("sourceOrder".into(), source_order.into());
+    object.insert("entryId".into(), record.entry_id.as_str().into());
+    object.insert("role".into(), record.role.as_str().into());
+    if let Some(timestamp) = &record.timestamp {
+        object.insert("timestamp".into(), timestamp.as_str().into());
+    }
+    object.insert("blocks".into(), Value::Array(blocks));
+    object.insert("meta".into(), Value::Object(meta));
+    object.insert("hash".into(), hash_to_hex(hash).into());
+    object.insert("prevHash".into(), hash_to_hex(prev_hash).into());
+    Value::Object(object)
+}
+
+fn block_to_json(block: &Block) -> Value {
+    match block {
+        Block::Text { text } => json!({"type": "text", "text": text}),
+        Block::Thinking { text } => json!({"type": "thinking", "text": text}),
+        Block::ToolCall { call_id, tool, input, target } => {
+            let mut object = Map::new();
+            object.insert("type".into(), "toolCall".into());
+            object.insert("callId".into(), call_id.as_str().into());
+            object.insert("tool".into(), tool.as_str().into());
+            match serde_json::from_str::<Value>(input) {
+                Ok(value @ (Value::Object(_) | Value::Array(_))) if canonical_json(&value) == *input => {
+                    object.insert("input".into(), value);
+                }
+                _ => {
+                    object.insert("inputText".into(), Value::String(input.clone()));
+                }
+            }
+            object.insert("target".into(), target.as_str().into());
+            Value::Object(object)
+        }
+        Block::ToolResult { call_id, tool, is_error, output } => json!({
+            "type": "toolResult", "callId": call_id, "tool": tool, "isError": is_error, "output": output,
+        }),
+        Block::Blob { media_type, data } => json!({
+            "type": "blob", "hash": hash_to_hex(blake3::hash(data).as_bytes()), "mediaType": media_type,
+            "bytes": data.len(), "data": base64::engine::general_purpose::STANDARD.encode(data),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

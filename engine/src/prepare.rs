@@ -50,6 +50,35 @@ pub(crate) fn check_session_name(name: &str, limits: &Limits) -> Result<(), Stri
     Ok(())
 }
 
+/// The records of a batch for `session` as the store would keep them (checked, their JSON in
+/// canonical text), each with the chain hash it gets when the batch lands after a record whose
+/// chain hash is `prev`. A replica publishes these before any store holds them, so that every
+/// store that applies them can check the chain; appending the returned records after `prev`
+/// stores exactly these hashes.
+///
+/// # Errors
+/// [`AppendError::InvalidRecord`], as [`Store::append`](crate::Store::append) would give.
+pub fn chain_records(
+    session: &str,
+    prev: &Hash,
+    records: Vec<Record>,
+    options: &StoreOptions,
+) -> Result<Vec<(Record, Hash)>, AppendError> {
+    let mut prev = *prev;
+    let mut out = Vec::with_capacity(records.len());
+    for (index, mut record) in records.into_iter().enumerate() {
+        let checked = check_record(&record, &options.limits).and_then(|()| canonicalise(&mut record));
+        if let Err(reason) = checked {
+            let entry_id = record.entry_id;
+            let index = index as u64;
+            return Err(AppendError::InvalidRecord { session: session.to_owned(), entry_id, reason, index });
+        }
+        prev = crate::hash::chain_hash(&prev, &content_hash(&record));
+        out.push((record, prev));
+    }
+    Ok(out)
+}
+
 /// Validates and prepares a batch for `session`.
 pub(crate) fn prepare_batch(
     session: &str,

@@ -7,6 +7,7 @@ mod support;
 
 mod bad_input;
 mod failures;
+mod fleet;
 mod history;
 mod journal;
 mod mcp;

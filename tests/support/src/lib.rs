@@ -11,6 +11,7 @@ pub mod disk;
 pub mod identifiers;
 pub mod indexed;
 pub mod model;
+pub mod nats;
 pub mod process;
 pub mod projection_checks;
 pub mod records;

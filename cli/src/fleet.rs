@@ -1,0 +1,262 @@
+//! `annal fleet`: publish this store's sessions to a NATS JetStream fleet, follow the fleet's
+//! sessions into it, and show where each session stands (docs/replication.md).
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use annal::error::ErrorKind;
+use annal::fleet::{Credentials, Fleet, FleetOptions, FollowOptions, PublishOptions};
+use annal::Annal;
+use clap::{Args, Subcommand};
+
+use crate::failure::said;
+use crate::location::StoreLocation;
+use crate::output::Out;
+
+/// Arguments of `annal fleet`.
+#[derive(Debug, Args)]
+pub(crate) struct FleetArgs {
+    #[command(subcommand)]
+    command: FleetCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum FleetCommand {
+    /// Send every committed record the fleet lacks, in order, exactly once.
+    Publish(PublishArgs),
+    /// Apply the fleet's sessions to this store, verifying each record's chain.
+    Follow(FollowArgs),
+    /// Per session: records here, on the fleet, waiting to be published, and lag.
+    Status(StatusArgs),
+}
+
+/// How to reach a fleet: shared by every command that takes a server list.
+#[derive(Debug, Args, Clone)]
+pub(crate) struct Connection {
+    /// The stream's name (teams or tenants sharing a cluster use their own)
+    #[arg(long, value_name = "NAME", env = "ANNAL_FLEET_STREAM", default_value = annal::fleet::STREAM_DEFAULT)]
+    stream: String,
+    /// The subject prefix of the stream's sessions
+    #[arg(long, value_name = "PREFIX", env = "ANNAL_FLEET_PREFIX", default_value = annal::fleet::PREFIX_DEFAULT)]
+    prefix: String,
+    /// Replicas of the stream, when this command creates it
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    replicas: usize,
+    /// A NATS credentials file (JWT and NKey seed) [env: ANNAL_FLEET_CREDS]
+    #[arg(long, value_name = "FILE")]
+    creds: Option<PathBuf>,
+    /// A file holding an NKey seed [env: ANNAL_FLEET_NKEY holds the seed itself]
+    #[arg(long, value_name = "FILE")]
+    nkey: Option<PathBuf>,
+    /// A CA certificate to trust; TLS is then required [env: ANNAL_FLEET_TLS_CA]
+    #[arg(long, value_name = "FILE")]
+    tls_ca: Option<PathBuf>,
+    /// Seconds to wait for a server or an acknowledgement
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    timeout: u64,
+}
+
+impl Connection {
+    /// Connects to `urls` (comma-separated), credentials from the URLs, flags or environment.
+    pub(crate) fn connect(&self, urls: &str) -> anyhow::Result<Fleet> {
+        let mut options = FleetOptions::from_urls(urls).map_err(fleet_error)?;
+        options.stream.clone_from(&self.stream);
+        options.prefix.clone_from(&self.prefix);
+        options.replicas = self.replicas;
+        options.timeout = Duration::from_secs(self.timeout.max(1));
+        if let Some(file) = &self.creds {
+            options.credentials = Credentials::CredsFile(file.clone());
+        } else if let Some(file) = &self.nkey {
+            let seed = std::fs::read_to_string(file).map_err(|err| {
+                said(ErrorKind::NotFound, format!("cannot read the NKey seed file {}: {err}", file.display()))
+            })?;
+            options.credentials = Credentials::NKey(seed.trim().to_owned());
+        }
+        if let Some(ca) = &self.tls_ca {
+            options.tls_ca = Some(ca.clone());
+        }
+        Fleet::connect(options).map_err(fleet_error)
+    }
+}
+
+fn fleet_error(err: annal::fleet::FleetError) -> anyhow::Error {
+    said(err.kind(), annal::error::message(&err))
+}
+
+#[derive(Debug, Args)]
+struct PublishArgs {
+    /// The fleet's servers, comma-separated (nats://host:4222,...)
+    #[arg(long, value_name = "URLS", env = "ANNAL_FLEET")]
+    to: String,
+    /// Only sessions whose names match (`*` any text, `?` one character)
+    #[arg(long, value_name = "PATTERN")]
+    sessions: Option<String>,
+    /// Keep publishing as records are appended, until interrupted
+    #[arg(long)]
+    watch: bool,
+    /// One JSON object per pass
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+#[derive(Debug, Args)]
+struct FollowArgs {
+    /// The fleet's servers, comma-separated (nats://host:4222,...)
+    #[arg(value_name = "URLS", env = "ANNAL_FLEET")]
+    from: String,
+    /// Only sessions whose names match (`*` any text, `?` one character)
+    #[arg(long, value_name = "PATTERN")]
+    sessions: Option<String>,
+    /// Keep following as the fleet grows, until interrupted
+    #[arg(long)]
+    watch: bool,
+    /// One JSON object per pass
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+#[derive(Debug, Args)]
+struct StatusArgs {
+    /// The fleet's servers, comma-separated (nats://host:4222,...)
+    #[arg(value_name = "URLS", env = "ANNAL_FLEET")]
+    of: String,
+    /// Only sessions whose names match (`*` any text, `?` one character)
+    #[arg(long, value_name = "PATTERN")]
+    sessions: Option<String>,
+    /// One JSON object per session
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    connection: Connection,
+}
+
+pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> anyhow::Result<()> {
+    match &args.command {
+        FleetCommand::Publish(args) => {
+            let annal = store.open_or_create()?;
+            let fleet = args.connection.connect(&args.to)?;
+            let mut options = PublishOptions::default();
+            options.sessions.clone_from(&args.sessions);
+            loop {
+                publish_pass(store, &annal, &fleet, &options, args.json, args.watch, out)?;
+                if !args.watch {
+                    return Ok(());
+                }
+                std::thread::sleep(Duration::from_millis(500));
+            }
+        }
+        FleetCommand::Follow(args) => {
+            let annal = store.open_or_create()?;
+            let fleet = args.connection.connect(&args.from)?;
+            let mut options = FollowOptions::default();
+            options.sessions.clone_from(&args.sessions);
+            options.watch = args.watch;
+            let report = annal.follow(&fleet, &options, &|| true).map_err(|err| store.failed(&err))?;
+            for line in report.stopped.iter().chain(&report.foreign) {
+                eprintln!("annal: {line}");
+            }
+            if args.json {
+                let value = serde_json::json!({
+                    "records": report.records, "bytes": report.bytes, "forks": report.forks,
+                    "passedOver": report.passed_over, "stopped": report.stopped, "foreign": report.foreign,
+                    "sequence": report.sequence,
+                });
+                writeln!(out, "{value}")?;
+            } else {
+                writeln!(
+                    out,
+                    "followed to stream sequence {}: {} records ({} bytes), {} forks; {} sessions stopped",
+                    report.sequence,
+                    report.records,
+                    report.bytes,
+                    report.forks,
+                    report.stopped.len()
+                )?;
+            }
+            if report.stopped.is_empty() {
+                Ok(())
+            } else {
+                Err(said(
+                    ErrorKind::Corrupted,
+                    format!("{} sessions stopped: messages that do not chain", report.stopped.len()),
+                ))
+            }
+        }
+        FleetCommand::Status(args) => {
+            let annal = store.open_reading()?;
+            let fleet = args.connection.connect(&args.of)?;
+            let rows =
+                annal.fleet_status(&fleet, args.sessions.as_deref()).map_err(|err| store.failed(&err))?;
+            for row in rows {
+                if args.json {
+                    let value = serde_json::json!({
+                        "session": row.session, "local": row.local, "fleet": row.fleet,
+                        "unpublished": row.unpublished, "lag": row.lag, "stopped": row.stopped,
+                        "forkedTo": row.forked_to,
+                    });
+                    writeln!(out, "{value}")?;
+                } else {
+                    let mut line = format!(
+                        "{:?}: {} here, {} on the fleet, {} to publish, {} behind",
+                        row.session, row.local, row.fleet, row.unpublished, row.lag
+                    );
+                    if let Some(fork) = &row.forked_to {
+                        line.push_str(&format!("; records here went to fork {fork:?}"));
+                    }
+                    if let Some(stopped) = &row.stopped {
+                        line.push_str(&format!("; stopped: {stopped}"));
+                    }
+                    writeln!(out, "{line}")?;
+                }
+            }
+            Ok(())
+        }
+    }
+}
+
+fn publish_pass(
+    store: &StoreLocation,
+    annal: &Annal,
+    fleet: &Fleet,
+    options: &PublishOptions,
+    json: bool,
+    watch: bool,
+    out: &mut Out,
+) -> anyhow::Result<()> {
+    let report = match annal.publish(fleet, options) {
+        Ok(report) => report,
+        // Watching, a fleet that is away is waited for: appends go on locally meanwhile.
+        Err(err) if watch && matches!(err.kind(), ErrorKind::Io | ErrorKind::Busy) => {
+            eprintln!("annal: {}; trying again", annal::error::message(&err));
+            std::thread::sleep(Duration::from_secs(1));
+            return Ok(());
+        }
+        Err(err) => return Err(store.failed(&err)),
+    };
+    for line in report.diverged.iter().chain(&report.deferred) {
+        eprintln!("annal: {line}");
+    }
+    if watch && report.records == 0 && report.forks == 0 {
+        return Ok(());
+    }
+    if json {
+        let value = serde_json::json!({
+            "records": report.records, "bytes": report.bytes, "forks": report.forks,
+            "sessions": report.sessions, "diverged": report.diverged, "deferred": report.deferred,
+        });
+        writeln!(out, "{value}")?;
+    } else {
+        writeln!(
+            out,
+            "published {} records ({} bytes) and {} forks of {} sessions",
+            report.records, report.bytes, report.forks, report.sessions
+        )?;
+    }
+    out.flush()?;
+    Ok(())
+}

@@ -1,0 +1,79 @@
+//! `FleetError`: what can go wrong between a store and a fleet's stream, each with its kind.
+
+use annal_engine::{AppendError, ErrorKind, ForkError, ReadError};
+
+/// Why a fleet operation failed. Server addresses in messages never carry credentials.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum FleetError {
+    /// An option or URL that cannot be used.
+    #[error("fleet: {0}")]
+    BadOptions(String),
+    /// No server of the list answered, or it refused the connection.
+    #[error("fleet: cannot reach {servers}: {reason}")]
+    Unreachable {
+        /// The servers tried, credentials left out.
+        servers: String,
+        /// What the client said.
+        reason: String,
+    },
+    /// The stream or its object store could not be created, found or asked.
+    #[error("fleet: stream {stream:?} on {servers}: {reason}")]
+    Stream {
+        /// The stream.
+        stream: String,
+        /// The servers, credentials left out.
+        servers: String,
+        /// What the server said.
+        reason: String,
+    },
+    /// A publish was not acknowledged in time (no majority of replicas, or no leader).
+    #[error("fleet: {servers} did not acknowledge {what} in time: {reason}")]
+    NotAcknowledged {
+        /// The servers, credentials left out.
+        servers: String,
+        /// What was being published.
+        what: String,
+        /// What the client said.
+        reason: String,
+    },
+    /// A session's messages on the stream do not chain; nothing after the first bad one was
+    /// applied to it.
+    #[error("fleet: session {session:?} stopped at stream message {sequence}: {reason}")]
+    Stopped {
+        /// The session.
+        session: String,
+        /// The stream sequence of the message.
+        sequence: u64,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A session stopped by an earlier pass: the line that said why.
+    #[error("{0}")]
+    StoppedEarlier(String),
+    /// Appending to the local store failed (a shared session's conflict is
+    /// [`AppendError::Conflict`], as a local store gives it).
+    #[error(transparent)]
+    Append(#[from] AppendError),
+    /// Forking in the local store failed.
+    #[error(transparent)]
+    Fork(#[from] ForkError),
+    /// Reading the local store failed.
+    #[error(transparent)]
+    Read(#[from] ReadError),
+}
+
+impl FleetError {
+    /// What kind of failure this is.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            FleetError::BadOptions(_) => ErrorKind::BadInput,
+            FleetError::Unreachable { .. } | FleetError::Stream { .. } => ErrorKind::Io,
+            FleetError::NotAcknowledged { .. } => ErrorKind::Busy,
+            FleetError::Stopped { .. } | FleetError::StoppedEarlier(_) => ErrorKind::Corrupted,
+            FleetError::Append(err) => err.kind(),
+            FleetError::Fork(err) => err.kind(),
+            FleetError::Read(err) => err.kind(),
+        }
+    }
+}

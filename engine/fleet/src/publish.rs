@@ -1,0 +1,268 @@
+//! Publishing: every committed record of a store's sessions onto the fleet's stream, in
+//! order, each exactly once. Where the fleet already holds a session, publishing resumes after
+//! the fleet's last record of it; where the fleet's version differs, the records here become a
+//! named fork of it at the point they diverge. Nothing is merged and nothing is dropped.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use annal_engine::{hash_to_hex, record_to_json, Hash, SessionInfo, Snapshot, Store, ZERO_HASH};
+use async_nats::jetstream::consumer::{pull, DeliverPolicy};
+use futures_util::StreamExt as _;
+
+use crate::client::{Fleet, Published};
+use crate::error::FleetError;
+use crate::follow::glob;
+use crate::state::State;
+use crate::wire;
+
+/// Which sessions to publish, and for how long.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct PublishOptions {
+    /// Only sessions whose names match this pattern (`*` any text, `?` one character).
+    pub sessions: Option<String>,
+}
+
+/// What one publish pass did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct PublishReport {
+    /// Records the stream took.
+    pub records: u64,
+    /// The bytes of their portable JSON.
+    pub bytes: u64,
+    /// Fork messages published.
+    pub forks: u64,
+    /// Sessions looked at.
+    pub sessions: u64,
+    /// Lines naming sessions whose records here became a fork of the fleet's version.
+    pub diverged: Vec<String>,
+    /// Lines naming sessions left for the next pass (another writer moved them meanwhile).
+    pub deferred: Vec<String>,
+}
+
+/// Publishes what the fleet lacks of `store`'s sessions, and returns when the stream holds it.
+///
+/// # Errors
+/// The servers cannot be reached or do not acknowledge in time, or the store cannot be read.
+/// What was acknowledged before the error stays published, and the next call resumes after it.
+pub fn publish(fleet: &Fleet, store: &Store, options: &PublishOptions) -> Result<PublishReport, FleetError> {
+    let mut state = State::load(store, &fleet.options().stream)?;
+    let snapshot = store.snapshot()?;
+    let mut report = PublishReport::default();
+    let result = fleet.block_on(async {
+        for info in parents_first(snapshot.sessions()?) {
+            if options.sessions.as_deref().is_some_and(|pattern| !glob(pattern, &info.name)) {
+                continue;
+            }
+            report.sessions += 1;
+            if state.published.get(&info.name) == Some(&info.len) {
+                continue;
+            }
+            publish_session(fleet, &snapshot, &mut state, &info, &mut report).await?;
+        }
+        Ok::<(), FleetError>(())
+    });
+    // What the stream acknowledged is recorded even when a later session failed.
+    state.save(store)?;
+    result.map(|()| report)
+}
+
+/// Sessions with every fork after the session it forks.
+fn parents_first(sessions: Vec<SessionInfo>) -> Vec<SessionInfo> {
+    let mut done = BTreeSet::new();
+    let mut out = Vec::with_capacity(sessions.len());
+    let mut rest = sessions;
+    while !rest.is_empty() {
+        let before = rest.len();
+        let (ready, waiting): (Vec<_>, Vec<_>) = rest
+            .into_iter()
+            .partition(|info| info.parent.as_ref().is_none_or(|parent| done.contains(parent)));
+        for info in ready {
+            done.insert(info.name.clone());
+            out.push(info);
+        }
+        rest = waiting;
+        if rest.len() == before {
+            // A parent that is not listed: publish the rest anyway, the follower will say.
+            out.append(&mut rest);
+        }
+    }
+    out
+}
+
+async fn publish_session(
+    fleet: &Fleet,
+    snapshot: &Snapshot,
+    state: &mut State,
+    info: &SessionInfo,
+    report: &mut PublishReport,
+) -> Result<(), FleetError> {
+    let local = info.name.as_str();
+    if let Some(fork) = state.diverged.get(local).cloned() {
+        let at = fork_point(&fork).unwrap_or(0);
+        return publish_as(fleet, snapshot, state, &fork, local, Some((local, at)), info.len, report).await;
+    }
+    let from_parent = info.parent.as_deref().zip(info.fork_at);
+    publish_as(fleet, snapshot, state, local, local, from_parent, info.len, report).await
+}
+
+/// The fork point in the name of a fork made by divergence (`<session>~<host>-<at>`).
+fn fork_point(fork: &str) -> Option<u64> {
+    fork.rsplit_once('-')?.1.parse().ok()
+}
+
+/// Publishes fleet session `name`, whose records are local session `local`'s (its first ones
+/// a fork of `fork.0` at `fork.1`), up to `len`.
+#[allow(clippy::too_many_arguments)]
+async fn publish_as(
+    fleet: &Fleet,
+    snapshot: &Snapshot,
+    state: &mut State,
+    name: &str,
+    local: &str,
+    fork: Option<(&str, u64)>,
+    len: u64,
+    report: &mut PublishReport,
+) -> Result<(), FleetError> {
+    let (mut next, mut sequence) = match fleet.last(name).await? {
+        Some(last) => {
+            if last.next > len {
+                // The fleet holds more than this store: the follower brings it here, unless
+                // what this store holds differs from the fleet's first records.
+                if len > 0 && divergence(fleet, snapshot, local, len).await? < len {
+                    return diverge(fleet, snapshot, state, name, len, report).await;
+                }
+                return Ok(());
+            }
+            if last.next > 0 && local_hash(snapshot, local, last.next - 1)? != last.head {
+                return diverge(fleet, snapshot, state, name, len, report).await;
+            }
+            (last.next, last.sequence)
+        }
+        None => match fork {
+            Some((parent, at)) => {
+                let head = if at == 0 { ZERO_HASH } else { local_hash(snapshot, local, at - 1)? };
+                let headers = wire::headers("fork", name, at, &head);
+                match fleet.publish(headers, name, wire::fork_payload(parent, at, &head), Some(0)).await? {
+                    Published::At(sequence) => {
+                        report.forks += 1;
+                        (at, sequence)
+                    }
+                    Published::Lost => return defer(name, report),
+                }
+            }
+            None => (0, 0),
+        },
+    };
+    for guard in snapshot.records(local, next..len)? {
+        let guard = guard?;
+        let view = guard.view()?;
+        let json = serde_json::to_vec(&record_to_json(snapshot, &view)?).unwrap_or_default();
+        let hash = view.hash();
+        let bytes = json.len() as u64;
+        match publish_record(fleet, name, next, &hash, json, sequence).await? {
+            Published::At(at) => sequence = at,
+            Published::Lost => {
+                state.set_sequence(name, sequence);
+                return defer(name, report);
+            }
+        }
+        report.records += 1;
+        report.bytes += bytes;
+        next += 1;
+    }
+    state.set_sequence(name, sequence);
+    state.set_published(local, len);
+    Ok(())
+}
+
+fn defer(name: &str, report: &mut PublishReport) -> Result<(), FleetError> {
+    report.deferred.push(format!(
+        "session {name:?}: another writer moved it on the fleet while publishing; left for the next pass"
+    ));
+    Ok(())
+}
+
+/// Publishes one record's JSON as the message after stream sequence `expected` of `session`,
+/// through the object store when it is too large for a message.
+pub(crate) async fn publish_record(
+    fleet: &Fleet,
+    session: &str,
+    order: u64,
+    hash: &Hash,
+    json: Vec<u8>,
+    expected: u64,
+) -> Result<Published, FleetError> {
+    if json.len() <= fleet.inline_bytes_max() {
+        let headers = wire::headers("record", session, order, hash);
+        return fleet.publish(headers, session, json.into(), Some(expected)).await;
+    }
+    let object = format!("{}/{}", &fleet.subject(session), hash_to_hex(hash));
+    fleet.put_object(&object, &json).await?;
+    let headers = wire::headers("record-ref", session, order, hash);
+    fleet.publish(headers, session, wire::ref_payload(&object, json.len(), hash), Some(expected)).await
+}
+
+fn local_hash(snapshot: &Snapshot, session: &str, order: u64) -> Result<Hash, FleetError> {
+    match snapshot.record(session, order)? {
+        Some(guard) => Ok(guard.view()?.hash()),
+        None => Ok(ZERO_HASH),
+    }
+}
+
+/// The fleet's version of `name` differs from this store's: finds where, and publishes the
+/// records here from that point as the fork `<name>~<host>-<at>`.
+async fn diverge(
+    fleet: &Fleet,
+    snapshot: &Snapshot,
+    state: &mut State,
+    name: &str,
+    len: u64,
+    report: &mut PublishReport,
+) -> Result<(), FleetError> {
+    let at = divergence(fleet, snapshot, name, len).await?;
+    let fork = format!("{name}~{}-{at}", fleet.options().host);
+    state.set_diverged(name, &fork);
+    report.diverged.push(format!(
+        "session {name:?}: the fleet's version differs from record {at} on; the records here from there are fork {fork:?}"
+    ));
+    Box::pin(publish_as(fleet, snapshot, state, &fork, name, Some((name, at)), len, report)).await
+}
+
+/// The first sourceOrder at which the fleet's records of `name` differ from this store's.
+async fn divergence(fleet: &Fleet, snapshot: &Snapshot, name: &str, len: u64) -> Result<u64, FleetError> {
+    let config = pull::OrderedConfig {
+        filter_subject: fleet.subject(name),
+        deliver_policy: DeliverPolicy::All,
+        ..Default::default()
+    };
+    let consumer =
+        fleet.stream_handle().create_consumer(config).await.map_err(|err| fleet.stream_error(err))?;
+    let mut messages = consumer.messages().await.map_err(|err| fleet.stream_error(err))?;
+    let mut at = 0;
+    while at < len {
+        let next = tokio::time::timeout(Duration::from_secs(2), messages.next()).await;
+        let Ok(Some(Ok(message))) = next else { break };
+        match wire::decode(name, message.headers.as_ref(), message.payload.clone()) {
+            Ok(
+                wire::Incoming::Record { order, hash, .. } | wire::Incoming::RecordRef { order, hash, .. },
+            ) => {
+                if order != at || local_hash(snapshot, name, order)? != hash {
+                    break;
+                }
+                at += 1;
+            }
+            Ok(wire::Incoming::Fork { at: fork_at, head, .. }) => {
+                if fork_at == 0 || local_hash(snapshot, name, fork_at - 1)? == head {
+                    at = fork_at;
+                } else {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    Ok(at)
+}

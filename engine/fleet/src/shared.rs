@@ -1,0 +1,221 @@
+//! Shared sessions: one session that several hosts append to through the fleet. An append
+//! returns once a majority of the stream's replicas hold it, and the server checks the
+//! session's position: of two writers racing for one position exactly one wins, and the other
+//! gets the [`AppendError::Conflict`] a local store gives. The local store then holds the
+//! winner's records, so the loser re-reads and decides again.
+//!
+//! When no server can be reached, appends go on locally, in a fork of the session named
+//! `<session>~<host>-<at>` that is published as a fork when the fleet is back: never merged,
+//! never dropped.
+
+use annal_engine::{
+    chain_records, portable_json, AppendError, AppendReceipt, PortableRecord, Record, Store, ZERO_HASH,
+};
+
+use crate::client::{Fleet, Published};
+use crate::error::FleetError;
+use crate::follow::catch_up;
+use crate::publish::publish_record;
+use crate::state::State;
+
+/// A session of the local store shared through a fleet.
+#[derive(Debug)]
+pub struct SharedSession<'a> {
+    fleet: &'a Fleet,
+    store: &'a Store,
+    name: String,
+}
+
+impl<'a> SharedSession<'a> {
+    /// The session `name` of `store`, shared through `fleet`.
+    pub fn new(fleet: &'a Fleet, store: &'a Store, name: &str) -> SharedSession<'a> {
+        SharedSession { fleet, store, name: name.to_owned() }
+    }
+
+    /// Where appends go now: the session, or the fork its offline appends went to.
+    ///
+    /// # Errors
+    /// The store's cursors cannot be read.
+    pub fn writing_to(&self) -> Result<String, FleetError> {
+        let state = State::load(self.store, &self.fleet.options().stream)?;
+        Ok(state.offline.get(&self.name).cloned().unwrap_or_else(|| self.name.clone()))
+    }
+
+    /// Brings the local session up to the fleet's version of it.
+    ///
+    /// # Errors
+    /// The stream cannot be read or the store written; a message that does not chain stops
+    /// the session ([`FleetError::Stopped`]).
+    pub fn refresh(&self) -> Result<u64, FleetError> {
+        let mut state = State::load(self.store, &self.fleet.options().stream)?;
+        let report = self.fleet.block_on(catch_up(self.fleet, self.store, &mut state, &self.name))?;
+        self.check_stopped(&state)?;
+        Ok(report.records)
+    }
+
+    fn check_stopped(&self, state: &State) -> Result<(), FleetError> {
+        match state.stopped.get(&self.name) {
+            Some(line) => Err(FleetError::StoppedEarlier(line.clone())),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends `records` as the session's next ones: with `expected_next`, only if the
+    /// session's next sourceOrder on the fleet is that value. Returns once the stream holds
+    /// them (a majority of its replicas) and the local store has applied them. Retrying with
+    /// the same entryIds after an error never duplicates.
+    ///
+    /// # Errors
+    /// [`AppendError::Conflict`] (as [`FleetError::Append`]) when another writer took the
+    /// position; invalid records as a local append gives them; [`FleetError::NotAcknowledged`]
+    /// when the stream stopped answering part-way through a batch.
+    pub fn append(
+        &self,
+        expected_next: Option<u64>,
+        records: Vec<Record>,
+    ) -> Result<AppendReceipt, FleetError> {
+        let mut state = State::load(self.store, &self.fleet.options().stream)?;
+        if let Some(fork) = state.offline.get(&self.name).cloned() {
+            return Ok(self.store.append(&fork, expected_next, records)?);
+        }
+        let mut sent = 0;
+        let outcome =
+            self.fleet.block_on(self.append_async(&mut state, expected_next, records.clone(), &mut sent));
+        state.save(self.store)?;
+        match outcome {
+            // Only a batch of which the stream took nothing goes to the offline fork: one it
+            // took in part is finished by a retry with the same entryIds, never split in two.
+            Err(
+                FleetError::Unreachable { .. }
+                | FleetError::NotAcknowledged { .. }
+                | FleetError::Stream { .. },
+            ) if sent == 0 && !self.any_published(&records)? => {
+                self.append_offline(&mut state, expected_next, records)
+            }
+            other => other,
+        }
+    }
+
+    async fn append_async(
+        &self,
+        state: &mut State,
+        expected_next: Option<u64>,
+        records: Vec<Record>,
+        sent: &mut usize,
+    ) -> Result<AppendReceipt, FleetError> {
+        // The stream checks the position; the local store is read first only when the caller
+        // expects another one than it holds, so an append in step costs one round trip.
+        let mut snapshot = self.store.snapshot()?;
+        let held_len = snapshot.session(&self.name)?.map_or(0, |info| info.len);
+        if expected_next.is_some_and(|expected| expected != held_len) {
+            catch_up(self.fleet, self.store, state, &self.name).await?;
+            snapshot = self.store.snapshot()?;
+        }
+        self.check_stopped(state)?;
+        let (len, head) = snapshot.session(&self.name)?.map_or((0, ZERO_HASH), |info| (info.len, info.head));
+        // A retry of a batch the stream took in part or whole: what is held is not sent again.
+        let mut held = 0;
+        for record in &records {
+            match snapshot.entry(&record.entry_id)? {
+                Some(location) if location.session == self.name => held += 1,
+                _ => break,
+            }
+        }
+        let start = len - held.min(len);
+        if let Some(expected) = expected_next {
+            if expected != start {
+                return Err(
+                    AppendError::Conflict { session: self.name.clone(), expected, actual: len }.into()
+                );
+            }
+        }
+        let fresh: Vec<Record> = records[held as usize..].to_vec();
+        let chained = chain_records(&self.name, &head, fresh, self.store.options())?;
+        let mut sequence = state.sequences.get(&self.name).copied().unwrap_or(0);
+        let mut prev = head;
+        let mut portable = Vec::with_capacity(chained.len());
+        for (index, (record, hash)) in chained.iter().enumerate() {
+            let order = len + index as u64;
+            let value = portable_json(record, order, hash, &prev);
+            let json = serde_json::to_vec(&value).unwrap_or_default();
+            match publish_record(self.fleet, &self.name, order, hash, json, sequence).await? {
+                Published::At(at) => {
+                    sequence = at;
+                    *sent += 1;
+                }
+                Published::Lost => {
+                    // Another writer took the position: bring its records here, then say so.
+                    catch_up(self.fleet, self.store, state, &self.name).await?;
+                    let actual = self.store.snapshot()?.session(&self.name)?.map_or(0, |info| info.len);
+                    let expected = expected_next.unwrap_or(order);
+                    return Err(AppendError::Conflict { session: self.name.clone(), expected, actual }.into());
+                }
+            }
+            portable.push(record_from_value(&value)?);
+            prev = *hash;
+        }
+        let receipt = if portable.is_empty() {
+            self.store.append(&self.name, None, records)?
+        } else {
+            let mut receipt = self.store.append_portable(&self.name, None, portable)?;
+            let mut orders: Vec<u64> = (start..len).collect();
+            orders.append(&mut receipt.source_orders);
+            receipt.source_orders = orders;
+            receipt
+        };
+        state.set_sequence(&self.name, sequence);
+        state.set_published(&self.name, receipt.next);
+        Ok(receipt)
+    }
+
+    /// Whether the stream took any record of `records` (the local store applied it).
+    fn any_published(&self, records: &[Record]) -> Result<bool, FleetError> {
+        let snapshot = self.store.snapshot()?;
+        for record in records {
+            if snapshot.entry(&record.entry_id)?.is_some_and(|location| location.session == self.name) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// No server answers: the records go to a local fork of the session, published later.
+    fn append_offline(
+        &self,
+        state: &mut State,
+        expected_next: Option<u64>,
+        records: Vec<Record>,
+    ) -> Result<AppendReceipt, FleetError> {
+        let at = self.store.snapshot()?.session(&self.name)?.map_or(0, |info| info.len);
+        if self.store.snapshot()?.session(&self.name)?.is_none() {
+            self.store.append(&self.name, None, Vec::new())?;
+        }
+        let mut fork = format!("{}~{}-{at}", self.name, self.fleet.options().host);
+        let mut suffix = 1;
+        while self.store.snapshot()?.session(&fork)?.is_some() {
+            suffix += 1;
+            fork = format!("{}~{}-{at}.{suffix}", self.name, self.fleet.options().host);
+        }
+        if let Some(expected) = expected_next {
+            if expected != at {
+                return Err(AppendError::Conflict { session: self.name.clone(), expected, actual: at }.into());
+            }
+        }
+        self.store.fork(&self.name, at, &fork)?;
+        let receipt = self.store.append(&fork, Some(at), records)?;
+        state.set_offline(&self.name, &fork);
+        state.save(self.store)?;
+        Ok(receipt)
+    }
+}
+
+fn record_from_value(value: &serde_json::Value) -> Result<PortableRecord, FleetError> {
+    annal_engine::record_from_json(value).map_err(|err| {
+        FleetError::Append(AppendError::InvalidRecord {
+            session: String::new(),
+            entry_id: String::new(),
+            reason: err.to_string(),
+            index: 0,
+        })
+    })
+}

@@ -1,0 +1,134 @@
+//! What a store keeps of a fleet, as cursors beside its journal (`fleet:<stream>:...`): how far
+//! it followed the stream, each session's last stream sequence here, how much of each session
+//! the fleet holds, which sessions stopped and why, and where a shared session's offline
+//! appends went. Hints, not truth: every value is checked against the stream or the journal
+//! before it is relied on, and losing one costs a re-read.
+
+use std::collections::BTreeMap;
+
+use annal_engine::Store;
+
+use crate::error::FleetError;
+
+/// The cursors of one stream in one store.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    stream: String,
+    /// The last stream sequence the follower handled.
+    pub(crate) followed: u64,
+    /// Per session: the stream sequence of its last message applied or published here.
+    pub(crate) sequences: BTreeMap<String, u64>,
+    /// Per session: how many of its records the fleet holds, as far as this store knows.
+    pub(crate) published: BTreeMap<String, u64>,
+    /// Per session: why following it stopped.
+    pub(crate) stopped: BTreeMap<String, String>,
+    /// Per shared session: the local fork its offline appends went to.
+    pub(crate) offline: BTreeMap<String, String>,
+    /// Per session whose records here diverged from the fleet's: the fleet fork they were
+    /// published as.
+    pub(crate) diverged: BTreeMap<String, String>,
+    changed: Vec<(String, Option<Vec<u8>>)>,
+}
+
+const FOLLOWED: &str = "followed";
+const SEQUENCE: &str = "seq:";
+const PUBLISHED: &str = "published:";
+const STOPPED: &str = "stopped:";
+const OFFLINE: &str = "offline:";
+const DIVERGED: &str = "diverged:";
+
+fn u64_of(bytes: &[u8]) -> Option<u64> {
+    Some(u64::from_le_bytes(bytes.try_into().ok()?))
+}
+
+impl State {
+    /// Reads the cursors of `stream` from `store`.
+    pub(crate) fn load(store: &Store, stream: &str) -> Result<State, FleetError> {
+        let prefix = format!("fleet:{stream}:");
+        let mut state = State { stream: stream.to_owned(), ..State::default() };
+        for (name, value) in store.cursors(&prefix)? {
+            let key = &name[prefix.len()..];
+            let text = || String::from_utf8_lossy(&value).into_owned();
+            if key == FOLLOWED {
+                state.followed = u64_of(&value).unwrap_or(0);
+            } else if let Some(session) = key.strip_prefix(SEQUENCE) {
+                if let Some(sequence) = u64_of(&value) {
+                    state.sequences.insert(session.to_owned(), sequence);
+                }
+            } else if let Some(session) = key.strip_prefix(PUBLISHED) {
+                if let Some(len) = u64_of(&value) {
+                    state.published.insert(session.to_owned(), len);
+                }
+            } else if let Some(session) = key.strip_prefix(STOPPED) {
+                state.stopped.insert(session.to_owned(), text());
+            } else if let Some(session) = key.strip_prefix(OFFLINE) {
+                state.offline.insert(session.to_owned(), text());
+            } else if let Some(session) = key.strip_prefix(DIVERGED) {
+                state.diverged.insert(session.to_owned(), text());
+            }
+        }
+        Ok(state)
+    }
+
+    fn name(&self, key: &str, session: &str) -> String {
+        format!("fleet:{}:{key}{session}", self.stream)
+    }
+
+    pub(crate) fn set_followed(&mut self, sequence: u64) {
+        if sequence > self.followed {
+            self.followed = sequence;
+            let name = self.name(FOLLOWED, "");
+            self.changed.push((name, Some(sequence.to_le_bytes().to_vec())));
+        }
+    }
+
+    pub(crate) fn set_sequence(&mut self, session: &str, sequence: u64) {
+        if self.sequences.get(session).is_some_and(|&old| old >= sequence) {
+            return;
+        }
+        self.sequences.insert(session.to_owned(), sequence);
+        let name = self.name(SEQUENCE, session);
+        self.changed.push((name, Some(sequence.to_le_bytes().to_vec())));
+    }
+
+    pub(crate) fn set_published(&mut self, session: &str, len: u64) {
+        if self.published.get(session) == Some(&len) {
+            return;
+        }
+        self.published.insert(session.to_owned(), len);
+        let name = self.name(PUBLISHED, session);
+        self.changed.push((name, Some(len.to_le_bytes().to_vec())));
+    }
+
+    pub(crate) fn stop(&mut self, session: &str, reason: &str) {
+        self.stopped.insert(session.to_owned(), reason.to_owned());
+        let name = self.name(STOPPED, session);
+        self.changed.push((name, Some(reason.as_bytes().to_vec())));
+    }
+
+    pub(crate) fn set_offline(&mut self, session: &str, fork: &str) {
+        self.offline.insert(session.to_owned(), fork.to_owned());
+        let name = self.name(OFFLINE, session);
+        self.changed.push((name, Some(fork.as_bytes().to_vec())));
+    }
+
+    pub(crate) fn set_diverged(&mut self, session: &str, fork: &str) {
+        self.diverged.insert(session.to_owned(), fork.to_owned());
+        let name = self.name(DIVERGED, session);
+        self.changed.push((name, Some(fork.as_bytes().to_vec())));
+    }
+
+    /// Writes what changed since the last save, in one transaction.
+    pub(crate) fn save(&mut self, store: &Store) -> Result<(), FleetError> {
+        if self.changed.is_empty() {
+            return Ok(());
+        }
+        // Later writes of a name replace earlier ones: keep the last of each.
+        let mut rows: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
+        for (name, value) in self.changed.drain(..) {
+            rows.insert(name, value);
+        }
+        store.put_cursors(rows.into_iter().collect())?;
+        Ok(())
+    }
+}

@@ -1,0 +1,188 @@
+//! Faults: an acknowledgement lost with its connection, the stream's leader and then another
+//! server killed under load, a host cut off from the servers, servers that cannot be reached.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use annal_engine::ErrorKind;
+use annal_fleet::{
+    follow, publish, Fleet, FleetError, FleetOptions, FollowOptions, PublishOptions, SharedSession,
+};
+use annal_support::nats::Proxy;
+
+use crate::{chain, cluster, connect, open, raw, record, stream_messages};
+
+#[test]
+fn a_publish_whose_acknowledgement_is_lost_is_retried_without_a_duplicate() {
+    let (cluster, options) = cluster();
+    let proxy = Proxy::start(cluster.nodes[0].port);
+    let mut through = FleetOptions::from_urls(&proxy.url()).expect("url");
+    through.timeout = Duration::from_secs(20);
+    let fleet = connect(&through);
+    let dir = tempfile::tempdir().expect("dir");
+    let store = open(&dir.path().join("host.redb"));
+    let shared = SharedSession::new(&fleet, &store, "s");
+    shared.append(Some(0), vec![record("e0", 0)]).expect("first");
+    proxy.cut_after_next_publish();
+    let receipt = shared.append(Some(1), vec![record("e1", 1)]).expect("retried after the cut");
+    assert_eq!(receipt.source_orders, vec![1]);
+    assert_eq!(proxy.cuts(), 1, "the connection was cut after the publish was sent");
+    shared.append(Some(2), vec![record("e2", 2)]).expect("after");
+    assert_eq!(stream_messages(&options), 3, "the retried record is on the stream once");
+    let follower = open(&dir.path().join("follower.redb"));
+    let report = follow(&connect(&options), &follower, &FollowOptions::default(), &|| true).expect("follow");
+    assert_eq!((report.records, report.stopped.len()), (3, 0));
+    assert_eq!(chain(&follower, "s"), chain(&store, "s"));
+}
+
+/// The node index of the stream's leader.
+fn leader(cluster: &annal_support::nats::Cluster, options: &FleetOptions) -> usize {
+    let live: Vec<String> = cluster.nodes.iter().filter(|n| n.is_running()).map(|n| n.url()).collect();
+    let mut live_options = options.clone();
+    live_options.servers = live;
+    let name = raw(&live_options, |js| async move {
+        for _ in 0..100 {
+            if let Ok(mut stream) = js.get_stream(annal_fleet::STREAM_DEFAULT).await {
+                if let Ok(info) = stream.info().await {
+                    if let Some(leader) = info.cluster.clone().and_then(|c| c.leader) {
+                        return leader;
+                    }
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("the stream has no leader");
+    });
+    cluster.nodes.iter().position(|n| n.name == name).expect("a node of the cluster")
+}
+
+#[test]
+fn killing_the_leader_and_then_a_follower_server_loses_no_acknowledged_append() {
+    let (mut cluster, options) = cluster();
+    let dir = tempfile::tempdir().expect("dir");
+    let path = dir.path().join("writer.redb");
+    let writer_options = options.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopping = std::sync::Arc::clone(&stop);
+    let writer = std::thread::spawn(move || {
+        let fleet = connect(&writer_options);
+        let store = open(&path);
+        let shared = SharedSession::new(&fleet, &store, "under load");
+        let (mut acked, mut longest, mut last) = (Vec::new(), Duration::ZERO, Instant::now());
+        let mut i = 0;
+        while !stopping.load(std::sync::atomic::Ordering::SeqCst) {
+            let id = format!("w{i}");
+            let next = store.snapshot().expect("snap").session("under load").expect("s").map_or(0, |s| s.len);
+            match shared.append(Some(next), vec![record(&id, i)]) {
+                Ok(_) => {
+                    acked.push(id);
+                    longest = longest.max(last.elapsed());
+                    last = Instant::now();
+                    i += 1;
+                }
+                // Not acknowledged, or taken by its own earlier attempt: read, then decide again.
+                Err(FleetError::NotAcknowledged { .. } | FleetError::Stream { .. }) => {
+                    let _ = shared.refresh();
+                }
+                Err(FleetError::Append(err)) if err.kind() == ErrorKind::Conflict => {
+                    shared.refresh().expect("refresh");
+                    if store.snapshot().expect("snap").entry(&id).expect("entry").is_some() {
+                        i += 1;
+                    }
+                }
+                Err(err) => panic!("append {id}: {err}"),
+            }
+        }
+        (acked, longest)
+    });
+    std::thread::sleep(Duration::from_secs(2));
+    let first = leader(&cluster, &options);
+    cluster.kill(first);
+    std::thread::sleep(Duration::from_secs(4));
+    cluster.restart(first);
+    std::thread::sleep(Duration::from_secs(3));
+    let now = leader(&cluster, &options);
+    let other = (0..3).find(|&i| i != now).expect("a follower server");
+    cluster.kill(other);
+    std::thread::sleep(Duration::from_secs(3));
+    cluster.restart(other);
+    std::thread::sleep(Duration::from_secs(2));
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let (acked, longest) = writer.join().expect("writer");
+    eprintln!("{} appends acknowledged; the longest wait between two was {longest:?}", acked.len());
+    assert!(acked.len() > 20, "the writer kept appending ({})", acked.len());
+
+    let follower = open(&dir.path().join("follower.redb"));
+    let report = follow(&connect(&options), &follower, &FollowOptions::default(), &|| true).expect("follow");
+    assert!(report.stopped.is_empty(), "{:?}", report.stopped);
+    let held = chain(&follower, "under load");
+    let ids: BTreeSet<_> = held.iter().map(|(id, _)| id.clone()).collect();
+    assert_eq!(ids.len(), held.len(), "no record twice");
+    for id in &acked {
+        assert!(ids.contains(id), "acknowledged {id} is on the fleet");
+    }
+    let writer_store = open(&dir.path().join("writer.redb"));
+    let written = chain(&writer_store, "under load");
+    assert_eq!(written, held[..written.len()], "the writer holds a prefix of the fleet's chain");
+    assert!(follower.verify(None).expect("verify").problems.is_empty());
+}
+
+#[test]
+fn a_host_cut_off_appends_locally_and_its_records_become_a_fork() {
+    let (cluster, options) = cluster();
+    let proxy = Proxy::start(cluster.nodes[1].port);
+    let mut cut_options = FleetOptions::from_urls(&proxy.url()).expect("url");
+    cut_options.timeout = Duration::from_secs(2);
+    cut_options.host = "laptop".into();
+    let dir = tempfile::tempdir().expect("dir");
+    let (a_store, b_store) = (open(&dir.path().join("a.redb")), open(&dir.path().join("b.redb")));
+    let (a_fleet, b_fleet) = (connect(&options), connect(&cut_options));
+    let a = SharedSession::new(&a_fleet, &a_store, "pair");
+    let b = SharedSession::new(&b_fleet, &b_store, "pair");
+    a.append(Some(0), vec![record("a0", 0)]).expect("a0");
+    b.refresh().expect("b catches up");
+    b.append(Some(1), vec![record("b1", 1)]).expect("b1");
+    a.refresh().expect("a catches up");
+
+    proxy.set_down(true);
+    for i in 2..5 {
+        let receipt = b.append(Some(i), vec![record(&format!("b{i}"), i as usize)]).expect("offline append");
+        assert_eq!(receipt.source_orders, vec![i]);
+    }
+    assert_eq!(b.writing_to().expect("where"), "pair~laptop-2");
+    for i in 2..6 {
+        a.append(Some(i), vec![record(&format!("a{i}"), i as usize)]).expect("a goes on");
+    }
+    proxy.set_down(false);
+    let report = publish(&b_fleet, &b_store, &PublishOptions::default()).expect("publish when back");
+    assert_eq!((report.forks, report.records), (1, 3));
+
+    let follower = open(&dir.path().join("c.redb"));
+    let followed = follow(&a_fleet, &follower, &FollowOptions::default(), &|| true).expect("follow");
+    assert!(followed.stopped.is_empty(), "{:?}", followed.stopped);
+    let ids = |session: &str| chain(&follower, session).into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+    assert_eq!(ids("pair"), ["a0", "b1", "a2", "a3", "a4", "a5"]);
+    assert_eq!(
+        ids("pair~laptop-2"),
+        ["a0", "b1", "b2", "b3", "b4"],
+        "the offline records, forked where they left"
+    );
+    assert_eq!(chain(&follower, "pair~laptop-2"), chain(&b_store, "pair~laptop-2"));
+    assert!(follower.verify(None).expect("verify").problems.is_empty());
+}
+
+#[test]
+fn a_server_that_cannot_be_reached_is_named_and_local_appends_go_on() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    let mut options =
+        FleetOptions::from_urls(&format!("nats://someone:s3cret@127.0.0.1:{port}")).expect("url");
+    options.timeout = Duration::from_secs(2);
+    let err = Fleet::connect(options).expect_err("nothing listens there");
+    let line = err.to_string();
+    assert!(line.contains(&format!("nats://***@127.0.0.1:{port}")), "{line}");
+    assert!(!line.contains("s3cret"), "{line}");
+    assert_eq!(err.kind(), ErrorKind::Io);
+    let dir = tempfile::tempdir().expect("dir");
+    let store = open(&dir.path().join("local.redb"));
+    store.append("local", Some(0), vec![record("l0", 0)]).expect("a local append");
+}

