@@ -1,8 +1,8 @@
 //! `annal::fleet`: the fleet's names, and the [`Annal`] calls that publish to, follow and share
 //! sessions through it.
 pub use annal_fleet::{
-    session_of_subject, subject, Credentials, Fleet, FleetError, FleetOptions, FollowOptions, FollowReport,
-    PublishOptions, PublishReport, SessionStatus, PREFIX_DEFAULT, STREAM_DEFAULT, WIRE_VERSION,
+    prefix_for, session_of_subject, subject, Credentials, Fleet, FleetError, FleetOptions, FollowOptions,
+    FollowReport, PublishOptions, PublishReport, SessionStatus, PREFIX_DEFAULT, STREAM_DEFAULT, WIRE_VERSION,
 };
 
 use crate::{Annal, AppendReceipt, Error, Record};

@@ -37,9 +37,10 @@ pub(crate) struct Connection {
     /// The stream's name (teams or tenants sharing a cluster use their own)
     #[arg(long, value_name = "NAME", env = "ANNAL_FLEET_STREAM", default_value = annal::fleet::STREAM_DEFAULT)]
     stream: String,
-    /// The subject prefix of the stream's sessions
-    #[arg(long, value_name = "PREFIX", env = "ANNAL_FLEET_PREFIX", default_value = annal::fleet::PREFIX_DEFAULT)]
-    prefix: String,
+    /// The subject prefix of the stream's sessions [default: annal for the default stream,
+    /// annal.<stream> for another]
+    #[arg(long, value_name = "PREFIX", env = "ANNAL_FLEET_PREFIX")]
+    prefix: Option<String>,
     /// Replicas of the stream, when this command creates it
     #[arg(long, value_name = "N", default_value_t = 3)]
     replicas: usize,
@@ -62,7 +63,7 @@ impl Connection {
     pub(crate) fn connect(&self, urls: &str) -> anyhow::Result<Fleet> {
         let mut options = FleetOptions::from_urls(urls).map_err(fleet_error)?;
         options.stream.clone_from(&self.stream);
-        options.prefix.clone_from(&self.prefix);
+        options.prefix = self.prefix.clone().unwrap_or_else(|| annal::fleet::prefix_for(&self.stream));
         options.replicas = self.replicas;
         options.timeout = Duration::from_secs(self.timeout.max(1));
         if let Some(file) = &self.creds {
@@ -156,9 +157,17 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
             let mut options = FollowOptions::default();
             options.sessions.clone_from(&args.sessions);
             options.watch = args.watch;
+            // Opened first, the index follows the journal on its own thread while records
+            // arrive, so the fleet's sessions are searchable when this returns.
+            let _ = annal.index_status();
             let report = annal.follow(&fleet, &options, &|| true).map_err(|err| store.failed(&err))?;
             for line in report.stopped.iter().chain(&report.foreign) {
                 eprintln!("annal: {line}");
+            }
+            if report.records > 0 {
+                if let Err(err) = crate::history::catch_up(&annal, store, None) {
+                    eprintln!("annal: {err:#}; the records are stored, searches index them");
+                }
             }
             if args.json {
                 let value = serde_json::json!({
@@ -259,4 +268,48 @@ fn publish_pass(
     }
     out.flush()?;
     Ok(())
+}
+
+/// A fleet that `sync` and `mcp` keep in step with the store between their own passes: what
+/// this host captured is published, and (for `mcp`) what the other hosts published is
+/// followed. A fleet that is away is tried again at the next pass; its failures are lines on
+/// stderr, never the end of the command.
+#[derive(Debug)]
+pub(crate) struct Relay {
+    urls: String,
+    connection: Connection,
+    fleet: Option<Fleet>,
+}
+
+impl Relay {
+    pub(crate) fn new(urls: &str, connection: &Connection) -> Relay {
+        Relay { urls: urls.to_owned(), connection: connection.clone(), fleet: None }
+    }
+
+    /// Publishes what the fleet lacks of `annal`'s sessions and, with `follow`, applies what
+    /// the fleet has that `annal` lacks. Runs on a thread of its own: the fleet's client has
+    /// a runtime of its own, which cannot start inside another (the MCP server's).
+    pub(crate) fn step(&mut self, annal: &Annal, follow: bool) -> Result<(), String> {
+        std::thread::scope(|scope| scope.spawn(|| self.step_here(annal, follow)).join())
+            .unwrap_or_else(|_| Err("the fleet's client failed".to_owned()))
+    }
+
+    fn step_here(&mut self, annal: &Annal, follow: bool) -> Result<(), String> {
+        if self.fleet.is_none() {
+            self.fleet = Some(self.connection.connect(&self.urls).map_err(|err| format!("{err:#}"))?);
+        }
+        let Some(fleet) = &self.fleet else { return Ok(()) };
+        let published = annal.publish(fleet, &PublishOptions::default());
+        let report = published.map_err(|err| annal::error::message(&err))?;
+        for line in report.diverged.iter().chain(&report.deferred) {
+            eprintln!("annal: {line}");
+        }
+        if follow {
+            let followed = annal.follow(fleet, &FollowOptions::default(), &|| true);
+            for line in followed.map_err(|err| annal::error::message(&err))?.stopped {
+                eprintln!("annal: {line}");
+            }
+        }
+        Ok(())
+    }
 }

@@ -8,12 +8,14 @@ mod watch;
 use std::io::Write;
 use std::path::PathBuf;
 
+use annal::error::ErrorKind;
 use annal::sync::{Agent, Environment, SourceReport, SyncOptions, SyncReport};
 use annal::Annal;
 use anyhow::bail;
 use clap::Args;
 use serde_json::{json, Value};
 
+use crate::failure;
 use crate::location::StoreLocation;
 use crate::output::{self, write_json_line, Align, Out, Table};
 
@@ -47,6 +49,12 @@ pub(crate) struct SyncArgs {
     /// One JSON object per source (and per pass with --watch)
     #[arg(long)]
     json: bool,
+    /// After each pass, publish what is new to a fleet (comma-separated server URLs); with
+    /// --watch, a fleet that is away is tried again at the next pass
+    #[arg(long, value_name = "URLS", conflicts_with_all = ["list", "install_service"])]
+    pub(crate) publish: Option<String>,
+    #[command(flatten)]
+    pub(crate) connection: crate::fleet::Connection,
 }
 
 impl SyncArgs {
@@ -102,6 +110,11 @@ pub(crate) fn run(location: &StoreLocation, args: &SyncArgs, out: &mut Out) -> a
     }
     let report = pass(location, &store, &options)?;
     write_report(&report, args.json, false, out)?;
+    if let Some(urls) = &args.publish {
+        crate::fleet::Relay::new(urls, &args.connection)
+            .step(&store, false)
+            .map_err(|line| failure::said(ErrorKind::Io, format!("sync stored everything, but {line}")))?;
+    }
     let problems: usize = report.sources.iter().map(|s| s.problems.len()).sum();
     if problems > 0 {
         bail!(

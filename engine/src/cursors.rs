@@ -27,19 +27,41 @@ struct CursorWrite {
 
 impl SideWrite for CursorWrite {
     fn apply(&mut self, txn: &WriteTransaction, _tables: &mut Tables<'_>) -> Result<Answer, Failure> {
-        let mut table = txn.open_table(CURSORS)?;
-        for (name, value) in &self.rows {
-            match value {
-                Some(bytes) => drop(table.insert(name.as_str(), bytes.as_slice())?),
-                None => drop(table.remove(name.as_str())?),
-            }
-        }
+        write_rows(txn, &self.rows)?;
         Ok(Answer::of(&self.reply, ()))
     }
 
     fn fail(self: Box<Self>, failure: WriteFailure) {
         // A caller that gave up waiting has dropped its receiver; nothing to tell it.
         drop(self.reply.send(Err(failure)));
+    }
+}
+
+/// Sets or removes cursors inside `txn` (made by the first write).
+pub(crate) fn write_rows(txn: &WriteTransaction, rows: &[(String, Option<Vec<u8>>)]) -> Result<(), Failure> {
+    let mut table = txn.open_table(CURSORS)?;
+    for (name, value) in rows {
+        match value {
+            Some(bytes) => drop(table.insert(name.as_str(), bytes.as_slice())?),
+            None => drop(table.remove(name.as_str())?),
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a cursor whose name or value is over [`CURSOR_BYTES_MAX`].
+pub(crate) fn check_rows(rows: &[(String, Option<Vec<u8>>)]) -> Result<(), AppendError> {
+    let over = rows.iter().find(|(name, value)| {
+        name.len() > CURSOR_BYTES_MAX || value.as_ref().is_some_and(|v| v.len() > CURSOR_BYTES_MAX)
+    });
+    match over {
+        Some((name, _)) => Err(AppendError::InvalidRecord {
+            session: String::new(),
+            entry_id: name.chars().take(80).collect(),
+            reason: format!("a cursor's name or value is over {CURSOR_BYTES_MAX} bytes"),
+            index: 0,
+        }),
+        None => Ok(()),
     }
 }
 
@@ -56,16 +78,7 @@ impl Store {
         if self.is_poisoned() {
             return Err(AppendError::Poisoned);
         }
-        if let Some((name, _)) = rows.iter().find(|(name, value)| {
-            name.len() > CURSOR_BYTES_MAX || value.as_ref().is_some_and(|v| v.len() > CURSOR_BYTES_MAX)
-        }) {
-            return Err(AppendError::InvalidRecord {
-                session: String::new(),
-                entry_id: name.chars().take(80).collect(),
-                reason: format!("a cursor's name or value is over {CURSOR_BYTES_MAX} bytes"),
-                index: 0,
-            });
-        }
+        check_rows(&rows)?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -130,6 +143,32 @@ mod tests {
         store.close()?;
         let store = Store::open(&path, StoreOptions::default())?;
         assert_eq!(store.cursors("")?.len(), 2, "cursors survive a reopen, removals too");
+        Ok(())
+    }
+
+    #[test]
+    fn cursors_noted_with_an_append_change_only_when_it_lands() -> Result<(), Box<dyn std::error::Error>> {
+        use crate::portable::PortableRecord;
+        let dir = tempfile::tempdir()?;
+        let store = Store::open(dir.path().join("s.redb"), StoreOptions::default())?;
+        let line = r#"{"entryId": "e1", "role": "user", "blocks": [{"type": "text", "text": "日本 🚀"}]}"#;
+        let noted = vec![("fleet:x:seq:s".to_owned(), Some(7u64.to_le_bytes().to_vec()))];
+        store.append_portable_noting("s", Some(0), vec![PortableRecord::parse(line)?], noted)?;
+        assert_eq!(store.cursors("fleet:")?, vec![("fleet:x:seq:s".to_owned(), 7u64.to_le_bytes().to_vec())]);
+        // A stale expected position: nothing appended, and the cursor stays as it was.
+        let again = vec![("fleet:x:seq:s".to_owned(), Some(8u64.to_le_bytes().to_vec()))];
+        let line2 = r#"{"entryId": "e2", "role": "user", "blocks": [{"type": "text", "text": "x"}]}"#;
+        assert!(store
+            .append_portable_noting("s", Some(0), vec![PortableRecord::parse(line2)?], again)
+            .is_err());
+        assert_eq!(store.cursors("fleet:")?[0].1, 7u64.to_le_bytes().to_vec());
+        let over = vec![("n".to_owned(), Some(vec![0; super::CURSOR_BYTES_MAX + 1]))];
+        assert!(store.append_portable_noting("s", None, vec![PortableRecord::parse(line2)?], over).is_err());
+        assert_eq!(
+            store.snapshot()?.session("s")?.map(|info| info.len),
+            Some(1),
+            "nothing of a refused batch"
+        );
         Ok(())
     }
 }

@@ -147,7 +147,26 @@ impl Store {
         expected_next: Option<u64>,
         records: Vec<PortableRecord>,
     ) -> Result<AppendReceipt, AppendError> {
+        self.append_portable_noting(session, expected_next, records, Vec::new())
+    }
+
+    /// [`Store::append_portable`], setting (`Some`) or removing (`None`) `cursors` in the same
+    /// transaction when the append succeeds: a reader of another source (a fleet's stream, say)
+    /// notes how far it read together with what it read, in one commit.
+    ///
+    /// # Errors
+    /// As [`Store::append_portable`], and [`AppendError::InvalidRecord`] for a cursor's name or
+    /// value over [`CURSOR_BYTES_MAX`](crate::CURSOR_BYTES_MAX); on any error nothing of the
+    /// batch is stored and no cursor changes.
+    pub fn append_portable_noting(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        records: Vec<PortableRecord>,
+        cursors: Vec<(String, Option<Vec<u8>>)>,
+    ) -> Result<AppendReceipt, AppendError> {
         self.check_writable()?;
+        crate::cursors::check_rows(&cursors)?;
         let mut claims = Vec::with_capacity(records.len());
         let mut seeded = Vec::with_capacity(records.len());
         for portable in records {
@@ -159,7 +178,7 @@ impl Store {
             claims.clear();
         }
         let prepared = prepare_seeded(session, seeded.into_iter(), &self.options)?;
-        self.submit_append(session, expected_next, prepared, claims)
+        self.submit_append_noting(session, expected_next, prepared, claims, cursors)
     }
 
     fn check_writable(&self) -> Result<(), AppendError> {
@@ -179,8 +198,20 @@ impl Store {
         prepared: Vec<Prepared>,
         claims: Vec<Claim>,
     ) -> Result<AppendReceipt, AppendError> {
+        self.submit_append_noting(session, expected_next, prepared, claims, Vec::new())
+    }
+
+    pub(crate) fn submit_append_noting(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        prepared: Vec<Prepared>,
+        claims: Vec<Claim>,
+        cursors: Vec<(String, Option<Vec<u8>>)>,
+    ) -> Result<AppendReceipt, AppendError> {
         let (reply, answer) = crossbeam_channel::bounded(1);
-        let request = Request::Append { session: session.to_owned(), expected_next, prepared, claims, reply };
+        let request =
+            Request::Append { session: session.to_owned(), expected_next, prepared, claims, cursors, reply };
         self.submit(request);
         answer.recv().map_err(|_| AppendError::Closed)?
     }

@@ -45,6 +45,8 @@ pub(crate) enum Request {
         prepared: Vec<Prepared>,
         /// Empty, or one per record.
         claims: Vec<Claim>,
+        /// Cursors set (or removed) in the same transaction when the append succeeds.
+        cursors: Vec<(String, Option<Vec<u8>>)>,
         reply: Sender<Result<AppendReceipt, AppendError>>,
     },
     Fork {
@@ -279,8 +281,11 @@ fn commit_group(
         let mut tables = Tables::open(&txn, logged.is_some())?;
         for request in group.iter_mut() {
             match request {
-                Request::Append { session, expected_next, prepared, claims, reply } => {
+                Request::Append { session, expected_next, prepared, claims, cursors, reply } => {
                     let result = tables.append(session, *expected_next, std::mem::take(prepared), claims)?;
+                    if result.is_ok() && !cursors.is_empty() {
+                        crate::cursors::write_rows(&txn, cursors)?;
+                    }
                     outcomes.push(Outcome::Append(reply.clone(), result));
                 }
                 Request::Fork { parent, at, name, reply } => {

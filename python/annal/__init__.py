@@ -19,6 +19,9 @@ prints; ``annal/_annal.pyi`` types each of them for editors. Failures raise the 
 interpreter lock while it reads, writes or searches. Several processes may open the same store
 file at once.
 
+:class:`Fleet` joins the stores of many hosts through a NATS JetStream stream: it publishes a
+store's sessions, follows the fleet's into a store, and appends to sessions several hosts share.
+
 :mod:`annal.agents` holds :class:`~annal.agents.AnnalSession`, a session store for the OpenAI
 Agents SDK.
 """
@@ -26,7 +29,7 @@ Agents SDK.
 from __future__ import annotations
 
 from . import errors
-from ._annal import Store, __version__
+from ._annal import Fleet, Store, __version__
 from .errors import *  # noqa: F403 (the exception classes, listed once in errors.__all__)
 
-__all__ = ["Store", "__version__", "errors", *errors.__all__]
+__all__ = ["Fleet", "Store", "__version__", "errors", *errors.__all__]

@@ -266,3 +266,26 @@ class Store:
         exc: Optional[BaseException],
         traceback: Optional[TracebackType],
     ) -> bool: ...
+
+class Fleet:
+    """A connection to a NATS JetStream fleet (docs/replication.md)."""
+
+    def __init__(
+        self,
+        urls: str,
+        *,
+        stream: Optional[str] = None,
+        prefix: Optional[str] = None,
+        replicas: int = 3,
+        timeout_seconds: float = 10.0,
+    ) -> None: ...
+    def publish(self, store: Store, *, sessions: Optional[str] = None) -> Dict[str, Any]: ...
+    def follow(self, store: Store, *, sessions: Optional[str] = None) -> Dict[str, Any]: ...
+    def refresh(self, store: Store, session: str) -> int: ...
+    def append(
+        self, store: Store, session: str, records: List[Record], *, expected_next: Optional[int] = None
+    ) -> Receipt: ...
+    def append_items(
+        self, store: Store, session: str, items: List[str], ids: List[str], *, expected_next: Optional[int] = None
+    ) -> Receipt: ...
+    def status(self, store: Store, *, sessions: Optional[str] = None) -> List[Dict[str, Any]]: ...

@@ -35,7 +35,7 @@ import unicodedata
 import uuid
 from typing import TYPE_CHECKING, Any, Awaitable, Callable, List, Optional, Tuple, TypeVar, Union
 
-from ._annal import GENERATION_MARK, SEAL_KEY, Store, generation_name
+from ._annal import GENERATION_MARK, SEAL_KEY, Fleet, Store, generation_name
 from .errors import AnnalError, BadInputError, ClosedError, ConflictError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -102,6 +102,11 @@ class AnnalSession:
     for ``window - max_output - reserve`` and annal's own margin. Tokens are counted as annal's
     store counts them (a token per four characters).
 
+    With ``fleet`` (an :class:`annal.Fleet` or its servers' URLs), the session is shared by
+    every host on that fleet: each reads the fleet's version of it first, appends go through
+    the servers, which check each append's position (two workers never both extend the same
+    one; the loser reads again and retries), and new generations are published.
+
     ``session_settings`` (a ``SessionSettings`` or a dict of its fields) defaults to
     ``SessionSettings()``, as the SDK's sessions do; its ``limit``, read at each call, is the
     limit of ``get_items()`` called without one. After :meth:`close`, every method raises
@@ -121,6 +126,7 @@ class AnnalSession:
         max_output: Optional[int] = None,
         reserve: Optional[int] = None,
         session_settings: Any = None,
+        fleet: Union[Fleet, str, None] = None,
     ) -> None:
         if not isinstance(session_id, str) or not session_id:
             raise BadInputError("a session id must be a non-empty string")
@@ -148,6 +154,9 @@ class AnnalSession:
         self._generation = 0
         self._lock = threading.Lock()
         self._closed = False
+        # On a fleet, the session is shared: every host's store follows it before reading,
+        # appends go through the servers (which check positions), and forks are published.
+        self._fleet = Fleet(fleet) if isinstance(fleet, str) else fleet
         if isinstance(store, Store):
             self.store, self._owns_store = store, False
         else:
@@ -223,7 +232,10 @@ class AnnalSession:
             head, length, _ = self.head()
             ids = [f"agents:{head}:{length + n}:{token}" for n in range(len(texts))]
             try:
-                self.store.append_items(head, texts, ids, expected_next=length)
+                if self._fleet is not None:
+                    self._fleet.append_items(self.store, head, texts, ids, expected_next=length)
+                else:
+                    self.store.append_items(head, texts, ids, expected_next=length)
                 return
             except ConflictError:
                 continue  # another writer appended, or sealed this generation, first
@@ -288,6 +300,8 @@ class AnnalSession:
         unrelated session of a look-alike name is never taken for one."""
         with self._lock:
             generation = self._generation
+        if self._fleet is not None:
+            self._fleet.follow(self.store, sessions=f"{self.session_id}*")
         while True:
             name, length, generation, sealed_at, next_taken = self.store.generation_head(self.session_id, generation)
             if sealed_at is None:
@@ -313,7 +327,10 @@ class AnnalSession:
             "meta": {SEAL_KEY: {"keep": keep, "next": successor}},
         }
         try:
-            self.store.append(head, [seal], expected_next=length)
+            if self._fleet is not None:
+                self._fleet.append(self.store, head, [seal], expected_next=length)
+            else:
+                self.store.append(head, [seal], expected_next=length)
         except ConflictError:
             return False
         self._fork(head, keep, successor)
@@ -330,6 +347,9 @@ class AnnalSession:
                 raise
             if made["parent"] != head or made["forkAt"] != keep:
                 raise self._taken(successor, head) from None
+        if self._fleet is not None:
+            # The other hosts see the next generation once the fleet holds its fork.
+            self._fleet.publish(self.store, sessions=successor)
 
     def _taken(self, successor: str, head: str) -> BadInputError:
         """The error for a next generation's name held by a session that is not its fork."""

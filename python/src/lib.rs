@@ -5,6 +5,7 @@
 
 mod convert;
 mod errors;
+mod fleet;
 mod imports;
 mod items;
 mod store;
@@ -24,6 +25,7 @@ fn generation_name(id: &str, generation: u64) -> String {
 #[pymodule]
 fn _annal(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<store::Store>()?;
+    module.add_class::<fleet::Fleet>()?;
     module.add_function(wrap_pyfunction!(generation_name, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
     module.add("GENERATION_MARK", items::GENERATION_MARK)?;

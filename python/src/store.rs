@@ -39,7 +39,7 @@ impl Store {
     }
 
     /// Runs `call` on the store without the interpreter lock; its error raised as annal's.
-    fn run<T: Send>(
+    pub(crate) fn run<T: Send>(
         &self,
         py: Python<'_>,
         call: impl FnOnce(&Annal) -> Result<T, Error> + Send,

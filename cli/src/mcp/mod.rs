@@ -45,6 +45,12 @@ pub(crate) struct McpArgs {
     /// another agent did a minute ago is found
     #[arg(long)]
     sync: bool,
+    /// Before each search, follow a fleet (comma-separated server URLs) so its other hosts'
+    /// sessions are found too, and publish what this host captured
+    #[arg(long, value_name = "URLS")]
+    fleet: Option<String>,
+    #[command(flatten)]
+    connection: crate::fleet::Connection,
 }
 
 /// Serves until the client closes stdin, then closes the search index.
@@ -59,6 +65,14 @@ pub(crate) fn run(location: StoreLocation, args: &McpArgs) -> anyhow::Result<()>
             options: SyncOptions { environment: Environment::from_process(), ..SyncOptions::default() },
             last: None,
         })));
+    }
+    if let Some(urls) = &args.fleet {
+        history.fleet = Some(Arc::new(Mutex::new(Following {
+            relay: crate::fleet::Relay::new(urls, &args.connection),
+            last: None,
+        })));
+    }
+    if args.sync || args.fleet.is_some() {
         history.start_sources();
     }
     let server = tools::HistoryServer::new(history.clone());
@@ -82,6 +96,14 @@ pub(crate) struct History {
     open: Arc<Mutex<Option<Arc<Annal>>>>,
     /// With `--sync`: what to read before a search, and when it last was.
     sync: Option<Arc<Mutex<Syncing>>>,
+    /// With `--fleet`: the fleet to follow and publish to before a search, and when it last was.
+    fleet: Option<Arc<Mutex<Following>>>,
+}
+
+#[derive(Debug)]
+struct Following {
+    relay: crate::fleet::Relay,
+    last: Option<Instant>,
 }
 
 #[derive(Debug)]
@@ -103,7 +125,7 @@ pub(crate) struct Found {
 
 impl History {
     pub(crate) fn new(location: StoreLocation) -> History {
-        History { location, open: Arc::new(Mutex::new(None)), sync: None }
+        History { location, open: Arc::new(Mutex::new(None)), sync: None, fleet: None }
     }
 
     fn lock(&self) -> MutexGuard<'_, Option<Arc<Annal>>> {
@@ -119,9 +141,9 @@ impl History {
             return Ok(Arc::clone(store));
         }
         // Syncing, the store is made by the first pass: nothing need be imported first.
-        let store = match self.sync {
-            Some(_) => Arc::new(self.location.open_or_create()?),
-            None => Arc::new(self.location.open_existing()?),
+        let store = match (&self.sync, &self.fleet) {
+            (None, None) => Arc::new(self.location.open_existing()?),
+            _ => Arc::new(self.location.open_or_create()?),
         };
         *open = Some(Arc::clone(&store));
         Ok(store)
@@ -153,11 +175,36 @@ impl History {
         Ok(Found { hits, behind })
     }
 
+    /// Before a search: the agents' sessions with `--sync`, the fleet's with `--fleet`.
+    fn catch_up_sources(&self, store: &Annal) {
+        self.catch_up_agents(store);
+        self.catch_up_fleet(store);
+    }
+
+    /// With `--fleet`, publishes what this host captured and follows what the others
+    /// published (at most once a second; a step already running is not waited for). A fleet
+    /// that is away is logged; the search answers from what is stored.
+    fn catch_up_fleet(&self, store: &Annal) {
+        let Some(fleet) = &self.fleet else { return };
+        let mut following = match fleet.try_lock() {
+            Ok(following) => following,
+            Err(std::sync::TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return,
+        };
+        if following.last.is_some_and(|last| last.elapsed() < SYNC_INTERVAL) {
+            return;
+        }
+        if let Err(line) = following.relay.step(store, true) {
+            eprintln!("annal mcp: fleet: {line}");
+        }
+        following.last = Some(Instant::now());
+    }
+
     /// With `--sync`, reads what the agents wrote since the last pass (at most one pass a
     /// second). A pass already running (the first one, started with the server, may take
     /// minutes) is not waited for: the search answers from what is stored. A source that cannot
     /// be read, or a pass that fails, is logged; the search goes on.
-    fn catch_up_sources(&self, store: &Annal) {
+    fn catch_up_agents(&self, store: &Annal) {
         let Some(sync) = &self.sync else { return };
         let mut sync = match sync.try_lock() {
             Ok(sync) => sync,

@@ -40,6 +40,7 @@ pub(super) fn run(
     let mut watched = BTreeSet::new();
     let rescan = Duration::from_secs(args.rescan_secs.max(1));
     let mut first = true;
+    let mut relay = args.publish.as_ref().map(|urls| crate::fleet::Relay::new(urls, &args.connection));
     loop {
         let report = pass(location, store, options)?;
         let mut added = false;
@@ -50,6 +51,11 @@ pub(super) fn run(
         }
         write_report(&report, args.json, !first, out)?;
         first = false;
+        if let Some(relay) = &mut relay {
+            if let Err(line) = relay.step(store, false) {
+                eprintln!("annal: {line}; publishing again after the next pass");
+            }
+        }
         // What changed in a newly found place between the pass and its watch raised no
         // event: one more pass picks it up (it reads only what changed).
         if !added {

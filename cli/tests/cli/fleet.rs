@@ -138,3 +138,41 @@ fn servers_that_cannot_be_reached_are_one_line_and_local_appends_go_on() {
     sandbox.annal(&["append", "s"], line).ok();
     assert_eq!(chain(&sandbox.db, "s").len(), 1);
 }
+
+#[test]
+fn mcp_with_a_fleet_finds_what_another_host_published() {
+    let cluster = Cluster::start(3, Sync::Default, None);
+    let urls = cluster.urls();
+    let origin = Sandbox::new();
+    let line = r#"{"entryId": "q1", "role": "user", "blocks": [{"type": "text", "text": "the quokka migration 日本 🚀"}]}"#;
+    origin.annal(&["append", "elsewhere"], line).ok();
+    origin.annal(&["fleet", "publish", "--to", &urls], "").ok();
+
+    let host = Sandbox::new();
+    let mut client =
+        crate::support::mcp::Client::start_with(&host, &["mcp", "--fleet", &urls]).expect("server");
+    let mut found = String::new();
+    for _ in 0..100 {
+        let (texts, error) =
+            client.call("history_search", serde_json::json!({"query": "quokka"})).expect("call");
+        found = texts.concat();
+        if !error && found.contains("q1#0") {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert!(found.contains("q1#0 [elsewhere #0 user]"), "{found}");
+    client.finish().expect("the server exits");
+}
+
+#[test]
+fn sync_publishing_to_servers_that_cannot_be_reached_keeps_what_it_stored() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").expect("port").local_addr().expect("addr").port();
+    let sandbox = Sandbox::new();
+    let url = format!("nats://127.0.0.1:{port}");
+    let run = sandbox.annal(&["sync", "--only", "codex", "--publish", &url, "--timeout", "2"], "");
+    assert_eq!(run.code, Some(status::IO), "{}", run.stderr);
+    let last = run.stderr.lines().last().unwrap_or_default();
+    assert!(last.contains("sync stored everything, but") && last.contains(&url), "{}", run.stderr);
+    sandbox.annal(&["sessions"], "").ok();
+}

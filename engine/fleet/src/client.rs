@@ -286,7 +286,14 @@ async fn open(
         .connection_timeout(options.timeout)
         .request_timeout(Some(options.timeout))
         .name("annal");
-    connect = match &options.credentials {
+    // Credentials in a URL are read here, percent-escapes decoded, and handed to the client
+    // apart from the address, as those from the options and the environment are.
+    let from_url = options.servers.iter().find_map(|url| crate::options::url_credentials(url));
+    let credentials = match (&options.credentials, from_url) {
+        (Credentials::None, Some(credentials)) => credentials,
+        (credentials, _) => credentials.clone(),
+    };
+    connect = match &credentials {
         Credentials::None => connect,
         Credentials::UserPassword { user, password } => {
             connect.user_and_password(user.clone(), password.clone())
@@ -305,9 +312,10 @@ async fn open(
     }
     let mut addrs = Vec::with_capacity(options.servers.len());
     for url in &options.servers {
-        let addr: async_nats::ServerAddr = url.parse().map_err(|_| {
-            FleetError::BadOptions(format!("{}: not a server URL", crate::options::show_url(url)))
-        })?;
+        let addr: async_nats::ServerAddr =
+            crate::options::without_credentials(url).parse().map_err(|_| {
+                FleetError::BadOptions(format!("{}: not a server URL", crate::options::show_url(url)))
+            })?;
         addrs.push(addr);
     }
     let client = tokio::time::timeout(options.timeout + Duration::from_secs(1), connect.connect(addrs))

@@ -6,10 +6,12 @@
 //! the server. What a store knows of a fleet is kept as cursors beside its journal.
 //! docs/replication.md gives the wire form, the guarantees and how to run a cluster.
 
+mod apply;
 mod client;
 mod error;
 mod follow;
 mod options;
+mod pattern;
 mod publish;
 mod shared;
 mod state;
@@ -19,7 +21,7 @@ mod wire;
 pub use crate::client::Fleet;
 pub use crate::error::FleetError;
 pub use crate::follow::{follow, FollowOptions, FollowReport};
-pub use crate::options::{Credentials, FleetOptions, PREFIX_DEFAULT, STREAM_DEFAULT};
+pub use crate::options::{prefix_for, Credentials, FleetOptions, PREFIX_DEFAULT, STREAM_DEFAULT};
 pub use crate::publish::{publish, PublishOptions, PublishReport};
 pub use crate::shared::SharedSession;
 pub use crate::status::{status, SessionStatus};

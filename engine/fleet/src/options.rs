@@ -44,13 +44,15 @@ impl std::fmt::Debug for Credentials {
     }
 }
 
-/// Where a fleet's history lives and how to reach it.
-#[derive(Clone, Debug)]
+/// Where a fleet's history lives and how to reach it. Its `Debug` shows the servers without
+/// their credentials.
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct FleetOptions {
     /// Server URLs (`nats://host:4222`, `tls://host:4222`); any one of them is enough.
     pub servers: Vec<String>,
-    /// The stream's name: teams or tenants sharing a cluster each use their own.
+    /// The stream's name: teams or tenants sharing a cluster each use their own (with a
+    /// prefix of their own too: [`prefix_for`] gives the one `from_urls` would).
     pub stream: String,
     /// The subject prefix; a session's subject is `<prefix>.s.<escaped name>`.
     pub prefix: String,
@@ -66,6 +68,22 @@ pub struct FleetOptions {
     pub timeout: Duration,
     /// What names this host in the forks its offline records become.
     pub host: String,
+}
+
+impl std::fmt::Debug for FleetOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FleetOptions")
+            .field("servers", &self.servers_shown())
+            .field("stream", &self.stream)
+            .field("prefix", &self.prefix)
+            .field("replicas", &self.replicas)
+            .field("credentials", &self.credentials)
+            .field("tls_ca", &self.tls_ca)
+            .field("tls_required", &self.tls_required)
+            .field("timeout", &self.timeout)
+            .field("host", &self.host)
+            .finish()
+    }
 }
 
 /// The default stream name.
@@ -109,10 +127,11 @@ impl FleetOptions {
             } else {
                 Credentials::None
             };
+        let stream = env("ANNAL_FLEET_STREAM").unwrap_or_else(|| STREAM_DEFAULT.to_owned());
         Ok(FleetOptions {
             servers,
-            stream: env("ANNAL_FLEET_STREAM").unwrap_or_else(|| STREAM_DEFAULT.to_owned()),
-            prefix: env("ANNAL_FLEET_PREFIX").unwrap_or_else(|| PREFIX_DEFAULT.to_owned()),
+            prefix: env("ANNAL_FLEET_PREFIX").unwrap_or_else(|| prefix_for(&stream)),
+            stream,
             replicas: 3,
             credentials,
             tls_ca: env("ANNAL_FLEET_TLS_CA").map(PathBuf::from),
@@ -156,6 +175,17 @@ impl FleetOptions {
     }
 }
 
+/// The subject prefix of a stream when none is given: `annal` for the default stream, and
+/// `annal.<stream>` (lowercase) for another, so streams of one cluster never claim the same
+/// subjects (the servers refuse two streams whose subjects overlap).
+pub fn prefix_for(stream: &str) -> String {
+    if stream == STREAM_DEFAULT {
+        PREFIX_DEFAULT.to_owned()
+    } else {
+        format!("{PREFIX_DEFAULT}.{}", stream.to_lowercase())
+    }
+}
+
 /// A URL with its user information replaced by `***`.
 pub(crate) fn show_url(url: &str) -> String {
     let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
@@ -168,6 +198,55 @@ pub(crate) fn show_url(url: &str) -> String {
     } else {
         format!("{scheme}://{rest}")
     }
+}
+
+/// The URL's user information as credentials: `user:password` or a token, percent-escapes
+/// decoded.
+pub(crate) fn url_credentials(url: &str) -> Option<Credentials> {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split('/').next().unwrap_or(rest);
+    let (userinfo, _) = authority.rsplit_once('@')?;
+    Some(match userinfo.split_once(':') {
+        Some((user, password)) => {
+            Credentials::UserPassword { user: decode(user), password: decode(password) }
+        }
+        None => Credentials::Token(decode(userinfo)),
+    })
+}
+
+/// The URL with its user information left out.
+pub(crate) fn without_credentials(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").map_or(("", url), |(scheme, rest)| (scheme, rest));
+    let rest = match rest.split('/').next().unwrap_or(rest).rsplit_once('@') {
+        Some((userinfo, _)) => &rest[userinfo.len() + 1..],
+        None => rest,
+    };
+    if scheme.is_empty() {
+        rest.to_owned()
+    } else {
+        format!("{scheme}://{rest}")
+    }
+}
+
+/// `%XX` escapes decoded (as bytes, then as UTF-8, lossily).
+fn decode(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = bytes.get(i + 1..i + 3).and_then(|h| std::str::from_utf8(h).ok());
+        match (bytes[i], hex.and_then(|h| u8::from_str_radix(h, 16).ok())) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                i += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// This machine's name, for naming forks; `host` when the system does not say.
@@ -199,6 +278,23 @@ mod tests {
         assert_eq!(options.servers_shown(), "nats://***@x:1,nats://y:2");
         let debug = format!("{:?}", Credentials::Token("s3cret".into()));
         assert!(!debug.contains("s3cret"));
+        let debug = format!("{:?}", FleetOptions::from_urls("nats://alice:s3cret@x:1").expect("url"));
+        assert!(!debug.contains("s3cret"), "{debug}");
+    }
+
+    #[test]
+    fn credentials_in_urls_are_decoded_and_left_out_of_the_address() {
+        let url = "nats://agent:c0rrect%20horse%F0%9F%94%91@h:4222";
+        match url_credentials(url) {
+            Some(Credentials::UserPassword { user, password }) => {
+                assert_eq!((user.as_str(), password.as_str()), ("agent", "c0rrect horse🔑"));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(url_credentials("tls://s3cret@h"), Some(Credentials::Token(t)) if t == "s3cret"));
+        assert!(url_credentials("nats://h:4222").is_none());
+        assert_eq!(without_credentials(url), "nats://h:4222");
+        assert_eq!(without_credentials("h:4222"), "h:4222");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! the fleet's last record of it; where the fleet's version differs, the records here become a
 //! named fork of it at the point they diverge. Nothing is merged and nothing is dropped.
 
+use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use futures_util::StreamExt as _;
 
 use crate::client::{Fleet, Published};
 use crate::error::FleetError;
-use crate::follow::glob;
+use crate::pattern::glob;
 use crate::state::State;
 use crate::wire;
 
@@ -48,25 +49,57 @@ pub struct PublishReport {
 /// The servers cannot be reached or do not acknowledge in time, or the store cannot be read.
 /// What was acknowledged before the error stays published, and the next call resumes after it.
 pub fn publish(fleet: &Fleet, store: &Store, options: &PublishOptions) -> Result<PublishReport, FleetError> {
-    let mut state = State::load(store, &fleet.options().stream)?;
+    let state = RefCell::new(State::load(store, &fleet.options().stream)?);
+    let report = RefCell::new(PublishReport::default());
     let snapshot = store.snapshot()?;
-    let mut report = PublishReport::default();
     let result = fleet.block_on(async {
-        for info in parents_first(snapshot.sessions()?) {
-            if options.sessions.as_deref().is_some_and(|pattern| !glob(pattern, &info.name)) {
-                continue;
+        // Sessions are published side by side, a fork only after the level of its parent, so
+        // a follower never meets a fork before the parent records it starts from.
+        for level in levels(snapshot.sessions()?) {
+            let chosen: Vec<SessionInfo> = level
+                .into_iter()
+                .filter(|info| options.sessions.as_deref().is_none_or(|pattern| glob(pattern, &info.name)))
+                .collect();
+            report.borrow_mut().sessions += chosen.len() as u64;
+            let waiting =
+                chosen.iter().filter(|info| state.borrow().published.get(&info.name) != Some(&info.len));
+            let mut running = futures_util::stream::iter(
+                waiting.map(|info| publish_session(fleet, &snapshot, &state, info, &report)),
+            )
+            .buffer_unordered(SESSIONS_IN_FLIGHT);
+            while let Some(published) = running.next().await {
+                published?;
             }
-            report.sessions += 1;
-            if state.published.get(&info.name) == Some(&info.len) {
-                continue;
-            }
-            publish_session(fleet, &snapshot, &mut state, &info, &mut report).await?;
         }
         Ok::<(), FleetError>(())
     });
     // What the stream acknowledged is recorded even when a later session failed.
-    state.save(store)?;
-    result.map(|()| report)
+    state.into_inner().save(store)?;
+    result.map(|()| report.into_inner())
+}
+
+/// Sessions published at once: each waits for its own acknowledgements one at a time (each
+/// message is checked against the one before it), so throughput comes from sessions side by
+/// side.
+const SESSIONS_IN_FLIGHT: usize = 16;
+
+/// The sessions in levels: those that fork no listed session, then forks of those, and so on.
+fn levels(sessions: Vec<SessionInfo>) -> Vec<Vec<SessionInfo>> {
+    let names: BTreeSet<String> = sessions.iter().map(|info| info.name.clone()).collect();
+    let mut depth: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    let mut out: Vec<Vec<SessionInfo>> = Vec::new();
+    for info in parents_first(sessions) {
+        let level = match info.parent.as_ref().filter(|parent| names.contains(*parent)) {
+            Some(parent) => depth.get(parent).map_or(0, |d| d + 1),
+            None => 0,
+        };
+        depth.insert(info.name.clone(), level);
+        if out.len() <= level {
+            out.resize_with(level + 1, Vec::new);
+        }
+        out[level].push(info);
+    }
+    out
 }
 
 /// Sessions with every fork after the session it forks.
@@ -95,12 +128,13 @@ fn parents_first(sessions: Vec<SessionInfo>) -> Vec<SessionInfo> {
 async fn publish_session(
     fleet: &Fleet,
     snapshot: &Snapshot,
-    state: &mut State,
+    state: &RefCell<State>,
     info: &SessionInfo,
-    report: &mut PublishReport,
+    report: &RefCell<PublishReport>,
 ) -> Result<(), FleetError> {
     let local = info.name.as_str();
-    if let Some(fork) = state.diverged.get(local).cloned() {
+    let diverged = state.borrow().diverged.get(local).cloned();
+    if let Some(fork) = diverged {
         let at = fork_point(&fork).unwrap_or(0);
         return publish_as(fleet, snapshot, state, &fork, local, Some((local, at)), info.len, report).await;
     }
@@ -119,12 +153,12 @@ fn fork_point(fork: &str) -> Option<u64> {
 async fn publish_as(
     fleet: &Fleet,
     snapshot: &Snapshot,
-    state: &mut State,
+    state: &RefCell<State>,
     name: &str,
     local: &str,
     fork: Option<(&str, u64)>,
     len: u64,
-    report: &mut PublishReport,
+    report: &RefCell<PublishReport>,
 ) -> Result<(), FleetError> {
     let (mut next, mut sequence) = match fleet.last(name).await? {
         Some(last) => {
@@ -147,7 +181,7 @@ async fn publish_as(
                 let headers = wire::headers("fork", name, at, &head);
                 match fleet.publish(headers, name, wire::fork_payload(parent, at, &head), Some(0)).await? {
                     Published::At(sequence) => {
-                        report.forks += 1;
+                        report.borrow_mut().forks += 1;
                         (at, sequence)
                     }
                     Published::Lost => return defer(name, report),
@@ -165,21 +199,23 @@ async fn publish_as(
         match publish_record(fleet, name, next, &hash, json, sequence).await? {
             Published::At(at) => sequence = at,
             Published::Lost => {
-                state.set_sequence(name, sequence);
+                state.borrow_mut().set_sequence(name, sequence);
                 return defer(name, report);
             }
         }
+        let mut report = report.borrow_mut();
         report.records += 1;
         report.bytes += bytes;
         next += 1;
     }
+    let mut state = state.borrow_mut();
     state.set_sequence(name, sequence);
     state.set_published(local, len);
     Ok(())
 }
 
-fn defer(name: &str, report: &mut PublishReport) -> Result<(), FleetError> {
-    report.deferred.push(format!(
+fn defer(name: &str, report: &RefCell<PublishReport>) -> Result<(), FleetError> {
+    report.borrow_mut().deferred.push(format!(
         "session {name:?}: another writer moved it on the fleet while publishing; left for the next pass"
     ));
     Ok(())
@@ -217,15 +253,15 @@ fn local_hash(snapshot: &Snapshot, session: &str, order: u64) -> Result<Hash, Fl
 async fn diverge(
     fleet: &Fleet,
     snapshot: &Snapshot,
-    state: &mut State,
+    state: &RefCell<State>,
     name: &str,
     len: u64,
-    report: &mut PublishReport,
+    report: &RefCell<PublishReport>,
 ) -> Result<(), FleetError> {
     let at = divergence(fleet, snapshot, name, len).await?;
     let fork = format!("{name}~{}-{at}", fleet.options().host);
-    state.set_diverged(name, &fork);
-    report.diverged.push(format!(
+    state.borrow_mut().set_diverged(name, &fork);
+    report.borrow_mut().diverged.push(format!(
         "session {name:?}: the fleet's version differs from record {at} on; the records here from there are fork {fork:?}"
     ));
     Box::pin(publish_as(fleet, snapshot, state, &fork, name, Some((name, at)), len, report)).await

@@ -37,7 +37,7 @@ impl<'a> SharedSession<'a> {
     /// # Errors
     /// The store's cursors cannot be read.
     pub fn writing_to(&self) -> Result<String, FleetError> {
-        let state = State::load(self.store, &self.fleet.options().stream)?;
+        let state = State::load_session(self.store, &self.fleet.options().stream, &self.name)?;
         Ok(state.offline.get(&self.name).cloned().unwrap_or_else(|| self.name.clone()))
     }
 
@@ -47,7 +47,7 @@ impl<'a> SharedSession<'a> {
     /// The stream cannot be read or the store written; a message that does not chain stops
     /// the session ([`FleetError::Stopped`]).
     pub fn refresh(&self) -> Result<u64, FleetError> {
-        let mut state = State::load(self.store, &self.fleet.options().stream)?;
+        let mut state = State::load_session(self.store, &self.fleet.options().stream, &self.name)?;
         let report = self.fleet.block_on(catch_up(self.fleet, self.store, &mut state, &self.name))?;
         self.check_stopped(&state)?;
         Ok(report.records)
@@ -74,7 +74,7 @@ impl<'a> SharedSession<'a> {
         expected_next: Option<u64>,
         records: Vec<Record>,
     ) -> Result<AppendReceipt, FleetError> {
-        let mut state = State::load(self.store, &self.fleet.options().stream)?;
+        let mut state = State::load_session(self.store, &self.fleet.options().stream, &self.name)?;
         if let Some(fork) = state.offline.get(&self.name).cloned() {
             return Ok(self.store.append(&fork, expected_next, records)?);
         }
@@ -151,20 +151,27 @@ impl<'a> SharedSession<'a> {
                     return Err(AppendError::Conflict { session: self.name.clone(), expected, actual }.into());
                 }
             }
-            portable.push(record_from_value(&value)?);
+            portable.push(PortableRecord {
+                record: record.clone(),
+                source_order: Some(order),
+                hash: Some(*hash),
+                prev_hash: Some(prev),
+                id_seed: None,
+            });
             prev = *hash;
         }
-        let receipt = if portable.is_empty() {
-            self.store.append(&self.name, None, records)?
-        } else {
-            let mut receipt = self.store.append_portable(&self.name, None, portable)?;
-            let mut orders: Vec<u64> = (start..len).collect();
-            orders.append(&mut receipt.source_orders);
-            receipt.source_orders = orders;
-            receipt
-        };
+        if portable.is_empty() {
+            return Ok(self.store.append(&self.name, None, records)?);
+        }
+        // Applied with its claims (the store checks the chain it was published with), and the
+        // cursors that say so in the same commit.
         state.set_sequence(&self.name, sequence);
-        state.set_published(&self.name, receipt.next);
+        state.set_published(&self.name, len + portable.len() as u64);
+        let noted = state.take_changes();
+        let mut receipt = self.store.append_portable_noting(&self.name, None, portable, noted)?;
+        let mut orders: Vec<u64> = (start..len).collect();
+        orders.append(&mut receipt.source_orders);
+        receipt.source_orders = orders;
         Ok(receipt)
     }
 
@@ -207,15 +214,4 @@ impl<'a> SharedSession<'a> {
         state.save(self.store)?;
         Ok(receipt)
     }
-}
-
-fn record_from_value(value: &serde_json::Value) -> Result<PortableRecord, FleetError> {
-    annal_engine::record_from_json(value).map_err(|err| {
-        FleetError::Append(AppendError::InvalidRecord {
-            session: String::new(),
-            entry_id: String::new(),
-            reason: err.to_string(),
-            index: 0,
-        })
-    })
 }

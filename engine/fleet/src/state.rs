@@ -16,6 +16,8 @@ pub(crate) struct State {
     stream: String,
     /// The last stream sequence the follower handled.
     pub(crate) followed: u64,
+    /// Per session pattern: the last stream sequence a follower of only those sessions handled.
+    pub(crate) followed_by_pattern: BTreeMap<String, u64>,
     /// Per session: the stream sequence of its last message applied or published here.
     pub(crate) sequences: BTreeMap<String, u64>,
     /// Per session: how many of its records the fleet holds, as far as this store knows.
@@ -31,6 +33,7 @@ pub(crate) struct State {
 }
 
 const FOLLOWED: &str = "followed";
+const FOLLOWED_PATTERN: &str = "followed-pattern:";
 const SEQUENCE: &str = "seq:";
 const PUBLISHED: &str = "published:";
 const STOPPED: &str = "stopped:";
@@ -46,11 +49,34 @@ impl State {
     pub(crate) fn load(store: &Store, stream: &str) -> Result<State, FleetError> {
         let prefix = format!("fleet:{stream}:");
         let mut state = State { stream: stream.to_owned(), ..State::default() };
-        for (name, value) in store.cursors(&prefix)? {
+        state.read(store.cursors(&prefix)?, &prefix);
+        Ok(state)
+    }
+
+    /// Reads the cursors of `stream` that concern `session` alone: what a shared append
+    /// needs, read in time independent of how many sessions the store holds.
+    pub(crate) fn load_session(store: &Store, stream: &str, session: &str) -> Result<State, FleetError> {
+        let prefix = format!("fleet:{stream}:");
+        let mut state = State { stream: stream.to_owned(), ..State::default() };
+        for key in [SEQUENCE, PUBLISHED, STOPPED, OFFLINE, DIVERGED] {
+            let name = format!("{prefix}{key}{session}");
+            let rows = store.cursors(&name)?.into_iter().filter(|(found, _)| *found == name).collect();
+            state.read(rows, &prefix);
+        }
+        Ok(state)
+    }
+
+    fn read(&mut self, rows: Vec<(String, Vec<u8>)>, prefix: &str) {
+        let state = self;
+        for (name, value) in rows {
             let key = &name[prefix.len()..];
             let text = || String::from_utf8_lossy(&value).into_owned();
             if key == FOLLOWED {
                 state.followed = u64_of(&value).unwrap_or(0);
+            } else if let Some(pattern) = key.strip_prefix(FOLLOWED_PATTERN) {
+                if let Some(sequence) = u64_of(&value) {
+                    state.followed_by_pattern.insert(pattern.to_owned(), sequence);
+                }
             } else if let Some(session) = key.strip_prefix(SEQUENCE) {
                 if let Some(sequence) = u64_of(&value) {
                     state.sequences.insert(session.to_owned(), sequence);
@@ -67,7 +93,6 @@ impl State {
                 state.diverged.insert(session.to_owned(), text());
             }
         }
-        Ok(state)
     }
 
     fn name(&self, key: &str, session: &str) -> String {
@@ -80,6 +105,16 @@ impl State {
             let name = self.name(FOLLOWED, "");
             self.changed.push((name, Some(sequence.to_le_bytes().to_vec())));
         }
+    }
+
+    /// Records how far a follower of only the sessions `pattern` matches has read.
+    pub(crate) fn set_followed_pattern(&mut self, pattern: &str, sequence: u64) {
+        if self.followed_by_pattern.get(pattern).is_some_and(|&old| old >= sequence) {
+            return;
+        }
+        self.followed_by_pattern.insert(pattern.to_owned(), sequence);
+        let name = self.name(FOLLOWED_PATTERN, pattern);
+        self.changed.push((name, Some(sequence.to_le_bytes().to_vec())));
     }
 
     pub(crate) fn set_sequence(&mut self, session: &str, sequence: u64) {
@@ -120,15 +155,22 @@ impl State {
 
     /// Writes what changed since the last save, in one transaction.
     pub(crate) fn save(&mut self, store: &Store) -> Result<(), FleetError> {
-        if self.changed.is_empty() {
-            return Ok(());
+        let rows = self.take_changes();
+        if !rows.is_empty() {
+            store.put_cursors(rows)?;
         }
+        Ok(())
+    }
+
+    /// What changed since the last save, for a caller that writes it with an append (one
+    /// commit instead of two); if that append fails, the changes are not written, which costs
+    /// a re-read later, never a record.
+    pub(crate) fn take_changes(&mut self) -> Vec<(String, Option<Vec<u8>>)> {
         // Later writes of a name replace earlier ones: keep the last of each.
         let mut rows: BTreeMap<String, Option<Vec<u8>>> = BTreeMap::new();
         for (name, value) in self.changed.drain(..) {
             rows.insert(name, value);
         }
-        store.put_cursors(rows.into_iter().collect())?;
-        Ok(())
+        rows.into_iter().collect()
     }
 }

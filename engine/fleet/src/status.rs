@@ -4,7 +4,7 @@ use annal_engine::Store;
 
 use crate::client::Fleet;
 use crate::error::FleetError;
-use crate::follow::glob;
+use crate::pattern::glob;
 use crate::state::State;
 
 /// One session's standing against the fleet.

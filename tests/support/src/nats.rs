@@ -112,6 +112,27 @@ impl Cluster {
     /// # Panics
     /// When the binary cannot be run or a node does not come up: the test cannot go on.
     pub fn start(size: usize, sync: Sync, parent: Option<&Path>) -> Cluster {
+        Cluster::start_with(size, sync, parent, "")
+    }
+
+    /// [`Cluster::start`], with `extra` added to every node's configuration (an
+    /// `authorization` block, say).
+    ///
+    /// # Panics
+    /// As [`Cluster::start`].
+    pub fn start_with(size: usize, sync: Sync, parent: Option<&Path>, extra: &str) -> Cluster {
+        // A free port is found by binding and letting go; another test (or anything else on
+        // the machine) can take it before the server binds it. Such a start is tried again on
+        // new ports.
+        for _ in 0..4 {
+            if let Some(cluster) = Cluster::try_start(size, sync, parent, extra) {
+                return cluster;
+            }
+        }
+        panic!("a {size}-node nats-server cluster did not come up in four tries");
+    }
+
+    fn try_start(size: usize, sync: Sync, parent: Option<&Path>, extra: &str) -> Option<Cluster> {
         let dir = match parent {
             Some(parent) => tempfile::tempdir_in(parent),
             None => tempfile::tempdir(),
@@ -146,7 +167,7 @@ impl Cluster {
                 String::new()
             };
             let text = format!(
-                "server_name: {name}\nlisten: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{store}\"\n{sync_line}}}\n{cluster}",
+                "server_name: {name}\nlisten: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{store}\"\n{sync_line}}}\n{cluster}{extra}\n",
                 name = node.name,
                 port = node.port,
                 store = store_dir.display(),
@@ -156,11 +177,31 @@ impl Cluster {
         for node in &mut nodes {
             spawn(node, dir.path());
         }
-        let cluster = Cluster { nodes, dir };
-        for node in &cluster.nodes {
-            wait_for_port(node.port);
+        let mut cluster = Cluster { nodes, dir };
+        for index in 0..cluster.nodes.len() {
+            if !cluster.wait_for(index) {
+                return None;
+            }
         }
-        cluster
+        Some(cluster)
+    }
+
+    /// Waits until node `index` answers on its port; false if its process exited first (its
+    /// port taken, say) or it did not answer in 20 s.
+    fn wait_for(&mut self, index: usize) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let node = &mut self.nodes[index];
+        while Instant::now() < deadline {
+            if std::net::TcpStream::connect(("127.0.0.1", node.port)).is_ok() {
+                return true;
+            }
+            let exited = node.child.as_mut().is_none_or(|child| child.try_wait().ok().flatten().is_some());
+            if exited {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
     }
 
     /// Every node's URL, comma-separated.
@@ -178,10 +219,13 @@ impl Cluster {
     }
 
     /// Starts node `index` again on its ports and store folder.
+    ///
+    /// # Panics
+    /// When it does not come up.
     pub fn restart(&mut self, index: usize) {
         let dir = self.dir.path().to_owned();
         spawn(&mut self.nodes[index], &dir);
-        wait_for_port(self.nodes[index].port);
+        assert!(self.wait_for(index), "nats-server {} did not come up again", self.nodes[index].name);
     }
 
     /// The folder the servers keep their files in.
@@ -213,17 +257,6 @@ fn spawn(node: &mut Node, dir: &Path) {
             )
         });
     node.child = Some(child);
-}
-
-fn wait_for_port(port: u16) {
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while Instant::now() < deadline {
-        if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    panic!("nats-server on port {port} did not come up in 20 s");
 }
 
 /// A TCP proxy in front of one server, for cutting a client off: after the next publish with

@@ -186,3 +186,40 @@ fn a_server_that_cannot_be_reached_is_named_and_local_appends_go_on() {
     let store = open(&dir.path().join("local.redb"));
     store.append("local", Some(0), vec![record("l0", 0)]).expect("a local append");
 }
+
+#[test]
+fn credentials_from_the_url_or_the_options_are_used_and_never_shown() {
+    let authorization = "authorization {\n  user: \"agent\"\n  password: \"c0rrect horse\"\n}";
+    let cluster =
+        annal_support::nats::Cluster::start_with(1, annal_support::nats::Sync::Default, None, authorization);
+    let port = cluster.nodes[0].port;
+    let mut options =
+        FleetOptions::from_urls(&format!("nats://agent:c0rrect%20horse@127.0.0.1:{port}")).expect("url");
+    options.replicas = 1;
+    let fleet = connect(&options);
+    let dir = tempfile::tempdir().expect("dir");
+    let store = open(&dir.path().join("s.redb"));
+    store.append("s", Some(0), vec![record("e0", 0)]).expect("append");
+    assert_eq!(publish(&fleet, &store, &PublishOptions::default()).expect("publish").records, 1);
+
+    let mut options = FleetOptions::from_urls(&format!("nats://127.0.0.1:{port}")).expect("url");
+    options.replicas = 1;
+    options.credentials =
+        annal_fleet::Credentials::UserPassword { user: "agent".into(), password: "c0rrect horse".into() };
+    assert!(format!("{options:?}").contains("UserPassword(..)") && !format!("{options:?}").contains("horse"));
+    let follower = open(&dir.path().join("f.redb"));
+    assert_eq!(
+        follow(&connect(&options), &follower, &FollowOptions::default(), &|| true).expect("follow").records,
+        1
+    );
+
+    let mut wrong =
+        FleetOptions::from_urls(&format!("nats://agent:wr0ng-secret@127.0.0.1:{port}")).expect("url");
+    wrong.timeout = Duration::from_secs(2);
+    let err = Fleet::connect(wrong).expect_err("a wrong password is refused");
+    let line = err.to_string();
+    assert!(
+        line.contains(&format!("nats://***@127.0.0.1:{port}")) && !line.contains("wr0ng-secret"),
+        "{line}"
+    );
+}
