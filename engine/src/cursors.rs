@@ -7,18 +7,13 @@
 //! write; a store without it (any store written before cursors existed) has none.
 
 use crossbeam_channel::Sender;
-use redb::{TableDefinition, TableError, WriteTransaction};
+use redb::{TableError, WriteTransaction};
 
 use crate::apply::Tables;
 use crate::error::{AppendError, Failure, ReadError};
 use crate::store::Store;
+use crate::tables::{check_cursors, write_cursors, CURSORS};
 use crate::writer::{Answer, Request, SideWrite, WriteFailure};
-
-/// Cursor name → the reader's bytes (its own encoding; the store does not look inside).
-const CURSORS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("cursors");
-
-/// The longest cursor name and value the store accepts.
-pub const CURSOR_BYTES_MAX: usize = 64 << 10;
 
 struct CursorWrite {
     rows: Vec<(String, Option<Vec<u8>>)>,
@@ -27,41 +22,13 @@ struct CursorWrite {
 
 impl SideWrite for CursorWrite {
     fn apply(&mut self, txn: &WriteTransaction, _tables: &mut Tables<'_>) -> Result<Answer, Failure> {
-        write_rows(txn, &self.rows)?;
+        write_cursors(txn, &self.rows)?;
         Ok(Answer::of(&self.reply, ()))
     }
 
     fn fail(self: Box<Self>, failure: WriteFailure) {
         // A caller that gave up waiting has dropped its receiver; nothing to tell it.
         drop(self.reply.send(Err(failure)));
-    }
-}
-
-/// Sets or removes cursors inside `txn` (made by the first write).
-pub(crate) fn write_rows(txn: &WriteTransaction, rows: &[(String, Option<Vec<u8>>)]) -> Result<(), Failure> {
-    let mut table = txn.open_table(CURSORS)?;
-    for (name, value) in rows {
-        match value {
-            Some(bytes) => drop(table.insert(name.as_str(), bytes.as_slice())?),
-            None => drop(table.remove(name.as_str())?),
-        }
-    }
-    Ok(())
-}
-
-/// Refuses a cursor whose name or value is over [`CURSOR_BYTES_MAX`].
-pub(crate) fn check_rows(rows: &[(String, Option<Vec<u8>>)]) -> Result<(), AppendError> {
-    let over = rows.iter().find(|(name, value)| {
-        name.len() > CURSOR_BYTES_MAX || value.as_ref().is_some_and(|v| v.len() > CURSOR_BYTES_MAX)
-    });
-    match over {
-        Some((name, _)) => Err(AppendError::InvalidRecord {
-            session: String::new(),
-            entry_id: name.chars().take(80).collect(),
-            reason: format!("a cursor's name or value is over {CURSOR_BYTES_MAX} bytes"),
-            index: 0,
-        }),
-        None => Ok(()),
     }
 }
 
@@ -78,7 +45,7 @@ impl Store {
         if self.is_poisoned() {
             return Err(AppendError::Poisoned);
         }
-        check_rows(&rows)?;
+        check_cursors(&rows)?;
         if rows.is_empty() {
             return Ok(());
         }
@@ -162,7 +129,7 @@ mod tests {
             .append_portable_noting("s", Some(0), vec![PortableRecord::parse(line2)?], again)
             .is_err());
         assert_eq!(store.cursors("fleet:")?[0].1, 7u64.to_le_bytes().to_vec());
-        let over = vec![("n".to_owned(), Some(vec![0; super::CURSOR_BYTES_MAX + 1]))];
+        let over = vec![("n".to_owned(), Some(vec![0; crate::tables::CURSOR_BYTES_MAX + 1]))];
         assert!(store.append_portable_noting("s", None, vec![PortableRecord::parse(line2)?], over).is_err());
         assert_eq!(
             store.snapshot()?.session("s")?.map(|info| info.len),

@@ -67,7 +67,6 @@ pub use crate::checkpoint::{
     LEASE_DEFAULT, SUMMARIZER_TIMEOUT_DEFAULT,
 };
 pub use crate::claim::Claim;
-pub use crate::cursors::CURSOR_BYTES_MAX;
 pub use crate::digest::{flags as digest_flags, Digest};
 pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};
@@ -90,6 +89,7 @@ pub use crate::receipts::RECEIPT_META_KEY;
 pub use crate::record::{Block, Record, Role};
 pub use crate::storage::StorageFile;
 pub use crate::store::{CommitFeed, Store};
+pub use crate::tables::CURSOR_BYTES_MAX;
 pub use crate::tables::FORMAT_VERSION;
 pub use crate::target::{derive_target, is_priority_target};
 pub use crate::time::{rfc3339_from_millis, rfc3339_from_seconds};

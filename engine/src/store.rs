@@ -166,7 +166,7 @@ impl Store {
         cursors: Vec<(String, Option<Vec<u8>>)>,
     ) -> Result<AppendReceipt, AppendError> {
         self.check_writable()?;
-        crate::cursors::check_rows(&cursors)?;
+        crate::tables::check_cursors(&cursors)?;
         let mut claims = Vec::with_capacity(records.len());
         let mut seeded = Vec::with_capacity(records.len());
         for portable in records {

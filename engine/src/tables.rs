@@ -3,10 +3,10 @@
 //! docs/format.md is the reference for these; change both together, and bump
 //! [`FORMAT_VERSION`] when a change is not readable by the previous version.
 
-use redb::{ReadableTable, TableDefinition};
+use redb::{ReadableTable, TableDefinition, WriteTransaction};
 
 use crate::digest::DIGEST_LEN;
-use crate::error::Failure;
+use crate::error::{AppendError, Failure};
 use crate::hash::Hash;
 
 /// The on-disk format this build writes and the newest it reads. Version 2 added the
@@ -41,6 +41,12 @@ pub(crate) const CHECKPOINTS: TableDefinition<'_, [u8; 32], &[u8]> = TableDefini
 pub(crate) const RECEIPTS: TableDefinition<'_, (u64, u64), [u8; 32]> = TableDefinition::new("receipts");
 /// Checkpoint key → the claim of a started, unresolved compaction (checkpoint/durable.rs).
 pub(crate) const CLAIMS: TableDefinition<'_, [u8; 32], [u8; 40]> = TableDefinition::new("claims");
+
+/// Cursor name → the reader's bytes (its own encoding; the store does not look inside).
+pub(crate) const CURSORS: TableDefinition<'_, &str, &[u8]> = TableDefinition::new("cursors");
+
+/// The longest cursor name and value the store accepts.
+pub const CURSOR_BYTES_MAX: usize = 64 << 10;
 
 pub(crate) const META_FORMAT_VERSION: &str = "format_version";
 pub(crate) const META_NEXT_SESSION_KEY: &str = "next_session_key";
@@ -114,5 +120,36 @@ pub(crate) fn meta_u64(
     match table.get(key)? {
         Some(value) => decode_u64(value.value()),
         None => Ok(0),
+    }
+}
+
+/// Sets or removes cursors inside `txn` (made by the first write).
+pub(crate) fn write_cursors(
+    txn: &WriteTransaction,
+    rows: &[(String, Option<Vec<u8>>)],
+) -> Result<(), Failure> {
+    let mut table = txn.open_table(CURSORS)?;
+    for (name, value) in rows {
+        match value {
+            Some(bytes) => drop(table.insert(name.as_str(), bytes.as_slice())?),
+            None => drop(table.remove(name.as_str())?),
+        }
+    }
+    Ok(())
+}
+
+/// Refuses a cursor whose name or value is over [`CURSOR_BYTES_MAX`].
+pub(crate) fn check_cursors(rows: &[(String, Option<Vec<u8>>)]) -> Result<(), AppendError> {
+    let over = rows.iter().find(|(name, value)| {
+        name.len() > CURSOR_BYTES_MAX || value.as_ref().is_some_and(|v| v.len() > CURSOR_BYTES_MAX)
+    });
+    match over {
+        Some((name, _)) => Err(AppendError::InvalidRecord {
+            session: String::new(),
+            entry_id: name.chars().take(80).collect(),
+            reason: format!("a cursor's name or value is over {CURSOR_BYTES_MAX} bytes"),
+            index: 0,
+        }),
+        None => Ok(()),
     }
 }

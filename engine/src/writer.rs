@@ -284,7 +284,7 @@ fn commit_group(
                 Request::Append { session, expected_next, prepared, claims, cursors, reply } => {
                     let result = tables.append(session, *expected_next, std::mem::take(prepared), claims)?;
                     if result.is_ok() && !cursors.is_empty() {
-                        crate::cursors::write_rows(&txn, cursors)?;
+                        crate::tables::write_cursors(&txn, cursors)?;
                     }
                     outcomes.push(Outcome::Append(reply.clone(), result));
                 }
