@@ -4,9 +4,9 @@
 
 use std::time::Duration;
 
-use annal::{Budget, ProjectOptions, Role, SearchRequest, Sharing};
+use annal::{Budget, PortableRecord, ProjectOptions, Role, SearchRequest, Sharing};
 use pyo3::prelude::*;
-use pyo3::types::IntoPyDict;
+use pyo3::types::{IntoPyDict, PyList, PyTuple};
 use serde_json::Value;
 
 use crate::errors::bad_input;
@@ -147,3 +147,19 @@ pub(crate) fn whole_opt<T: TryFrom<i64>>(
 
 /// The most hits one search returns: the index sets room aside for each hit asked for.
 pub(crate) const SEARCH_LIMIT_MAX: usize = 10_000;
+
+/// Records given from Python (a list or tuple of dicts in the portable format, as json.dumps
+/// takes either), each one's JSON text made once and read once.
+pub(crate) fn portable_records(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<PortableRecord>> {
+    if !records.is_instance_of::<PyList>() && !records.is_instance_of::<PyTuple>() {
+        return Err(bad_input(py, "records must be a list of dicts".into()));
+    }
+    let mut parsed = Vec::new();
+    for (index, record) in records.try_iter()?.enumerate() {
+        let text = json_text(&record?, &format!("record {index}"))?;
+        let record =
+            PortableRecord::parse(&text).map_err(|e| bad_input(py, format!("record {index}: {e}")))?;
+        parsed.push(record);
+    }
+    Ok(parsed)
+}

@@ -5,12 +5,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use annal::fleet::{Fleet as Connection, FleetOptions, FollowOptions, PublishOptions};
-use annal::PortableRecord;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
 use serde_json::json;
 
-use crate::convert::{json_text, json_to_python, seconds, to_python, whole_opt};
+use crate::convert::{json_to_python, portable_records, seconds, to_python, whole_opt};
 use crate::errors::{bad_input, raise};
 use crate::items;
 use crate::store::Store;
@@ -110,14 +108,8 @@ impl Fleet {
         expected_next: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
-        if !records.is_instance_of::<PyList>() && !records.is_instance_of::<PyTuple>() {
-            return Err(bad_input(py, "records must be a list of dicts".into()));
-        }
         let mut parsed = Vec::new();
-        for (index, record) in records.try_iter()?.enumerate() {
-            let text = json_text(&record?, &format!("record {index}"))?;
-            let record =
-                PortableRecord::parse(&text).map_err(|e| bad_input(py, format!("record {index}: {e}")))?;
+        for (index, record) in portable_records(py, records)?.into_iter().enumerate() {
             if record.record.entry_id.is_empty() {
                 return Err(bad_input(
                     py,

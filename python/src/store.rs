@@ -7,13 +7,14 @@ use std::sync::{Arc, PoisonError, RwLock};
 use annal::error::ErrorKind;
 use annal::import::TranscriptFormat;
 use annal::json::Json;
-use annal::{Annal, Error, ExportFormat, ExportOptions, Options, PortableRecord};
+use annal::{Annal, Error, ExportFormat, ExportOptions, Options};
 use pyo3::prelude::*;
-use pyo3::types::{PyByteArray, PyBytes, PyList, PyString, PyTuple};
+use pyo3::types::{PyByteArray, PyBytes, PyString};
 use serde_json::{json, Value};
 
 use crate::convert::{
-    json_text, json_to_python, seconds, text_to_python, to_python, whole, whole_opt, BudgetArgs, SearchArgs,
+    json_to_python, portable_records, seconds, text_to_python, to_python, whole, whole_opt, BudgetArgs,
+    SearchArgs,
 };
 use crate::errors::{bad_input, class_of, raise, to_py};
 use crate::imports::ImportFailure;
@@ -116,17 +117,7 @@ impl Store {
         expected_next: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
-        // Each record's JSON text once, read once (a list or tuple, as json.dumps takes either).
-        if !records.is_instance_of::<PyList>() && !records.is_instance_of::<PyTuple>() {
-            return Err(bad_input(py, "records must be a list of dicts".into()));
-        }
-        let mut parsed = Vec::new();
-        for (index, record) in records.try_iter()?.enumerate() {
-            let text = json_text(&record?, &format!("record {index}"))?;
-            let record =
-                PortableRecord::parse(&text).map_err(|e| bad_input(py, format!("record {index}: {e}")))?;
-            parsed.push(record);
-        }
+        let parsed = portable_records(py, records)?;
         let receipt = self.run(py, move |annal| annal.append_portable(&session, expected_next, parsed))?;
         json_to_python(py, &annal::json::receipt(&receipt))
     }
