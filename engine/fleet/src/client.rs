@@ -285,6 +285,13 @@ async fn open(
     let mut connect = ConnectOptions::new()
         .connection_timeout(options.timeout)
         .request_timeout(Some(options.timeout))
+        // The client's own backoff grows to 4 s between attempts; a host coming back online
+        // would then wait longer than one call's timeout for its connection. A small client
+        // asking once a second costs a server nothing.
+        .reconnect_delay_callback(|attempts| {
+            let exp = u32::try_from(attempts).unwrap_or(u32::MAX).min(10);
+            Duration::from_millis(2_u64.saturating_pow(exp)).min(Duration::from_secs(1))
+        })
         .name("annal");
     // Credentials in a URL are read here, percent-escapes decoded, and handed to the client
     // apart from the address, as those from the options and the environment are.

@@ -154,7 +154,12 @@ fn a_host_cut_off_appends_locally_and_its_records_become_a_fork() {
         a.append(Some(i), vec![record(&format!("a{i}"), i as usize)]).expect("a goes on");
     }
     proxy.set_down(false);
-    let report = publish(&b_fleet, &b_store, &PublishOptions::default()).expect("publish when back");
+    // Back online, the host publishes as `annal fleet publish` would: a connection of its own,
+    // with the default timeout, while the cut one is still waiting to reconnect.
+    let mut back_options = cut_options.clone();
+    back_options.timeout = Duration::from_secs(10);
+    let back = connect(&back_options);
+    let report = publish(&back, &b_store, &PublishOptions::default()).expect("publish when back");
     assert_eq!((report.forks, report.records), (1, 3));
 
     let follower = open(&dir.path().join("c.redb"));
