@@ -85,6 +85,7 @@ impl Annal {
     /// in [`ImportSummary::failed`], a store that stopped writes ends the import.
     fn load_sessions(&self, sessions: Vec<ParsedSession>, summary: &mut ImportSummary) -> Result<(), Error> {
         for session in sessions {
+            self.note_load();
             let name = session.name.clone();
             summary.sessions.push(name.clone());
             match load_session(&self.store, session) {

@@ -28,6 +28,13 @@ impl Annal {
         Ok(index)
     }
 
+    /// Tells an open index that a bulk load goes on, so it commits rarely and merges at the end.
+    pub(crate) fn note_load(&self) {
+        if let Some(index) = self.index_slot().as_ref() {
+            index.note_load();
+        }
+    }
+
     fn index_slot(&self) -> MutexGuard<'_, Option<Arc<SearchIndex>>> {
         // A panic elsewhere cannot leave the slot half-written: it holds a handle or nothing.
         self.index.lock().unwrap_or_else(PoisonError::into_inner)

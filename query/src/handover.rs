@@ -27,6 +27,10 @@ use crate::schema::BlockDocument;
 /// The smallest memory budget tantivy accepts for an indexing thread.
 const WRITER_MEMORY_MIN_BYTES: usize = 15_000_000;
 
+/// The most segments an index keeps once a load is over: every search opens each segment's
+/// files, so a CLI search pays for each one.
+pub(crate) const SEGMENTS_MAX: usize = 4;
+
 /// This process holds the index writer.
 pub(crate) struct Writing {
     writer: IndexWriter,
@@ -81,6 +85,10 @@ pub(crate) fn try_take(folder: &Folder, settings: &WriterSettings) -> Result<Opt
         );
         writer.delete_query(Box::new(range)).map_err(|e| IndexError::tantivy(&folder.path, e))?;
     }
+    // Merges are chosen by `tidy`, between commits, never by tantivy in the background: a
+    // background merge during a load rewrites segments the next commit makes obsolete, and one
+    // still running would refuse the merge `tidy` asks for.
+    writer.set_merge_policy(Box::new(NoMergePolicy));
     Ok(Some(Writing {
         writer,
         indexed: position,
@@ -123,10 +131,29 @@ impl Writing {
         self.last_commit.map_or(Duration::ZERO, |at| interval.saturating_sub(at.elapsed()))
     }
 
-    /// Stops background merges (a rebuild merges everything once, at the end: a background
-    /// merge of the same segments would make that merge fail).
-    pub(crate) fn stop_merges(&mut self) {
-        self.writer.set_merge_policy(Box::new(NoMergePolicy));
+    /// Merges the smallest committed segments into one, when there are more than
+    /// [`SEGMENTS_MAX`], and waits for the merge: the largest stay as they are, so a live
+    /// index rewrites only its small, recent segments. Returns whether it merged. A merge
+    /// keeps the last commit's payload, so the indexed position is unchanged.
+    pub(crate) fn tidy(&mut self, folder: &Folder) -> Result<bool, IndexError> {
+        let tantivy = |e| IndexError::tantivy(&folder.path, e);
+        let mut segments = folder.index.searchable_segment_metas().map_err(tantivy)?;
+        if segments.len() <= SEGMENTS_MAX {
+            return Ok(false);
+        }
+        segments.sort_by_key(|meta| meta.num_docs());
+        let merged: Vec<_> =
+            segments[..segments.len() - (SEGMENTS_MAX - 1)].iter().map(|meta| meta.id()).collect();
+        self.writer.merge(&merged).wait().map_err(tantivy)?;
+        Ok(true)
+    }
+
+    /// Deletes the files of segments nothing uses any more. tantivy keeps a segment's files
+    /// while a searcher of this process holds it, so this runs after the reader has reloaded:
+    /// a process that exits after a merge then leaves only the segments the index uses.
+    pub(crate) fn collect_garbage(&self, folder: &Folder) -> Result<(), IndexError> {
+        self.writer.garbage_collect_files().wait().map_err(|e| IndexError::tantivy(&folder.path, e))?;
+        Ok(())
     }
 
     /// Merges every segment into one and waits for it, then lets go of the writer: after a
@@ -134,7 +161,6 @@ impl Writing {
     /// thread writes segments of its own). The merge keeps the last commit's payload.
     pub(crate) fn merge_all(mut self, folder: &Folder) -> Result<(), IndexError> {
         let tantivy = |e| IndexError::tantivy(&folder.path, e);
-        self.stop_merges();
         let segments = folder.index.searchable_segment_ids().map_err(tantivy)?;
         if segments.len() > 1 {
             self.writer.merge(&segments).wait().map_err(tantivy)?;

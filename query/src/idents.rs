@@ -5,7 +5,7 @@
 
 use tantivy::tokenizer::{Token, Tokenizer};
 
-use crate::tokenize::{escape_at, ListedTokens, IDENT_BYTES_MAX};
+use crate::tokenize::{escape_at, ListedTokens, TokenList, IDENT_BYTES_MAX};
 
 /// Where a chunk ends: whitespace, and the quotes, brackets and list punctuation that surround
 /// values in prose, JSON, logs and shell commands.
@@ -160,7 +160,7 @@ pub(crate) fn ident_of_literal(literal: &str) -> Option<String> {
 /// The identifier analyzer used while indexing.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct IdentTokenizer {
-    tokens: Vec<Token>,
+    tokens: TokenList,
 }
 
 impl Tokenizer for IdentTokenizer {
@@ -170,17 +170,17 @@ impl Tokenizer for IdentTokenizer {
         self.tokens.clear();
         let tokens = &mut self.tokens;
         ident_spans(text, |from, to| {
-            let position = tokens.len();
-            tokens.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position,
-                text: text[from..to].to_lowercase(),
-                position_length: 1,
+            // `str::to_lowercase`, as the query side lower-cases a literal.
+            tokens.push(from, to, |out| match &text[from..to] {
+                ascii if ascii.is_ascii() => {
+                    out.push_str(ascii);
+                    out.make_ascii_lowercase();
+                }
+                other => out.push_str(&other.to_lowercase()),
             });
             true
         });
-        ListedTokens { tokens: &mut self.tokens, next: 0 }
+        self.tokens.stream()
     }
 }
 
@@ -204,7 +204,7 @@ impl Tokenizer for IdentQueryTokenizer {
                 position_length: 1,
             });
         }
-        ListedTokens { tokens: &mut self.tokens, next: 0 }
+        ListedTokens { tokens: &mut self.tokens[..], next: 0 }
     }
 }
 

@@ -25,6 +25,9 @@ pub struct IndexOptions {
     /// Commits happen at most this often. Shorter: less lag between an append and its being
     /// searchable; longer: fewer, larger segments.
     pub commit_interval: Duration,
+    /// Commits happen at most this often while a bulk load goes on
+    /// ([`SearchIndex::note_load`]); a search waiting for the index commits at once.
+    pub load_commit_interval: Duration,
     /// How often the journal's end (other processes' appends) and, when another process holds
     /// the writer, its commits are checked.
     pub poll_interval: Duration,
@@ -44,8 +47,13 @@ impl Default for IndexOptions {
         IndexOptions {
             folder: None,
             commit_interval: Duration::from_millis(500),
+            // A crash during a load loses at most this much indexing, which the next open
+            // catches up from the journal.
+            load_commit_interval: Duration::from_secs(30),
             poll_interval: Duration::from_millis(200),
-            writer_memory_bytes: 64 << 20,
+            // tantivy takes arena pages as it fills them, so a large budget costs memory only
+            // during a load, where it means fewer, larger segments.
+            writer_memory_bytes: 256 << 20,
             // Two indexing threads keep up with the journal reader; more gain little.
             writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
             #[cfg(feature = "crash-hooks")]
@@ -158,6 +166,7 @@ impl SearchIndex {
         forward_commits(&store, control.clone(), Arc::clone(&stop)).map_err(io)?;
         let config = Config {
             commit_interval: options.commit_interval,
+            load_commit_interval: options.load_commit_interval,
             poll_interval: options.poll_interval,
             writer: options.writer(),
         };
@@ -215,9 +224,18 @@ impl SearchIndex {
     /// # Errors
     /// As [`SearchIndex::wait_searchable`].
     pub fn wait_for_position(&self, position: u64, timeout: Duration) -> Result<u64, WaitError> {
-        // Nudge the thread: the commit may be another handle's that the feed does not see.
-        let _ = self.control.send(Control::Committed);
+        // Nudge the thread: the commit may be another handle's that the feed does not see, and
+        // during a load the thread would otherwise wait for the load interval to commit.
+        let _ = self.control.send(Control::Flush);
         self.shared.wait_for(position, timeout)
+    }
+
+    /// Says a bulk load (an import, a sync's first pass, a follower's catch-up) goes on: until
+    /// a second passes without another note, the indexer commits at most once per
+    /// [`IndexOptions::load_commit_interval`] (or when a search waits), and merges segments
+    /// only once the load is over.
+    pub fn note_load(&self) {
+        self.shared.note_load();
     }
 
     /// Commits what is pending, stops the indexer and releases the writer.
@@ -259,7 +277,6 @@ impl SearchIndex {
         let end = snapshot.position_end()?;
         let mut writing =
             try_take(&folder, &options.writer())?.ok_or_else(|| IndexError::Busy { path: path.clone() })?;
-        writing.stop_merges();
         writing.clear(&folder)?;
         progress(0, end);
         let never = AtomicBool::new(false);

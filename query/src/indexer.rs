@@ -27,11 +27,21 @@ use crate::search::ColumnCache;
 /// Positions read from the journal per batch.
 const BATCH_POSITIONS: usize = 512;
 
+/// A load is over once nobody has noted one for this long; the index then commits at the
+/// live interval and merges its segments down.
+const LOAD_QUIET: Duration = Duration::from_secs(1);
+
+/// A backlog of this many positions is a load whoever wrote it (a sync's first pass, a
+/// follower catching up): live appends arrive a few at a time.
+const LOAD_BACKLOG_POSITIONS: u64 = 4 * BATCH_POSITIONS as u64;
+
 /// Messages to the indexer thread.
 #[derive(Debug)]
 pub(crate) enum Control {
     /// This process committed appends.
     Committed,
+    /// Somebody waits for what is indexed: commit once caught up, even during a load.
+    Flush,
     /// Close: commit what is pending and stop.
     Stop,
 }
@@ -55,6 +65,8 @@ pub(crate) struct Shared {
     pub(crate) columns: ColumnCache,
     progress: Mutex<Progress>,
     changed: Condvar,
+    /// When a bulk load last said it was going on (see [`Shared::note_load`]).
+    load_noted: Mutex<Option<Instant>>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -73,7 +85,18 @@ impl Shared {
             columns: ColumnCache::default(),
             progress: Mutex::new(Progress { searchable, ..Progress::default() }),
             changed: Condvar::new(),
+            load_noted: Mutex::new(None),
         }
+    }
+
+    /// A bulk load goes on: commits wait for the load's end, a waiter or the load interval.
+    pub(crate) fn note_load(&self) {
+        *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+    }
+
+    fn loading(&self) -> bool {
+        let noted = *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        noted.is_some_and(|at| at.elapsed() < LOAD_QUIET)
     }
 
     fn lock(&self) -> MutexGuard<'_, Progress> {
@@ -112,11 +135,24 @@ impl Shared {
         }
     }
 
-    /// Commits, makes the commit searchable here and tells the waiters.
+    /// Commits, makes the commit searchable here and tells the waiters; outside a load, then
+    /// merges the smallest segments down to [`crate::handover::SEGMENTS_MAX`].
     fn commit(&self, writing: &mut Writing) -> Result<(), IndexError> {
         let committed = writing.commit(&self.folder)?;
         self.reader.reload().map_err(|e| IndexError::tantivy(&self.folder.path, e))?;
         self.publish(|p| p.searchable = p.searchable.max(committed));
+        if !self.loading() {
+            self.tidy(writing)?;
+        }
+        Ok(())
+    }
+
+    /// Merges segments down to the most an index keeps, and shows the merge to searches.
+    fn tidy(&self, writing: &mut Writing) -> Result<(), IndexError> {
+        if writing.tidy(&self.folder)? {
+            self.reader.reload().map_err(|e| IndexError::tantivy(&self.folder.path, e))?;
+            writing.collect_garbage(&self.folder)?;
+        }
         Ok(())
     }
 }
@@ -192,8 +228,21 @@ pub(crate) fn index_range(
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Config {
     pub(crate) commit_interval: Duration,
+    /// The commit interval while a bulk load goes on.
+    pub(crate) load_commit_interval: Duration,
     pub(crate) poll_interval: Duration,
     pub(crate) writer: WriterSettings,
+}
+
+impl Config {
+    /// The commit interval now: longer while a bulk load goes on.
+    fn interval(&self, shared: &Shared) -> Duration {
+        if shared.loading() {
+            self.load_commit_interval
+        } else {
+            self.commit_interval
+        }
+    }
 }
 
 /// Forwards the store's commit feed into the control channel until `stop` is set (checked
@@ -239,6 +288,7 @@ fn drive(
 ) -> Result<(), IndexError> {
     let mut writing: Option<Writing> = None;
     let mut seen_opstamp = None;
+    let mut flush = false;
     loop {
         // The writer is taken only when the journal is ahead of the index: a process that
         // opens an index to search what is already there (every CLI search) never pays for a
@@ -256,18 +306,21 @@ fn drive(
             }
         }
         match writing.as_mut() {
-            Some(taken) => lead(shared, store, taken, stop, config)?,
+            Some(taken) => lead(shared, store, taken, stop, config, std::mem::take(&mut flush))?,
             None => follow(shared, &mut seen_opstamp)?,
         }
         if stop.load(Ordering::Acquire) {
             break;
         }
         let timeout = match &writing {
-            Some(taken) if taken.is_dirty() => taken.until_commit(config.commit_interval),
+            Some(taken) if taken.is_dirty() => {
+                taken.until_commit(config.interval(shared)).min(config.poll_interval)
+            }
             _ => config.poll_interval,
         };
         match control.recv_timeout(timeout) {
             Ok(Control::Stop) | Err(RecvTimeoutError::Disconnected) => break,
+            Ok(Control::Flush) => flush = true,
             Ok(Control::Committed) | Err(RecvTimeoutError::Timeout) => {}
         }
     }
@@ -275,6 +328,9 @@ fn drive(
         if taken.is_dirty() {
             shared.commit(taken)?;
         }
+        // Whatever stopped the index (the end of an import, a sync or a server), the segments
+        // are merged down before the writer is let go.
+        shared.tidy(taken)?;
     }
     Ok(())
 }
@@ -286,16 +342,20 @@ fn lead(
     writing: &mut Writing,
     stop: &AtomicBool,
     config: &Config,
+    flush: bool,
 ) -> Result<(), IndexError> {
     let snapshot = store.snapshot()?;
     let end = snapshot.position_end()?;
+    if end.saturating_sub(writing.indexed) >= LOAD_BACKLOG_POSITIONS {
+        shared.note_load();
+    }
     index_range(&shared.folder, writing, &snapshot, end, stop, |writing| {
-        if writing.until_commit(config.commit_interval).is_zero() {
+        if writing.until_commit(config.interval(shared)).is_zero() {
             shared.commit(writing)?;
         }
         Ok(())
     })?;
-    if writing.is_dirty() && writing.until_commit(config.commit_interval).is_zero() {
+    if writing.is_dirty() && (flush || writing.until_commit(config.interval(shared)).is_zero()) {
         shared.commit(writing)?;
     }
     Ok(())

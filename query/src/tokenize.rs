@@ -24,9 +24,21 @@ pub(crate) const WORD_BYTES_MAX: usize = 100;
 /// Identifier chunks this long or longer are dropped.
 pub(crate) const IDENT_BYTES_MAX: usize = 160;
 
-/// The words analyzer: alphanumeric runs, long ones dropped, lower-cased.
+/// The words analyzer: alphanumeric runs, long ones dropped, lower-cased (by the tokenizer
+/// itself, into buffers it keeps, as tantivy's `LowerCaser` would).
 pub(crate) fn words() -> TextAnalyzer {
-    TextAnalyzer::builder(WordTokenizer::default()).filter(LowerCaser).build()
+    TextAnalyzer::builder(WordTokenizer::default()).build()
+}
+
+/// Lower-cases `text` into `out` as tantivy's `LowerCaser` does (character by character, so
+/// a final sigma is `σ`, as queries lower-cased by that filter have it).
+pub(crate) fn lower_into(text: &str, out: &mut String) {
+    if text.is_ascii() {
+        out.push_str(text);
+        out.make_ascii_lowercase();
+    } else {
+        out.extend(text.chars().flat_map(char::to_lowercase));
+    }
 }
 
 /// How many bytes at `offset` are a JSON escape that stands for whitespace or a quote (`\n`,
@@ -64,10 +76,10 @@ pub(crate) fn for_queries() -> TokenizerManager {
     manager
 }
 
-/// The words tokenizer: [`word_spans`] as tantivy tokens (lower-cased by a filter after it).
+/// The words tokenizer: [`word_spans`] as lower-cased tantivy tokens.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct WordTokenizer {
-    tokens: Vec<Token>,
+    tokens: TokenList,
 }
 
 impl Tokenizer for WordTokenizer {
@@ -77,24 +89,54 @@ impl Tokenizer for WordTokenizer {
         self.tokens.clear();
         let tokens = &mut self.tokens;
         word_spans(text, |from, to| {
-            let position = tokens.len();
-            tokens.push(Token {
-                offset_from: from,
-                offset_to: to,
-                position,
-                text: text[from..to].to_owned(),
-                position_length: 1,
-            });
+            tokens.push(from, to, |out| lower_into(&text[from..to], out));
             true
         });
-        ListedTokens { tokens: &mut self.tokens, next: 0 }
+        self.tokens.stream()
+    }
+}
+
+/// Tokens kept between streams: indexing calls a tokenizer once per block, and a block has
+/// thousands of tokens, so each token's text buffer is reused rather than allocated anew.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct TokenList {
+    tokens: Vec<Token>,
+    len: usize,
+}
+
+impl TokenList {
+    /// Tokens kept for the next stream at most; a larger list (one huge block) is let go.
+    const KEPT_MAX: usize = 1 << 16;
+
+    pub(crate) fn clear(&mut self) {
+        self.tokens.truncate(Self::KEPT_MAX);
+        self.len = 0;
+    }
+
+    /// Appends a token at `from..to` whose text `fill` writes.
+    pub(crate) fn push(&mut self, from: usize, to: usize, fill: impl FnOnce(&mut String)) {
+        if self.len == self.tokens.len() {
+            self.tokens.push(Token::default());
+        }
+        let token = &mut self.tokens[self.len];
+        token.offset_from = from;
+        token.offset_to = to;
+        token.position = self.len;
+        token.position_length = 1;
+        token.text.clear();
+        fill(&mut token.text);
+        self.len += 1;
+    }
+
+    pub(crate) fn stream(&mut self) -> ListedTokens<'_> {
+        ListedTokens { tokens: &mut self.tokens[..self.len], next: 0 }
     }
 }
 
 /// Replays a list of tokens computed up front.
 #[derive(Debug)]
 pub(crate) struct ListedTokens<'a> {
-    pub(crate) tokens: &'a mut Vec<Token>,
+    pub(crate) tokens: &'a mut [Token],
     pub(crate) next: usize,
 }
 
