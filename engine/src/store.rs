@@ -4,7 +4,7 @@
 use std::any::Any;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, TransactionError};
@@ -45,7 +45,14 @@ pub struct Store {
     /// process's compaction claims), each made on first use. The journal holds them without
     /// knowing their types, so it depends on no layer above it.
     extensions: Mutex<Vec<Arc<dyn Any + Send + Sync>>>,
+    /// Bytes this handle submitted to the journal and blob tables: a load makes `close`
+    /// compact the file.
+    appended_bytes: AtomicU64,
 }
+
+/// A handle that appended this much compacts the file when it closes: redb grows a file by
+/// regions ahead of use, so a load leaves a long tail of reserved, unwritten pages.
+const COMPACT_AFTER_BYTES: u64 = 16 << 20;
 
 /// The redb handle: writable, or read-only (no transaction, lock or sync ever writes the file).
 #[derive(Clone)]
@@ -209,6 +216,13 @@ impl Store {
         claims: Vec<Claim>,
         cursors: Vec<(String, Option<Vec<u8>>)>,
     ) -> Result<AppendReceipt, AppendError> {
+        let bytes: usize = prepared
+            .iter()
+            .map(|p| {
+                p.value.as_ref().map_or(0, Vec::len) + p.blobs.iter().map(|(_, b)| b.len()).sum::<usize>()
+            })
+            .sum();
+        self.appended_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
         let (reply, answer) = crossbeam_channel::bounded(1);
         let request =
             Request::Append { session: session.to_owned(), expected_next, prepared, claims, cursors, reply };
@@ -278,7 +292,7 @@ impl Store {
     /// # Errors
     /// [`CloseError`] if redb cannot close the file cleanly.
     pub fn close(mut self) -> Result<(), CloseError> {
-        self.stop_writer();
+        self.finish();
         let db = self.db.clone();
         drop(self);
         let failed = |e: redb::DatabaseError| CloseError { source: io::Error::other(e.to_string()) };
@@ -286,6 +300,22 @@ impl Store {
         match db {
             Db::Writable(db) => Arc::try_unwrap(db).map_or(Ok(()), |db| db.close().map_err(failed)),
             Db::ReadOnly(db) => Arc::try_unwrap(db).map_or(Ok(()), |db| db.close().map_err(failed)),
+        }
+    }
+
+    /// Stops the writer and, after a load, compacts the file if nothing else holds it open in
+    /// this process (a snapshot still alive keeps it as it is).
+    fn finish(&mut self) {
+        self.stop_writer();
+        self.commit = None;
+        let loaded = self.appended_bytes.swap(0, Ordering::Relaxed) >= COMPACT_AFTER_BYTES
+            && !self.shared.poisoned.load(Ordering::Acquire);
+        if let (true, Db::Writable(db)) = (loaded, &mut self.db) {
+            if let Some(db) = Arc::get_mut(db) {
+                // Best effort: another process reading the file refuses it, and the file is
+                // whole either way (redb compacts with two-phase commits).
+                let _ = db.compact();
+            }
         }
     }
 
@@ -303,7 +333,7 @@ impl Store {
 
 impl Drop for Store {
     fn drop(&mut self) {
-        self.stop_writer();
+        self.finish();
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
 
 use redb::{ConcurrencyMode, Database};
@@ -106,6 +106,7 @@ impl Store {
             commit: None,
             writes_refused: false,
             extensions: Mutex::new(Vec::new()),
+            appended_bytes: AtomicU64::new(0),
         }))
     }
 
@@ -171,6 +172,7 @@ impl Store {
             commit: Some(commit),
             writes_refused: false,
             extensions: Mutex::new(Vec::new()),
+            appended_bytes: AtomicU64::new(0),
         })
     }
 }

@@ -2,13 +2,14 @@
 //! meets them: read-only opens, several threads on one handle, a store of a newer format and
 //! numbers kept through export and import. Through the engine's `Store`, for what only it
 //! reaches: crashes and I/O faults on a simulated disk, corrupted and truncated images, the
-//! durability log, a store of format version 1, several processes on one store, and the
-//! reference model under random workloads.
+//! durability log, a store of format version 1, several processes on one store, the file's
+//! length after a load, and the reference model under random workloads.
 
 mod bad_input;
 mod concurrency;
 mod corruption;
 mod crash;
+mod file_size;
 mod format_v1;
 mod log;
 mod model;
