@@ -112,16 +112,20 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let mut summary = Summary::default();
-    for (file, named) in &files {
+    let paths: Vec<PathBuf> = files.iter().map(|(file, _)| file.clone()).collect();
+    let mut failure = None;
+    let mut named = files.iter().map(|(_, named)| *named);
+    store.import_files(&paths, forced, |file, imported| {
+        let named = named.next().unwrap_or(false);
         let size = size_of(file);
         summary.files += 1;
         summary.bytes += size;
         progress.set_message(file.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default());
-        let imported = match store.import_file(file, forced) {
+        let imported = match imported {
             Ok(imported) => imported,
             Err(err @ (Error::UnknownFormat { .. } | Error::Unrecognised { .. } | Error::Source(_))) => {
                 summary.files_unrecognised += 1;
-                summary.named_unrecognised += u64::from(*named);
+                summary.named_unrecognised += u64::from(named);
                 let line = match err {
                     Error::Unrecognised { format, unrecognised, total, .. } => format!(
                         "{}: read as {format}, {unrecognised} of its {total} items are of no kind {format} writes",
@@ -133,9 +137,12 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
                 };
                 progress.suspend(|| eprintln!("{line}; skipped, nothing stored"));
                 progress.inc(size);
-                continue;
+                return true;
             }
-            Err(err) => return Err(anyhow::Error::from(err).context(format!("importing {}", file.display()))),
+            Err(err) => {
+                failure = Some(anyhow::Error::from(err).context(format!("importing {}", file.display())));
+                return false;
+            }
         };
         summary.add(&imported);
         for skipped in &imported.skipped {
@@ -148,6 +155,10 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
         }
         progress.inc(size);
+        true
+    });
+    if let Some(err) = failure {
+        return Err(err);
     }
     if indexing {
         if let Err(err) = crate::history::catch_up(&store, location, Some(progress.clone())) {

@@ -22,37 +22,55 @@ impl From<Error> for ImportFailure {
     }
 }
 
-/// Imports every file named and every transcript file under every folder named. A file named
-/// itself that cannot be read or is in no known format is an error (the files before it stay
-/// imported), as is a folder with no transcript file; one found in a folder in no known format
-/// is listed under `unrecognised` and the rest go on.
+/// Imports every file named and every transcript file under every folder named, reading the
+/// next file while one is stored. A path that does not exist and a folder with no transcript
+/// file are errors before anything is imported; a file named itself that cannot be read or is
+/// in no known format is an error (the files before it stay imported); one found in a folder
+/// in no known format is listed under `unrecognised` and the rest go on.
 pub(crate) fn import_paths(
     annal: &Annal,
     paths: &[PathBuf],
     format: Option<TranscriptFormat>,
 ) -> Result<Value, ImportFailure> {
-    let mut done = Vec::new();
-    let mut unrecognised = Vec::new();
+    let mut files = Vec::new();
+    let mut named = Vec::new();
     for path in paths {
         let meta = std::fs::metadata(path).map_err(|source| Error::Io { path: path.clone(), source })?;
         if meta.is_file() {
-            done.push((Some(path.clone()), annal.import_file(path, format)?));
+            files.push(path.clone());
+            named.push(true);
             continue;
         }
-        let files = annal::import::transcript_files(path)
+        let found = annal::import::transcript_files(path)
             .map_err(|source| Error::Io { path: path.clone(), source })?;
-        if files.is_empty() {
+        if found.is_empty() {
             return Err(ImportFailure::Empty(path.clone()));
         }
-        for file in files {
-            match annal.import_file(&file, format) {
-                Ok(summary) => done.push((Some(file), summary)),
-                Err(Error::UnknownFormat { .. } | Error::Unrecognised { .. }) => unrecognised.push(file),
-                Err(other) => return Err(other.into()),
+        named.extend(found.iter().map(|_| false));
+        files.extend(found);
+    }
+    let mut done = Vec::new();
+    let mut unrecognised = Vec::new();
+    let mut failure = None;
+    let mut named = named.into_iter();
+    annal.import_files(&files, format, |file, outcome| {
+        let named = named.next().unwrap_or(true);
+        match outcome {
+            Ok(summary) => done.push((Some(file.to_path_buf()), summary)),
+            Err(Error::UnknownFormat { .. } | Error::Unrecognised { .. }) if !named => {
+                unrecognised.push(file.to_path_buf());
+            }
+            Err(other) => {
+                failure = Some(other);
+                return false;
             }
         }
+        true
+    });
+    match failure {
+        Some(err) => Err(err.into()),
+        None => Ok(summary_json(&done, &unrecognised)),
     }
-    Ok(summary_json(&done, &unrecognised))
 }
 
 /// What imports did, summed: files, sessions by name, record counts, lines skipped, sessions
