@@ -1,5 +1,5 @@
 //! The two sides of the ingest benchmark, each from nothing to search-ready: annal's import
-//! through the facade (the calls `annal import` makes), and SQLite with an FTS5 table loaded
+//! through the facade (`Annal::import_files`, as `annal import` calls it), and SQLite with an FTS5 table loaded
 //! from the same files with annal's own parsers; and the queries both answer afterwards.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -61,12 +61,19 @@ fn sizes(path: &Path) -> (u64, u64) {
 pub(crate) fn annal(files: &[PathBuf], store: &Path, sharing: Sharing) -> anyhow::Result<Outcome> {
     let started = Instant::now();
     let annal = Annal::open_with(store, &Options { sharing, ..Options::default() })?;
-    for file in files {
-        match annal.import_file(file, None) {
-            Ok(summary) => ensure!(summary.failed.is_empty(), "{}: {:?}", file.display(), summary.failed),
-            Err(Error::UnknownFormat { .. } | Error::Unrecognised { .. }) => {}
-            Err(err) => return Err(anyhow::Error::from(err).context(format!("importing {}", file.display()))),
-        }
+    let mut failure = None;
+    annal.import_files(files, None, |file, outcome| {
+        let problem = match outcome {
+            Ok(summary) if summary.failed.is_empty() => return true,
+            Ok(summary) => anyhow::anyhow!("{:?}", summary.failed),
+            Err(Error::UnknownFormat { .. } | Error::Unrecognised { .. }) => return true,
+            Err(err) => anyhow::Error::from(err),
+        };
+        failure = Some(problem.context(format!("importing {}", file.display())));
+        false
+    });
+    if let Some(err) = failure {
+        return Err(err);
     }
     let behind = annal.catch_up(Duration::from_secs(120), |_, _| {})?;
     ensure!(behind == 0, "the index stayed {behind} positions behind");
