@@ -157,20 +157,21 @@ pub(crate) fn sqlite(files: &[PathBuf], path: &Path) -> anyhow::Result<Outcome> 
     Ok(Outcome { elapsed, records, file_bytes, disk_bytes, ..Outcome::default() })
 }
 
-/// `count` words to search for, spread from rare to common: lower-case ASCII words of 5 to 16
-/// letters from the user and assistant text of the files, picked by how many sessions hold
-/// them (the same list on every run).
+/// `count` words to search for, spread from rare to common: lower-case words of 5 to 16 ASCII
+/// letters and digits (at least one letter) from the text of every block, as a person reads it,
+/// picked by how many sessions hold them (the same list on every run). Fewer when the input has
+/// fewer such words.
 pub(crate) fn pick_words(files: &[PathBuf], count: usize) -> anyhow::Result<Vec<String>> {
     let mut sessions_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for file in files {
         for session in parse(file)?.unwrap_or_default() {
-            for record in &session.records {
-                for block in &record.blocks {
-                    let annal_engine::Block::Text { text } = block else { continue };
-                    for word in text.split(|c: char| !c.is_alphanumeric()) {
-                        if (5..=16).contains(&word.len()) && word.bytes().all(|b| b.is_ascii_lowercase()) {
-                            sessions_of.entry(word.to_owned()).or_default().insert(session.name.clone());
-                        }
+            for text in session.records.iter().flat_map(|r| r.blocks.iter().filter_map(searchable_text)) {
+                for word in readable(text).split(|c: char| !c.is_alphanumeric()) {
+                    let fits = (5..=16).contains(&word.len())
+                        && word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+                        && word.bytes().any(|b| b.is_ascii_lowercase());
+                    if fits {
+                        sessions_of.entry(word.to_owned()).or_default().insert(session.name.clone());
                     }
                 }
             }
@@ -178,9 +179,9 @@ pub(crate) fn pick_words(files: &[PathBuf], count: usize) -> anyhow::Result<Vec<
     }
     let mut words: Vec<(usize, String)> = sessions_of.into_iter().map(|(w, s)| (s.len(), w)).collect();
     words.sort();
-    ensure!(words.len() >= count, "only {} distinct words to search for", words.len());
-    let step = words.len() / count;
-    Ok(words.into_iter().step_by(step.max(1)).take(count).map(|(_, w)| w).collect())
+    ensure!(!words.is_empty(), "no words to search for");
+    let step = (words.len() / count).max(1);
+    Ok(words.into_iter().step_by(step).take(count).map(|(_, w)| w).collect())
 }
 
 /// The sessions each system finds for each word; the queries whose answers differ.
