@@ -36,7 +36,7 @@ impl Store {
     /// Sets (`Some`) or removes (`None`) cursors by name, atomically, durable when this returns.
     ///
     /// # Errors
-    /// [`AppendError::InvalidRecord`] for a name or value over [`CURSOR_BYTES_MAX`]; a store
+    /// [`AppendError::InvalidRecord`] for a name or value over [`CURSOR_BYTES_MAX`](crate::CURSOR_BYTES_MAX); a store
     /// that is read-only, poisoned, busy or closed, or a failed write.
     pub fn put_cursors(&self, rows: Vec<(String, Option<Vec<u8>>)>) -> Result<(), AppendError> {
         if self.is_read_only() {
