@@ -16,6 +16,8 @@ use anyhow::{ensure, Context as _};
 use rusqlite::{params, Connection, TransactionBehavior};
 use serde_json::{json, Map, Value};
 
+use crate::sqlite::NEXT_ORDER;
+
 /// Records per append or transaction: the batch size of `annal import`.
 pub const CHUNK_RECORDS: usize = 2_000;
 
@@ -96,8 +98,9 @@ impl AnnalImporter<'_> {
     }
 }
 
-const NEXT_ORDER: &str = "SELECT COALESCE(MAX(source_order) + 1, 0) FROM records WHERE session = ?1";
-const INSERT: &str = "INSERT INTO records (session, source_order, entry_id, role, timestamp, record)
+/// An insert that keeps a record whose entryId is stored already, as annal's import does.
+pub const INSERT_OR_KEEP: &str =
+    "INSERT INTO records (session, source_order, entry_id, role, timestamp, record)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (entry_id) DO NOTHING";
 
 /// One connection to a database made by [`crate::sqlite::Sqlite::create`].
@@ -140,7 +143,7 @@ impl Loader for SqliteLoader {
             let txn = self.conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
             {
                 let mut next: i64 = txn.query_row(NEXT_ORDER, [&name], |row| row.get(0))?;
-                let mut insert = txn.prepare_cached(INSERT)?;
+                let mut insert = txn.prepare_cached(INSERT_OR_KEEP)?;
                 for record in &chunk {
                     let started = Instant::now();
                     let json = record_json(record);

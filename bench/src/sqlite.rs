@@ -16,7 +16,8 @@ use rusqlite::{params, Connection, TransactionBehavior};
 use crate::records::to_json;
 use crate::scenarios::{System, Writer};
 
-const SCHEMA: &str = "
+/// The records table and its entryId index.
+pub const SCHEMA: &str = "
 CREATE TABLE IF NOT EXISTS records (
     session      TEXT    NOT NULL,
     source_order INTEGER NOT NULL,
@@ -29,7 +30,8 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE UNIQUE INDEX IF NOT EXISTS records_entry_id ON records (entry_id);
 ";
 
-const NEXT_ORDER: &str = "SELECT COALESCE(MAX(source_order) + 1, 0) FROM records WHERE session = ?1";
+/// The session's next sourceOrder.
+pub const NEXT_ORDER: &str = "SELECT COALESCE(MAX(source_order) + 1, 0) FROM records WHERE session = ?1";
 const INSERT: &str = "INSERT INTO records (session, source_order, entry_id, role, timestamp, record)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
 

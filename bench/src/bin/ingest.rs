@@ -86,12 +86,23 @@ fn generate(folder: &Path, bytes: u64) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn run(system: System, files: &[PathBuf], scratch: &Path, round: usize) -> anyhow::Result<Outcome> {
+/// Where a system's round keeps its store (the queries afterwards read round 0's).
+fn store_path(system: System, scratch: &Path, round: usize) -> PathBuf {
     let folder = scratch.join(format!("round-{round}-{}", system.label().replace([' ', '(', ')', '+'], "")));
-    std::fs::create_dir_all(&folder)?;
     match system {
-        System::Annal(sharing) => sides::annal(files, &folder.join("store.redb"), sharing),
-        System::Sqlite => sides::sqlite(files, &folder.join("records.sqlite")),
+        System::Annal(_) => folder.join("store.redb"),
+        System::Sqlite => folder.join("records.sqlite"),
+    }
+}
+
+fn run(system: System, files: &[PathBuf], scratch: &Path, round: usize) -> anyhow::Result<Outcome> {
+    let path = store_path(system, scratch, round);
+    if let Some(folder) = path.parent() {
+        std::fs::create_dir_all(folder)?;
+    }
+    match system {
+        System::Annal(sharing) => sides::annal(files, &path, sharing),
+        System::Sqlite => sides::sqlite(files, &path),
     }
 }
 
@@ -130,8 +141,8 @@ fn measure(name: &str, folder: &Path, args: &Args, scratch: &Path) -> anyhow::Re
     let words = sides::pick_words(&files, args.queries)?;
     let differ = sides::compare(
         &words,
-        &set.join("round-0-annalprocesses/store.redb"),
-        &set.join("round-0-SQLiteFTS5/records.sqlite"),
+        &store_path(System::Annal(Sharing::Processes), &set, 0),
+        &store_path(System::Sqlite, &set, 0),
     )?;
     let medians: Vec<Outcome> = runs
         .into_iter()

@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use annal::{Annal, Error, Options, SearchRequest, Sharing};
-use annal_bench::loaders::record_json;
+use annal_bench::loaders::{record_json, INSERT_OR_KEEP};
+use annal_bench::sqlite::{NEXT_ORDER, SCHEMA};
 use annal_formats::{detect_format, parse_transcript, ParsedSession};
 use annal_support::identifiers::{readable, searchable_text};
 use anyhow::{ensure, Context as _};
@@ -90,22 +91,10 @@ pub(crate) fn annal(files: &[PathBuf], store: &Path, sharing: Sharing) -> anyhow
     Ok(Outcome { elapsed, records, file_bytes, disk_bytes, segments, index_bytes })
 }
 
-const SCHEMA: &str = "
-CREATE TABLE records (
-    session      TEXT    NOT NULL,
-    source_order INTEGER NOT NULL,
-    entry_id     TEXT    NOT NULL,
-    role         TEXT    NOT NULL,
-    timestamp    TEXT,
-    record       TEXT    NOT NULL,
-    UNIQUE (session, source_order)
-);
-CREATE UNIQUE INDEX records_entry_id ON records (entry_id);
-CREATE VIRTUAL TABLE records_text USING fts5(text, content = '', tokenize = 'unicode61 remove_diacritics 0');
-";
-const NEXT_ORDER: &str = "SELECT COALESCE(MAX(source_order) + 1, 0) FROM records WHERE session = ?1";
-const INSERT: &str = "INSERT INTO records (session, source_order, entry_id, role, timestamp, record)
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (entry_id) DO NOTHING";
+/// The full-text table beside the import benchmark's records table: one contentless row per
+/// record, its rowid the record's.
+const TEXT_SCHEMA: &str =
+    "CREATE VIRTUAL TABLE records_text USING fts5(text, content = '', tokenize = 'unicode61 remove_diacritics 0');";
 const INSERT_TEXT: &str = "INSERT INTO records_text (rowid, text) VALUES (?1, ?2)";
 
 /// SQLite: WAL with `synchronous=FULL`, one transaction per file; a row per record (as the
@@ -118,12 +107,13 @@ pub(crate) fn sqlite(files: &[PathBuf], path: &Path) -> anyhow::Result<Outcome> 
     ensure!(mode.eq_ignore_ascii_case("wal"), "SQLite refused WAL mode (got {mode})");
     conn.execute_batch("PRAGMA synchronous = FULL;")?;
     conn.execute_batch(SCHEMA)?;
+    conn.execute_batch(TEXT_SCHEMA)?;
     let mut records = 0;
     for file in files {
         let Some(sessions) = parse(file)? else { continue };
         let txn = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         {
-            let mut insert = txn.prepare_cached(INSERT)?;
+            let mut insert = txn.prepare_cached(INSERT_OR_KEEP)?;
             let mut insert_text = txn.prepare_cached(INSERT_TEXT)?;
             for session in sessions {
                 let mut next: i64 = txn.query_row(NEXT_ORDER, [&session.name], |row| row.get(0))?;
