@@ -31,6 +31,39 @@ const WRITER_MEMORY_MIN_BYTES: usize = 15_000_000;
 /// files, so a CLI search pays for each one.
 pub(crate) const SEGMENTS_MAX: usize = 4;
 
+/// How far [`Writing::tidy`] merges.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Tidy {
+    /// After a load and when the writer is let go: at most [`SEGMENTS_MAX`] remain.
+    Whole,
+    /// Between live commits: only small segments of like size.
+    Live,
+}
+
+/// How many of the smallest segments (`sizes` ascending) a live commit merges: a run from the
+/// smallest, each next segment taken while it is at most twice the run so far, and no more than
+/// bring the count to [`SEGMENTS_MAX`]. Segments thus double before they are merged again, so a
+/// document is rewritten O(log n) times however many commits add to the index, and the large
+/// segments of a load stay as they are until the writer is let go.
+pub(crate) fn live_merge_count(sizes: &[u64]) -> usize {
+    let needed = sizes.len().saturating_sub(SEGMENTS_MAX - 1);
+    let mut run = 0;
+    let mut run_docs = 0u64;
+    for &size in sizes.iter().take(needed) {
+        if run > 0 && size > run_docs.saturating_mul(2) {
+            break;
+        }
+        run += 1;
+        run_docs = run_docs.saturating_add(size);
+    }
+    // One segment alone is no merge.
+    if run < 2 {
+        0
+    } else {
+        run
+    }
+}
+
 /// This process holds the index writer.
 pub(crate) struct Writing {
     writer: IndexWriter,
@@ -131,19 +164,24 @@ impl Writing {
         self.last_commit.map_or(Duration::ZERO, |at| interval.saturating_sub(at.elapsed()))
     }
 
-    /// Merges the smallest committed segments into one, when there are more than
-    /// [`SEGMENTS_MAX`], and waits for the merge: the largest stay as they are, so a live
-    /// index rewrites only its small, recent segments. Returns whether it merged. A merge
-    /// keeps the last commit's payload, so the indexed position is unchanged.
-    pub(crate) fn tidy(&mut self, folder: &Folder) -> Result<bool, IndexError> {
+    /// Merges the smallest committed segments into one and waits for the merge; returns
+    /// whether it merged. A merge keeps the last commit's payload, so the indexed position is
+    /// unchanged. [`Tidy::Whole`] leaves at most [`SEGMENTS_MAX`]; [`Tidy::Live`] merges only
+    /// small segments of like size (see [`live_merge_count`]), so a live index never rewrites
+    /// a large segment to absorb one commit.
+    pub(crate) fn tidy(&mut self, folder: &Folder, tidy: Tidy) -> Result<bool, IndexError> {
         let tantivy = |e| IndexError::tantivy(&folder.path, e);
         let mut segments = folder.index.searchable_segment_metas().map_err(tantivy)?;
-        if segments.len() <= SEGMENTS_MAX {
+        segments.sort_by_key(|meta| meta.num_docs());
+        let sizes: Vec<u64> = segments.iter().map(|meta| u64::from(meta.num_docs())).collect();
+        let count = match tidy {
+            Tidy::Whole => sizes.len().saturating_sub(SEGMENTS_MAX - 1),
+            Tidy::Live => live_merge_count(&sizes),
+        };
+        if count < 2 {
             return Ok(false);
         }
-        segments.sort_by_key(|meta| meta.num_docs());
-        let merged: Vec<_> =
-            segments[..segments.len() - (SEGMENTS_MAX - 1)].iter().map(|meta| meta.id()).collect();
+        let merged: Vec<_> = segments[..count].iter().map(|meta| meta.id()).collect();
         self.writer.merge(&merged).wait().map_err(tantivy)?;
         Ok(true)
     }
@@ -180,5 +218,24 @@ impl Writing {
         self.committed = self.indexed;
         self.last_commit = Some(Instant::now());
         Ok(self.committed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::live_merge_count;
+
+    #[test]
+    fn live_commits_merge_small_segments_of_like_size_only() {
+        // Four large segments from a load and one commit: nothing large is rewritten.
+        assert_eq!(live_merge_count(&[1, 90_000, 100_000, 110_000, 120_000]), 0);
+        assert_eq!(live_merge_count(&[1, 1, 90_000, 100_000, 110_000, 120_000]), 2);
+        // A run grows while each next segment is at most twice it.
+        assert_eq!(live_merge_count(&[1, 1, 2, 3, 100, 200, 300]), 4);
+        assert_eq!(live_merge_count(&[1, 2, 7, 100, 200, 300]), 2);
+        // Never more than needed to bring the count to the most an index keeps.
+        assert_eq!(live_merge_count(&[1, 1, 1, 1, 1, 1]), 3);
+        assert_eq!(live_merge_count(&[5, 5, 5, 5]), 0);
+        assert_eq!(live_merge_count(&[]), 0);
     }
 }

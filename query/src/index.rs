@@ -51,9 +51,9 @@ impl Default for IndexOptions {
             // catches up from the journal.
             load_commit_interval: Duration::from_secs(30),
             poll_interval: Duration::from_millis(200),
-            // tantivy takes arena pages as it fills them, so a large budget costs memory only
-            // during a load, where it means fewer, larger segments.
-            writer_memory_bytes: 256 << 20,
+            // 256 MiB made a load about 3% faster (fewer segments to merge at the end), and one
+            // of two measurements found a watching process 20 MiB larger with it.
+            writer_memory_bytes: 64 << 20,
             // Two indexing threads keep up with the journal reader; more gain little.
             writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
             #[cfg(feature = "crash-hooks")]

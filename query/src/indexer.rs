@@ -19,7 +19,7 @@ use tantivy::IndexReader;
 
 use crate::error::{IndexError, WaitError};
 use crate::folder::Folder;
-use crate::handover::{try_take, WriterSettings, Writing};
+use crate::handover::{try_take, Tidy, WriterSettings, Writing};
 use crate::query::QueryReader;
 use crate::schema::{record_documents, BlockDocument};
 use crate::search::ColumnCache;
@@ -67,6 +67,8 @@ pub(crate) struct Shared {
     changed: Condvar,
     /// When a bulk load last said it was going on (see [`Shared::note_load`]).
     load_noted: Mutex<Option<Instant>>,
+    /// A load was seen since the last tidy: the first commit after it merges down whole.
+    load_seen: AtomicBool,
 }
 
 impl std::fmt::Debug for Shared {
@@ -86,17 +88,23 @@ impl Shared {
             progress: Mutex::new(Progress { searchable, ..Progress::default() }),
             changed: Condvar::new(),
             load_noted: Mutex::new(None),
+            load_seen: AtomicBool::new(false),
         }
     }
 
     /// A bulk load goes on: commits wait for the load's end, a waiter or the load interval.
     pub(crate) fn note_load(&self) {
         *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+        self.load_seen.store(true, Ordering::Release);
     }
 
     fn loading(&self) -> bool {
         let noted = *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        noted.is_some_and(|at| at.elapsed() < LOAD_QUIET)
+        let loading = noted.is_some_and(|at| at.elapsed() < LOAD_QUIET);
+        if loading {
+            self.load_seen.store(true, Ordering::Release);
+        }
+        loading
     }
 
     fn lock(&self) -> MutexGuard<'_, Progress> {
@@ -136,20 +144,22 @@ impl Shared {
     }
 
     /// Commits, makes the commit searchable here and tells the waiters; outside a load, then
-    /// merges the smallest segments down to [`crate::handover::SEGMENTS_MAX`].
+    /// merges segments: down to [`crate::handover::SEGMENTS_MAX`] on the first commit after a
+    /// load, only small ones of like size between live commits.
     fn commit(&self, writing: &mut Writing) -> Result<(), IndexError> {
         let committed = writing.commit(&self.folder)?;
         self.reader.reload().map_err(|e| IndexError::tantivy(&self.folder.path, e))?;
         self.publish(|p| p.searchable = p.searchable.max(committed));
         if !self.loading() {
-            self.tidy(writing)?;
+            let after_load = self.load_seen.swap(false, Ordering::AcqRel);
+            self.tidy(writing, if after_load { Tidy::Whole } else { Tidy::Live })?;
         }
         Ok(())
     }
 
-    /// Merges segments down to the most an index keeps, and shows the merge to searches.
-    fn tidy(&self, writing: &mut Writing) -> Result<(), IndexError> {
-        if writing.tidy(&self.folder)? {
+    /// Merges segments as `tidy` says, and shows the merge to searches.
+    fn tidy(&self, writing: &mut Writing, tidy: Tidy) -> Result<(), IndexError> {
+        if writing.tidy(&self.folder, tidy)? {
             self.reader.reload().map_err(|e| IndexError::tantivy(&self.folder.path, e))?;
             writing.collect_garbage(&self.folder)?;
         }
@@ -330,7 +340,7 @@ fn drive(
         }
         // Whatever stopped the index (the end of an import, a sync or a server), the segments
         // are merged down before the writer is let go.
-        shared.tidy(taken)?;
+        shared.tidy(taken, Tidy::Whole)?;
     }
     Ok(())
 }

@@ -24,6 +24,38 @@ fn record(id: &str) -> Record {
     }
 }
 
+/// A store and an index that commits at once outside a load, and during one only when a waiter
+/// asks (a load interval no test waits out) or it closes.
+fn open_for_loads(dir: &Path) -> (Arc<Store>, SearchIndex) {
+    let store = Arc::new(Store::open(dir.join("s.redb"), StoreOptions::default()).unwrap());
+    let options = IndexOptions {
+        commit_interval: Duration::ZERO,
+        load_commit_interval: Duration::from_secs(3600),
+        ..IndexOptions::default()
+    };
+    let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
+    (store, index)
+}
+
+/// Batch `batch` of a load: 100 records `load{batch}x{i}`, the load noted first.
+fn load_batch(store: &Store, index: &SearchIndex, session: &str, batch: usize) {
+    index.note_load();
+    let records = (0..100).map(|i| record(&format!("load{batch}x{i}"))).collect();
+    store.append(session, None, records).unwrap();
+}
+
+/// The segments of the last commit (tantivy's `meta.json`): id and documents.
+fn committed_segments(folder: &Path) -> Vec<(String, u64)> {
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(folder.join("meta.json")).unwrap()).unwrap();
+    meta["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| (s["segment_id"].as_str().unwrap().to_owned(), s["max_doc"].as_u64().unwrap()))
+        .collect()
+}
+
 /// The segments whose files lie in the index folder.
 fn segment_files(folder: &Path) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(folder)
@@ -70,18 +102,9 @@ fn every_commit_alone_still_leaves_at_most_four_segments() {
 #[test]
 fn a_load_is_searchable_when_waited_for_and_ends_in_few_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path().join("s.redb"), StoreOptions::default()).unwrap());
-    // A load interval no test waits out: only a waiter or the close commits during the load.
-    let options = IndexOptions {
-        commit_interval: Duration::ZERO,
-        load_commit_interval: Duration::from_secs(3600),
-        ..IndexOptions::default()
-    };
-    let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
+    let (store, index) = open_for_loads(dir.path());
     for batch in 0..30 {
-        index.note_load();
-        let records = (0..100).map(|i| record(&format!("load{batch}x{i}"))).collect();
-        store.append(&format!("s{}", batch % 3), None, records).unwrap();
+        load_batch(&store, &index, &format!("s{}", batch % 3), batch);
     }
     index.wait_searchable(WAIT).unwrap();
     assert_eq!(found(&index, "load29x99"), 1, "a waiter gets a commit during the load");
@@ -97,4 +120,46 @@ fn a_load_is_searchable_when_waited_for_and_ends_in_few_segments() {
     request.limit = 5_000;
     assert_eq!(index.search(&request).unwrap().len(), 3_000, "CJK text of every record");
     index.close().unwrap();
+}
+
+#[test]
+fn live_commits_after_a_load_leave_its_large_segments_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, index) = open_for_loads(dir.path());
+    for batch in 0..20 {
+        load_batch(&store, &index, "loaded", batch);
+        // A waiter mid-load commits what is there: the load leaves several segments.
+        index.wait_searchable(WAIT).unwrap();
+    }
+    // The load is over a second after its last sign; the next commit merges down to four.
+    std::thread::sleep(Duration::from_millis(1_500));
+    store.append("live", None, vec![record("first-live")]).unwrap();
+    index.wait_searchable(WAIT).unwrap();
+    let folder = index.folder().to_path_buf();
+    // A waiter is told of a commit before the merge that follows it.
+    let started = std::time::Instant::now();
+    while committed_segments(&folder).len() > 4 && started.elapsed() < WAIT {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let after_load = committed_segments(&folder);
+    assert!(after_load.len() <= 4, "{after_load:?}");
+    let largest = after_load.iter().max_by_key(|(_, docs)| *docs).unwrap().clone();
+    assert!(largest.1 >= 500, "{after_load:?}");
+    for i in 0..24 {
+        store.append("live", None, vec![record(&format!("live{i}"))]).unwrap();
+        index.wait_searchable(WAIT).unwrap();
+        let now = committed_segments(&folder);
+        assert!(now.contains(&largest), "live commit {i} rewrote the load's largest segment: {now:?}");
+        // Nor any other the load left: each holds ~100 times a live commit's documents.
+        for segment in &after_load {
+            assert!(now.contains(segment), "live commit {i} rewrote {segment:?}: {now:?}");
+        }
+        // The load's four, runs of small ones that double before they merge again, and the
+        // newest, whose merge may not have run yet.
+        assert!(now.len() <= 4 + 7, "{} segments after live commit {i}", now.len());
+    }
+    assert_eq!(found(&index, "live23"), 1);
+    assert_eq!(found(&index, "load19x99"), 1);
+    index.close().unwrap();
+    assert!(segment_files(&folder).len() <= 4);
 }
