@@ -66,6 +66,15 @@ impl StoreLocation {
         self.open(true)
     }
 
+    /// Opens an existing store for a long-running reader (`annal ui`): read-only, its index
+    /// opened at once and kept up to date, and a search waiting up to `search_wait` for
+    /// records committed before it.
+    pub(crate) fn open_serving(&self, search_wait: Duration) -> anyhow::Result<Annal> {
+        self.check_exists()?;
+        let options = Options { index_eagerly: true, search_wait, read_only: true, ..Options::default() };
+        Ok(Annal::open_with(&self.path, &options)?)
+    }
+
     fn check_exists(&self) -> anyhow::Result<()> {
         match std::fs::metadata(&self.path) {
             Ok(meta) if meta.is_file() => {}

@@ -24,6 +24,7 @@ mod reindex;
 mod render;
 mod show;
 mod sync;
+mod ui;
 mod verify;
 
 use std::io::{self, IsTerminal, Write};
@@ -83,6 +84,8 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// One history across many hosts: publish to, follow and check a NATS JetStream fleet.
     Fleet(fleet::FleetArgs),
+    /// Read every session, search, and see what the model saw, in a browser (local, read-only).
+    Ui(ui::UiArgs),
 }
 
 fn main() -> ExitCode {
@@ -90,6 +93,8 @@ fn main() -> ExitCode {
     let outcome = match cli.command {
         // The protocol owns stdout: it must not be locked and buffered for a command's output.
         Command::Mcp(args) => StoreLocation::resolve(cli.db).and_then(|store| mcp::run(store, &args)),
+        // The server prints its URL at once and runs until interrupted.
+        Command::Ui(args) => StoreLocation::resolve(cli.db).and_then(|store| ui::run(store, &args)),
         command => {
             let mut out = output::stdout();
             let outcome = run(Cli { command, ..cli }, &mut out);
@@ -148,6 +153,7 @@ fn run(cli: Cli, out: &mut Out) -> anyhow::Result<()> {
         Command::Fleet(args) => fleet::run(&store()?, &args, out),
         // `main` runs the server before stdout is locked; the protocol cannot share it.
         Command::Mcp(_) => Err(anyhow::anyhow!("the MCP server cannot run with stdout locked")),
+        Command::Ui(_) => Err(anyhow::anyhow!("the web server cannot run with stdout locked")),
     }
 }
 

@@ -13,3 +13,4 @@ mod journal;
 mod mcp;
 mod sync;
 mod transfer;
+mod ui;

@@ -5,6 +5,7 @@
 
 pub(crate) mod drill;
 pub(crate) mod mcp;
+pub(crate) mod ui;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

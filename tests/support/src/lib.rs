@@ -8,6 +8,7 @@ pub mod agent_schemas;
 pub mod calendar;
 pub mod corpus;
 pub mod disk;
+pub mod http;
 pub mod identifiers;
 pub mod indexed;
 pub mod model;

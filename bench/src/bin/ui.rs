@@ -1,0 +1,218 @@
+//! The `annal ui` benchmark: how soon its pages arrive over a large history. A store is filled
+//! with generated sessions (and one of 10,000 records), `annal ui` is started on it as a user
+//! would, and the session list, the long session's first page and search as you type (every
+//! prefix of a word, as typed) are fetched over loopback, each timed to its last byte.
+//! Prints a Markdown report to stdout.
+//!
+//! `cargo build --release -p annal-cli && cargo run --release -p annal-bench --bin ui -- [--generate-mib 1024]`
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use annal::{Annal, Options, Record, Role};
+use annal_bench::scratch_dir;
+use annal_support::http::request;
+use annal_support::sessions::{Profile, SessionSpec};
+use anyhow::{ensure, Context as _};
+use clap::Parser;
+
+/// Times `annal ui`'s pages over a generated history.
+#[derive(Debug, Parser)]
+#[command(name = "ui")]
+struct Args {
+    /// MiB of generated sessions in the store (about 1 MiB a session).
+    #[arg(long, default_value_t = 1024)]
+    generate_mib: u64,
+    /// Times each page is fetched after its first.
+    #[arg(long, default_value_t = 20)]
+    repeats: usize,
+    /// The annal binary (default: the one built beside this benchmark).
+    #[arg(long)]
+    annal: Option<PathBuf>,
+    /// Where the scratch folder goes (default: the system temp folder; use a real disk).
+    #[arg(long)]
+    dir: Option<PathBuf>,
+}
+
+/// The long session's name and length.
+const LONG: (&str, u64) = ("long-session", 10_000);
+
+/// Fills the store; returns its bytes of records, its sessions, and words its first session's
+/// text holds (what the search below types).
+fn fill(store: &Path, mib: u64) -> anyhow::Result<(u64, u64, Vec<String>)> {
+    let annal = Annal::open_with(store, &Options::default())?;
+    let (mut bytes, mut seed) = (0u64, 0u64);
+    let mut words = Vec::new();
+    while bytes < mib << 20 {
+        let records: Vec<Record> =
+            (SessionSpec { profile: Profile::Agent, seed }).records().take(1_000).collect();
+        if seed == 0 {
+            words = words_of(&records);
+        }
+        bytes += records.iter().map(|r| r.size_bytes() as u64).sum::<u64>();
+        annal.append(&format!("generated-{seed:04}"), None, records)?;
+        seed += 1;
+    }
+    for chunk in 0..LONG.1 / 1_000 {
+        let records = (chunk * 1_000..(chunk + 1) * 1_000)
+            .map(|i| {
+                Record::text(
+                    format!("long-{i}"),
+                    if i % 2 == 0 { Role::User } else { Role::Assistant },
+                    format!("step {i}: 検索 🦀 the build prints the same lines again"),
+                )
+            })
+            .collect();
+        annal.append(LONG.0, None, records)?;
+    }
+    ensure!(annal.catch_up(Duration::from_secs(600), |_, _| {})? == 0, "the index did not catch up");
+    annal.close()?;
+    Ok((bytes, seed, words))
+}
+
+/// Seven different words of 6 to 12 lower-case letters from the records' text, spread through it.
+fn words_of(records: &[Record]) -> Vec<String> {
+    let mut all: Vec<String> = Vec::new();
+    for record in records {
+        for block in &record.blocks {
+            if let annal::Block::Text { text } = block {
+                for word in text.split(|c: char| !c.is_ascii_alphabetic()) {
+                    if (6..=12).contains(&word.len())
+                        && word.bytes().all(|b| b.is_ascii_lowercase())
+                        && !all.iter().any(|w| w == word)
+                    {
+                        all.push(word.to_owned());
+                    }
+                }
+            }
+        }
+    }
+    let step = (all.len() / 7).max(1);
+    all.into_iter().step_by(step).take(7).collect()
+}
+
+/// A running `annal ui`: its port and cookie.
+struct Ui {
+    child: std::process::Child,
+    port: u16,
+    cookie: String,
+}
+
+impl Ui {
+    fn start(binary: &Path, store: &Path) -> anyhow::Result<Ui> {
+        let mut child = Command::new(binary)
+            .args(["--db"])
+            .arg(store)
+            .args(["ui", "--no-open", "--port", "0"])
+            .stdout(Stdio::piped())
+            .spawn()
+            .context("cannot start annal ui")?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
+        let rest = line.trim().strip_prefix("annal ui: http://127.0.0.1:").context("no URL printed")?;
+        let (port, token) = rest.split_once("/?token=").context("no token printed")?;
+        Ok(Ui { child, port: port.parse()?, cookie: format!("annal_ui={token}") })
+    }
+
+    /// Fetches `path`, timed to the answer's last byte.
+    fn time(&self, path: &str) -> anyhow::Result<Duration> {
+        Ok(self.fetch(path)?.0)
+    }
+
+    /// Fetches `path`: how long to its last byte, and its body.
+    fn fetch(&self, path: &str) -> anyhow::Result<(Duration, String)> {
+        let host = format!("127.0.0.1:{}", self.port);
+        let started = Instant::now();
+        let answer = request(self.port, "GET", path, &[("Host", &host), ("Cookie", &self.cookie)])?;
+        let took = started.elapsed();
+        ensure!(answer.status == 200, "{path}: {} {}", answer.status, answer.body);
+        Ok((took, answer.body))
+    }
+}
+
+impl Drop for Ui {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+/// p50 and p95 of `times`.
+fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    (at(0.5), at(0.95))
+}
+
+fn main() -> anyhow::Result<()> {
+    let args = Args::parse();
+    let binary = args
+        .annal
+        .clone()
+        .unwrap_or_else(|| std::env::current_exe().unwrap_or_default().with_file_name("annal"));
+    ensure!(binary.is_file(), "no annal binary at {} (cargo build --release -p annal-cli)", binary.display());
+    let scratch = scratch_dir(args.dir.as_deref(), "ui")?;
+    let store = scratch.path().join("store.redb");
+    eprintln!("filling {} MiB…", args.generate_mib);
+    let (bytes, sessions, words) = fill(&store, args.generate_mib)?;
+    ensure!(!words.is_empty(), "the generated text has no words to search");
+    let ui = Ui::start(&binary, &store)?;
+    let long = format!("/session?name={}", LONG.0);
+    let mut rows = Vec::new();
+    let seen = format!("/seen?name={}&window=128K", LONG.0);
+    let pages = [
+        ("session list", "/".to_owned()),
+        ("the 10,000-record session", long),
+        ("what the model saw of it, 128K", seen),
+    ];
+    for (label, path) in pages {
+        let first = ui.time(&path)?;
+        let mut again: Vec<Duration> = (0..args.repeats).map(|_| ui.time(&path)).collect::<Result<_, _>>()?;
+        let (p50, p95) = percentiles(&mut again);
+        rows.push(format!("| {label} (`{path}`) | {} | {} | {} |", ms(first), ms(p50), ms(p95)));
+    }
+    // Search as you type: every prefix of two or more characters of words the sessions hold.
+    let (mut typed, mut whole) = (Vec::new(), Vec::new());
+    for word in &words {
+        let chars: Vec<char> = word.chars().collect();
+        for end in 2.min(chars.len())..=chars.len() {
+            let prefix: String = chars[..end].iter().collect();
+            let query: String = prefix.bytes().map(|b| format!("%{b:02X}")).collect();
+            let (took, body) = ui.fetch(&format!("/search?fragment=1&q={query}"))?;
+            typed.push(took);
+            if end == chars.len() {
+                ensure!(!body.contains(">0 hits<"), "no hit for {word:?}");
+                whole.push(took);
+            }
+        }
+    }
+    let searches = typed.len();
+    let (p50, p95) = percentiles(&mut typed);
+    let whole_max = whole.iter().max().copied().unwrap_or_default();
+    let whole_p50 = percentiles(&mut whole).0;
+    println!("## `annal ui`\n");
+    println!(
+        "{sessions} generated sessions ({:.0} MiB of records) and one of 10,000 records, in a store on this disk; `annal ui` started on it, pages fetched over loopback and timed to their last byte (the browser paints after that; each page has one stylesheet and one deferred script, both from the binary).\n",
+        bytes as f64 / (1u64 << 20) as f64
+    );
+    println!("| page | first, ms | again p50, ms | again p95, ms |\n|---|--:|--:|--:|");
+    for row in rows {
+        println!("{row}");
+    }
+    println!(
+        "\nSearch as you type: {searches} requests, every prefix of two or more letters of {} words the generated text holds ({}), as typed: p50 {} ms, p95 {} ms; the whole words alone (each with hits): p50 {} ms, max {} ms.",
+        words.len(),
+        words.join(", "),
+        ms(p50),
+        ms(p95),
+        ms(whole_p50),
+        ms(whole_max)
+    );
+    Ok(())
+}

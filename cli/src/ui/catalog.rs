@@ -1,0 +1,144 @@
+//! What the session list shows of each session: the agent that wrote it, its project folder,
+//! its first request, its records, tokens and time span. Read once per session and kept until
+//! the session grows, so the list of a large store renders from memory.
+
+use std::collections::HashMap;
+
+use annal::snapshot::{BlockView, RecordView};
+use annal::{Role, SessionInfo, Snapshot};
+
+/// How many of a session's first records are read for its agent, folder and first request.
+const HEAD_RECORDS: u64 = 40;
+
+/// One session as the list shows it.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Summary {
+    pub(crate) name: String,
+    pub(crate) parent: Option<String>,
+    pub(crate) fork_at: Option<u64>,
+    pub(crate) records: u64,
+    pub(crate) agent: String,
+    pub(crate) project: String,
+    pub(crate) first_request: String,
+    pub(crate) tokens: u64,
+    pub(crate) first_time: Option<String>,
+    pub(crate) last_time: Option<String>,
+}
+
+/// Summaries by session name, each with the length it was read at.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    summaries: HashMap<String, Summary>,
+}
+
+impl Catalog {
+    /// Every session's summary, newest first (by last timestamp, then name); sessions that are
+    /// new or grew since the last call are read again.
+    pub(crate) fn refresh(&mut self, snapshot: &Snapshot) -> Result<Vec<Summary>, annal::error::ReadError> {
+        let sessions = snapshot.sessions()?;
+        let mut fresh = HashMap::with_capacity(sessions.len());
+        for info in sessions {
+            let summary = match self.summaries.remove(&info.name) {
+                Some(known) if known.records == info.len && known.parent == info.parent => known,
+                _ => summarize(snapshot, &info)?,
+            };
+            fresh.insert(info.name, summary);
+        }
+        self.summaries = fresh;
+        let mut list: Vec<Summary> = self.summaries.values().cloned().collect();
+        list.sort_by(|a, b| b.last_time.cmp(&a.last_time).then_with(|| a.name.cmp(&b.name)));
+        Ok(list)
+    }
+}
+
+/// Reads one session's summary: its first records, its last timestamp and its token count.
+pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summary, annal::error::ReadError> {
+    let mut summary = Summary {
+        name: info.name.clone(),
+        parent: info.parent.clone(),
+        fork_at: info.fork_at,
+        records: info.len,
+        ..Summary::default()
+    };
+    for guard in snapshot.records(&info.name, 0..HEAD_RECORDS.min(info.len))? {
+        let guard = guard?;
+        let view = guard.view()?;
+        if summary.first_time.is_none() {
+            summary.first_time = view.timestamp().map(str::to_owned);
+        }
+        if summary.agent.is_empty() {
+            summary.agent = agent_of(&view);
+        }
+        if summary.project.is_empty() {
+            summary.project = project_of(&view);
+        }
+        if summary.first_request.is_empty() && view.role() == Role::User {
+            summary.first_request = first_text(snapshot, &view)?;
+        }
+    }
+    let tail = info.len.saturating_sub(8)..info.len;
+    for guard in snapshot.records(&info.name, tail)? {
+        if let Some(time) = guard?.view()?.timestamp() {
+            summary.last_time = Some(time.to_owned());
+        }
+    }
+    summary.last_time = summary.last_time.or_else(|| summary.first_time.clone());
+    summary.tokens =
+        snapshot.digests(&info.name, 0..info.len)?.iter().map(|(_, d)| u64::from(d.tokens_total)).sum();
+    Ok(summary)
+}
+
+/// The agent, from the prefix importers give the ids they make (`codex:…`, `gemini:…`), or from
+/// metadata only one agent writes.
+fn agent_of(view: &RecordView<'_>) -> String {
+    if let Some((prefix, _)) = view.entry_id().split_once(':') {
+        if (2..=16).contains(&prefix.len()) && prefix.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') {
+            return prefix.to_owned();
+        }
+    }
+    let keys: Vec<&str> = view.meta().map(|(key, _)| key).collect();
+    if keys.contains(&"isSidechain") || keys.contains(&"gitBranch") || keys.contains(&"parentUuid") {
+        "claude".to_owned()
+    } else {
+        String::new()
+    }
+}
+
+/// The working folder the agent recorded (`cwd`, at the top of the metadata or in its payload).
+fn project_of(view: &RecordView<'_>) -> String {
+    for (key, value) in view.meta() {
+        let Ok(parsed) = serde_json::from_str::<serde_json::Value>(value) else { continue };
+        let found = match key {
+            "cwd" => parsed.as_str().map(str::to_owned),
+            "payload" => parsed.get("cwd").and_then(|v| v.as_str()).map(str::to_owned),
+            _ => None,
+        };
+        if let Some(folder) = found.filter(|f| !f.is_empty()) {
+            return folder;
+        }
+    }
+    String::new()
+}
+
+/// The first line of a record's first text that is not a tag, shortened for the list.
+fn first_text(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<String, annal::error::ReadError> {
+    for block in view.blocks() {
+        if let BlockView::Text { text } = block {
+            let text = snapshot.text(text)?;
+            // Agents wrap context they add in tags (`<environment_context>`): not the request.
+            let is_tag = |line: &str| line.starts_with('<') && line.ends_with('>');
+            if let Some(line) = text.lines().map(str::trim).find(|line| !line.is_empty() && !is_tag(line)) {
+                return Ok(shorten(&super::markdown::visible_controls(line), 160));
+            }
+        }
+    }
+    Ok(String::new())
+}
+
+/// At most `chars` characters, with an ellipsis when cut.
+pub(crate) fn shorten(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}

@@ -1,0 +1,136 @@
+//! Transcript text as HTML that can run nothing: Markdown for user and assistant text (raw HTML
+//! in it shown as text, links only to web and mail addresses, images as links), and plain text
+//! with terminal escapes made visible.
+
+use maud::{html, Markup, PreEscaped};
+use pulldown_cmark::{CowStr, Event, LinkType, Options, Parser, Tag, TagEnd};
+
+/// Markdown rendered with everything a transcript could use to run or load something defused.
+pub(crate) fn render(text: &str) -> Markup {
+    let text = visible_controls(text);
+    let options = Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH | Options::ENABLE_TASKLISTS;
+    let events = Parser::new_ext(&text, options).map(|event| match event {
+        // `<script>`, `<img onerror=…>`: shown as the text they are.
+        Event::Html(raw) | Event::InlineHtml(raw) => Event::Text(raw),
+        Event::Start(Tag::Link { link_type, dest_url, title, id }) => {
+            Event::Start(Tag::Link { link_type, dest_url: safe_url(dest_url), title, id })
+        }
+        // An image would load from anywhere the text says: it becomes a link to it instead.
+        Event::Start(Tag::Image { dest_url, title, id, .. }) => {
+            Event::Start(Tag::Link { link_type: LinkType::Inline, dest_url: safe_url(dest_url), title, id })
+        }
+        Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
+        other => other,
+    });
+    let mut out = String::with_capacity(text.len() + text.len() / 4);
+    pulldown_cmark::html::push_html(&mut out, events);
+    // pulldown-cmark escapes every text and attribute it writes; raw HTML was turned into text.
+    html! { div.md { (PreEscaped(out)) } }
+}
+
+/// Text shown as written, in a block that keeps its lines.
+pub(crate) fn plain(text: &str) -> Markup {
+    html! { pre.plain { (visible_controls(text)) } }
+}
+
+/// A unified diff, its lines marked as added, removed or a hunk header.
+pub(crate) fn diff(text: &str) -> Markup {
+    let text = visible_controls(text);
+    html! {
+        pre.diff {
+            @for line in text.lines() {
+                @let class = match line.as_bytes().first() {
+                    Some(b'+') if !line.starts_with("+++") => "add",
+                    Some(b'-') if !line.starts_with("---") => "del",
+                    Some(b'@') if line.starts_with("@@") => "hunk",
+                    _ => "ctx",
+                };
+                span class=(class) { (line) } "\n"
+            }
+        }
+    }
+}
+
+/// Whether `text` reads as a unified diff: a hunk header, or a `diff --git` line.
+pub(crate) fn is_diff(text: &str) -> bool {
+    text.lines().take(400).any(|line| line.starts_with("@@ -") || line.starts_with("diff --git "))
+}
+
+/// Links keep only web, mail and same-page addresses; `javascript:`, `data:` and the rest go.
+fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
+    let lower = url.trim_start().to_ascii_lowercase();
+    let scheme_end = lower.find([':', '/', '?', '#']);
+    let has_scheme = scheme_end.is_some_and(|end| lower.as_bytes()[end] == b':');
+    if !has_scheme || ["http:", "https:", "mailto:"].iter().any(|ok| lower.starts_with(ok)) {
+        url
+    } else {
+        CowStr::Borrowed("")
+    }
+}
+
+/// Terminal escapes and other control characters as visible symbols (`␛[31m`), so colour codes
+/// in tool output read as what they are; tabs and line breaks stay.
+pub(crate) fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
+    let is_hidden = |c: char| c.is_control() && !matches!(c, '\n' | '\t' | '\r');
+    if !text.contains(is_hidden) {
+        return text.into();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\u{1b}' => '\u{241b}',
+            c if is_hidden(c) && (c as u32) < 0x20 => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            c if is_hidden(c) => '\u{fffd}',
+            c => c,
+        })
+        .collect::<String>()
+        .into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nothing_in_a_transcript_becomes_markup_that_runs() {
+        // A line that opens with a tag is an HTML block: all of it becomes text.
+        let block =
+            render("<script>alert(1)</script> <img src=x onerror=\"alert(2)\"> \u{1b}[31mred").into_string();
+        assert!(!block.contains("<script") && !block.contains("<img"), "{block}");
+        assert!(block.contains("&lt;script&gt;alert(1)&lt;/script&gt;"), "{block}");
+        assert!(block.contains("\u{241b}[31mred") && !block.contains('\u{1b}'), "{block}");
+        // Inline HTML and links in prose.
+        let prose = render(
+            "see <img src=x onerror=alert(2)> [go](javascript:alert(3)) [data](DATA:text/html,x) \
+             ![x](https://example.com/x.png) [ok](https://example.com) [here](#top) [rel](docs/a.md)",
+        )
+        .into_string();
+        assert!(!prose.contains("<img"), "{prose}");
+        assert!(prose.contains("&lt;img src=x onerror=alert(2)&gt;"), "{prose}");
+        assert!(!prose.to_ascii_lowercase().contains("javascript:"), "{prose}");
+        assert!(!prose.to_ascii_lowercase().contains("data:"), "{prose}");
+        assert!(prose.contains("<a href=\"\">go</a>"), "{prose}");
+        assert!(prose.contains("<a href=\"https://example.com/x.png\">x</a>"), "{prose}");
+        assert!(prose.contains("<a href=\"https://example.com\">ok</a>"), "{prose}");
+        assert!(
+            prose.contains("<a href=\"#top\">here</a>") && prose.contains("<a href=\"docs/a.md\">rel</a>"),
+            "{prose}"
+        );
+    }
+
+    #[test]
+    fn multi_byte_text_survives() {
+        let text = "日本語のテキスト\u{3000}と絵文字 🦀 e\u{301} — fine";
+        assert!(render(text).into_string().contains(text));
+        assert!(plain(text).into_string().contains(text));
+    }
+
+    #[test]
+    fn diffs_are_recognised_and_marked() {
+        let text = "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@\n-old\n+new\n same";
+        assert!(is_diff(text));
+        let html = diff(text).into_string();
+        assert!(html.contains("<span class=\"del\">-old</span>"), "{html}");
+        assert!(html.contains("<span class=\"add\">+new</span>"), "{html}");
+        assert!(!is_diff("just text\n- a list item"));
+    }
+}

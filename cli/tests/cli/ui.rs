@@ -1,0 +1,195 @@
+//! `annal ui` over HTTP: who it answers, what its pages show, that transcript text is never
+//! markup, and that nothing it serves changes the store. The browser tests (`tests/browser`)
+//! check the same pages in Chromium.
+
+use serde_json::{json, Value};
+
+use crate::support::ui::Server;
+use crate::support::Sandbox;
+
+/// Text a transcript may hold that must reach the page as text: tags, attributes, a script
+/// link, terminal colours, and multi-byte text.
+const HOSTILE: &str = "<script>window.__ran = 1</script> <img src=x onerror=\"window.__ran = 2\"> \
+                       [click](javascript:window.__ran=3) \u{1b}[31mred\u{1b}[0m 日本語\u{3000}テキスト 🦀 e\u{301}";
+
+fn line(entry: &str, role: &str, text: &str) -> String {
+    json!({"entryId": entry, "role": role, "timestamp": "2026-05-01T10:00:00Z",
+           "blocks": [{"type": "text", "text": text}]})
+    .to_string()
+}
+
+/// A store with a hostile session, a session of 450 records and a fork.
+fn store() -> Sandbox {
+    let sandbox = Sandbox::new();
+    // The second is Markdown whose link and image must not keep their addresses.
+    let links = "see [click](javascript:window.__ran=3) and ![x](https://tracker.example/x.png)";
+    let hostile = [line("h1", "user", HOSTILE), line("h2", "assistant", links)].join("\n");
+    sandbox.annal(&["append", "hostile"], &format!("{hostile}\n")).ok();
+    let long: Vec<String> = (0..450)
+        .map(|i| {
+            let role = if i % 2 == 0 { "user" } else { "assistant" };
+            // Some 300 tokens each: 450 of them are over a 16K window.
+            let filler = "the build runs again with the same flags and prints the same lines ".repeat(20);
+            line(&format!("long-{i}"), role, &format!("step {i} touches src/mod_{i}/lib.rs; {filler}"))
+        })
+        .collect();
+    sandbox.annal(&["append", "long"], &format!("{}\n", long.join("\n"))).ok();
+    sandbox.annal(&["fork", "long", "--at", "10", "--name", "long-alt"], "").ok();
+    sandbox
+}
+
+#[test]
+fn only_the_token_holder_on_loopback_is_answered() {
+    let sandbox = store();
+    let server = Server::start(&sandbox);
+    let host = format!("127.0.0.1:{}", server.port);
+    let cookie = server.cookie();
+    // No token, a wrong token, a wrong cookie.
+    assert_eq!(server.request("GET", "/", &[("Host", &host)]).status, 403);
+    assert_eq!(server.request("GET", "/?token=0123", &[("Host", &host)]).status, 403);
+    assert_eq!(server.request("GET", "/", &[("Host", &host), ("Cookie", "annal_ui=nope")]).status, 403);
+    // The token is exchanged for a cookie and dropped from the address.
+    let first = server.request("GET", &format!("/search?q=step&token={}", server.token), &[("Host", &host)]);
+    assert_eq!(first.status, 303);
+    assert_eq!(first.header("location"), Some("/search?q=step"));
+    let set = first.header("set-cookie").expect("a cookie");
+    assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict"), "{set}");
+    // Another name for this address (DNS rebinding), another site, another site's fetch.
+    let with_cookie = |extra: (&str, &str), host: &str| {
+        server.request("GET", "/", &[("Host", host), (cookie.0, cookie.1.as_str()), extra]).status
+    };
+    assert_eq!(with_cookie(("Accept", "*/*"), &format!("evil.example:{}", server.port)), 421);
+    assert_eq!(with_cookie(("Accept", "*/*"), "127.0.0.1:1"), 421);
+    assert_eq!(with_cookie(("Origin", "http://evil.example"), &host), 403);
+    assert_eq!(with_cookie(("Sec-Fetch-Site", "cross-site"), &host), 403);
+    assert_eq!(with_cookie(("Origin", &format!("http://localhost:{}", server.port)), &host), 200);
+    // Every answer forbids scripts from anywhere but the server, and framing.
+    let page = server.get("/");
+    assert_eq!(page.status, 200);
+    let csp = page.header("content-security-policy").expect("a CSP");
+    assert!(csp.contains("script-src 'self'") && csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
+}
+
+#[test]
+fn transcript_text_is_shown_as_text() {
+    let sandbox = store();
+    let server = Server::start(&sandbox);
+    for path in ["/session?name=hostile", "/", "/search?q=window", "/seen?name=hostile&window=16K"] {
+        let page = server.get(path);
+        assert_eq!(page.status, 200, "{path}: {}", page.body);
+        assert!(!page.body.contains("<script>window"), "{path} holds a live script tag");
+        assert!(!page.body.contains("<img"), "{path} holds an image tag");
+        assert!(!page.body.contains("href=\"javascript"), "{path} holds a script link");
+        assert!(!page.body.contains("src=\"http"), "{path} loads from elsewhere");
+        assert!(!page.body.contains('\u{1b}'), "{path} holds a raw terminal escape");
+    }
+    let session = server.get("/session?name=hostile").body;
+    assert!(session.contains("&lt;script&gt;window.__ran = 1&lt;/script&gt;"), "{session}");
+    assert!(session.contains("日本語\u{3000}テキスト 🦀 e\u{301}"));
+    assert!(session.contains("\u{241b}[31mred"));
+    assert!(session.contains("<a href=\"\">click</a>"), "{session}");
+    assert!(session.contains("<a href=\"https://tracker.example/x.png\">x</a>"), "{session}");
+    let export = server.get("/export?name=hostile&format=html");
+    assert_eq!(export.status, 200);
+    assert!(!export.body.contains("<script>window") && export.body.contains("&lt;script&gt;"));
+}
+
+#[test]
+fn a_long_session_opens_a_page_at_a_time_and_any_record_is_linked() {
+    let sandbox = store();
+    let server = Server::start(&sandbox);
+    let first = server.get("/session?name=long").body;
+    assert!(first.contains("id=\"long-0\"") && first.contains("id=\"long-199\""));
+    assert!(!first.contains("id=\"long-200\""));
+    assert!(first.contains("records 0–199 of 450"), "{first}");
+    let third = server.get("/session?name=long&at=430").body;
+    assert!(
+        third.contains("id=\"long-430\"")
+            && third.contains("id=\"long-400\"")
+            && !third.contains("id=\"long-399\"")
+    );
+    // An entry id leads to its page, scrolled to it.
+    let found = server.get("/record?id=long-321");
+    assert_eq!(found.status, 303);
+    assert_eq!(found.header("location"), Some("/session?name=long&at=321#long%2D321"));
+    assert_eq!(server.get("/record?id=nothing-here").status, 404);
+    // The fork tree on both sides of the fork.
+    for name in ["long", "long-alt"] {
+        let page = server.get(&format!("/session?name={name}")).body;
+        assert!(
+            page.contains("class=\"tree\"") && page.contains("long-alt") && page.contains("chain verified")
+        );
+    }
+}
+
+#[test]
+fn search_finds_identifiers_and_links_the_record() {
+    let sandbox = store();
+    let server = Server::start(&sandbox);
+    let results = server.get("/search?fragment=1&q=src/mod_321/lib.rs").body;
+    assert!(results.contains("1 hits"), "{results}");
+    assert!(results.contains("href=\"/session?name=long&amp;at=321#long%2D321\""), "{results}");
+    assert!(results.contains("<mark>"), "{results}");
+    let bad = server.get("/search?q=%22unclosed");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    assert!(bad.body.contains("Cannot show this"));
+}
+
+#[test]
+fn the_list_shows_every_session_and_what_the_model_saw_matches_project() {
+    let sandbox = store();
+    let server = Server::start(&sandbox);
+    let list = server.get("/").body;
+    for name in ["hostile", "long", "long-alt"] {
+        assert!(list.contains(&format!(">{name}</a>")), "{name} missing");
+    }
+    assert!(list.contains("step 0 touches src/mod_0/lib.rs"));
+    assert!(
+        list.contains("hostile") && list.contains("&lt;script&gt;"),
+        "the first request is shown as text"
+    );
+    // A window too small for the session: the page's omission rows are `project --json`'s.
+    let page = server.get("/seen?name=long&window=16K").body;
+    let project =
+        sandbox.annal(&["project", "long", "--window", "16384", "--max-output", "2048", "--json"], "").ok();
+    let view: Value = serde_json::from_str(&project.stdout).expect("project --json");
+    let expected: Vec<String> = view["omitted"]
+        .as_array()
+        .expect("an omission list")
+        .iter()
+        .map(|o| {
+            format!(
+                "data-reason=\"{}\" data-first=\"{}\" data-last=\"{}\"",
+                o["why"].as_str().unwrap_or(""),
+                o["sourceOrder"],
+                o.get("lastSourceOrder").unwrap_or(&o["sourceOrder"])
+            )
+        })
+        .collect();
+    let shown: Vec<String> = page
+        .match_indices("data-reason=")
+        .map(|(at, _)| page[at..].split('>').next().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(shown, expected);
+    assert!(!expected.is_empty(), "the 16K window should leave records out");
+    assert_eq!(server.get("/seen?name=long&window=7K").status, 400);
+    assert_eq!(server.get("/session?name=absent").status, 404);
+}
+
+#[test]
+fn nothing_served_changes_the_store() {
+    let sandbox = store();
+    let before = std::fs::read(&sandbox.db).expect("the store");
+    let server = Server::start(&sandbox);
+    let host = format!("127.0.0.1:{}", server.port);
+    let cookie = server.cookie();
+    for path in ["/", "/session?name=long", "/export?name=long&format=markdown", "/seen?name=long"] {
+        assert_eq!(server.get(path).status, 200, "{path}");
+        let posted =
+            server.request("POST", path, &[("Host", &host), (cookie.0, &cookie.1), ("Content-Length", "0")]);
+        assert_eq!(posted.status, 405, "POST {path}");
+    }
+    drop(server);
+    assert!(std::fs::read(&sandbox.db).expect("the store") == before, "the store file changed");
+}
