@@ -202,6 +202,42 @@ impl Annal {
         Ok(prepared.render()?.into_owned())
     }
 
+    /// The view derived from the originals as if `session` ended before sourceOrder `end`:
+    /// what `deterministic-v1` would have sent with the request after record `end - 1`,
+    /// checkpoints aside. For looking back at how a session grew against its window.
+    ///
+    /// # Errors
+    /// As [`Annal::project`].
+    ///
+    /// # Examples
+    /// ```
+    /// use annal::{Annal, Budget, ProjectOptions, Record, Role};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let annal = Annal::open(dir.path().join("s.redb"))?;
+    /// let turns = vec![
+    ///     Record::text("u1", Role::User, "Fix the ledger."),
+    ///     Record::text("a1", Role::Assistant, "Fixed."),
+    ///     Record::text("u2", Role::User, "Now the tests."),
+    /// ];
+    /// annal.append("s", None, turns)?;
+    /// let options = ProjectOptions::new(Budget::new(200_000, 32_000));
+    /// let first = annal.project_originals_until("s", &options, 1)?;
+    /// assert_eq!(first.messages.len(), 1);
+    /// assert!(first.stats.tokens.total < annal.project("s", &options)?.stats.tokens.total);
+    /// # Ok(()) }
+    /// ```
+    pub fn project_originals_until(
+        &self,
+        session: &str,
+        options: &ProjectOptions,
+        end: u64,
+    ) -> Result<Projection<'static>, Error> {
+        let snapshot = self.store.projection_snapshot()?;
+        let prepared = snapshot.prepare_originals_until(session, options, end)?;
+        Ok(prepared.render()?.into_owned())
+    }
+
     /// Commits a checkpoint of `session` so later views keep a stable prefix; nothing is
     /// written when the view fits.
     ///

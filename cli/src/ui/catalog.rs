@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 
+use annal::error::ReadError;
 use annal::snapshot::{BlockView, RecordView};
-use annal::{Role, SessionInfo, Snapshot};
+use annal::{Annal, Role, SessionInfo, Snapshot};
 
 /// How many of a session's first records are read for its agent, folder and first request.
 const HEAD_RECORDS: u64 = 40;
@@ -33,16 +34,32 @@ pub(crate) struct Catalog {
 
 impl Catalog {
     /// Every session's summary, newest first (by last timestamp, then name); sessions that are
-    /// new or grew since the last call are read again.
-    pub(crate) fn refresh(&mut self, snapshot: &Snapshot) -> Result<Vec<Summary>, annal::error::ReadError> {
-        let sessions = snapshot.sessions()?;
+    /// new or grew since the last call are read again, on two threads.
+    pub(crate) fn refresh(&mut self, annal: &Annal) -> Result<Vec<Summary>, annal::Error> {
+        let sessions = annal.snapshot()?.sessions()?;
         let mut fresh = HashMap::with_capacity(sessions.len());
+        let mut stale = Vec::new();
         for info in sessions {
-            let summary = match self.summaries.remove(&info.name) {
-                Some(known) if known.records == info.len && known.parent == info.parent => known,
-                _ => summarize(snapshot, &info)?,
-            };
-            fresh.insert(info.name, summary);
+            match self.summaries.remove(&info.name) {
+                Some(known) if known.records == info.len && known.parent == info.parent => {
+                    fresh.insert(info.name, known);
+                }
+                _ => stale.push(info),
+            }
+        }
+        let halves = stale.split_at(stale.len() / 2);
+        let read = |part: &[SessionInfo]| -> Result<Vec<Summary>, annal::Error> {
+            let snapshot = annal.snapshot()?;
+            Ok(part.iter().map(|info| summarize(&snapshot, info)).collect::<Result<_, _>>()?)
+        };
+        let (first, second) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| read(halves.1));
+            (read(halves.0), other.join())
+        });
+        // A panic there is re-raised here, where the request's task turns it into its error page.
+        let second = second.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        for summary in first?.into_iter().chain(second?) {
+            fresh.insert(summary.name.clone(), summary);
         }
         self.summaries = fresh;
         let mut list: Vec<Summary> = self.summaries.values().cloned().collect();
@@ -52,7 +69,7 @@ impl Catalog {
 }
 
 /// Reads one session's summary: its first records, its last timestamp and its token count.
-pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summary, annal::error::ReadError> {
+pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summary, ReadError> {
     let mut summary = Summary {
         name: info.name.clone(),
         parent: info.parent.clone(),
@@ -74,6 +91,9 @@ pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summa
         }
         if summary.first_request.is_empty() && view.role() == Role::User {
             summary.first_request = first_text(snapshot, &view)?;
+        }
+        if !summary.agent.is_empty() && !summary.project.is_empty() && !summary.first_request.is_empty() {
+            break;
         }
     }
     let tail = info.len.saturating_sub(8)..info.len;
@@ -106,12 +126,11 @@ fn agent_of(view: &RecordView<'_>) -> String {
 
 /// The working folder the agent recorded (`cwd`, at the top of the metadata or in its payload).
 fn project_of(view: &RecordView<'_>) -> String {
-    for (key, value) in view.meta() {
+    for (key, value) in view.meta().filter(|(key, _)| matches!(*key, "cwd" | "payload")) {
         let Ok(parsed) = serde_json::from_str::<serde_json::Value>(value) else { continue };
         let found = match key {
             "cwd" => parsed.as_str().map(str::to_owned),
-            "payload" => parsed.get("cwd").and_then(|v| v.as_str()).map(str::to_owned),
-            _ => None,
+            _ => parsed.get("cwd").and_then(|v| v.as_str()).map(str::to_owned),
         };
         if let Some(folder) = found.filter(|f| !f.is_empty()) {
             return folder;
@@ -121,7 +140,7 @@ fn project_of(view: &RecordView<'_>) -> String {
 }
 
 /// The first line of a record's first text that is not a tag, shortened for the list.
-fn first_text(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<String, annal::error::ReadError> {
+fn first_text(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<String, ReadError> {
     for block in view.blocks() {
         if let BlockView::Text { text } = block {
             let text = snapshot.text(text)?;

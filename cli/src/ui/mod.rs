@@ -76,9 +76,7 @@ pub(crate) fn run(location: StoreLocation, args: &UiArgs) -> anyhow::Result<()> 
         // The list's summaries are read while the browser starts, so its first page is warm.
         let warming = ui.clone();
         tokio::task::spawn_blocking(move || {
-            if let Ok(snapshot) = warming.annal.snapshot() {
-                let _ = catalog(&warming).refresh(&snapshot);
-            }
+            let _ = catalog(&warming).refresh(&warming.annal);
         });
         let url = format!("http://127.0.0.1:{port}/?token={}", ui.token);
         // Whoever reads the URL may close the pipe after it: the server goes on regardless.

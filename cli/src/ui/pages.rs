@@ -33,8 +33,7 @@ pub(crate) async fn sessions(
     Query(query): Query<ListQuery>,
 ) -> Result<Html<String>, Failure> {
     blocking(&ui, move |ui| {
-        let snapshot = ui.annal.snapshot()?;
-        let all = catalog(ui).refresh(&snapshot)?;
+        let all = catalog(ui).refresh(&ui.annal)?;
         let pick = |wanted: &Option<String>, value: &str| wanted.as_deref().is_none_or(|w| w.is_empty() || w == value);
         let shown: Vec<&Summary> =
             all.iter().filter(|s| pick(&query.agent, &s.agent) && pick(&query.project, &s.project)).collect();

@@ -43,8 +43,10 @@ pub(crate) async fn page(
             .snapshot()?
             .session(&query.name)?
             .ok_or_else(|| Failure::not_found(format!("no session named {:?}", query.name)))?;
-        let receipts = receipts(&ui.annal.snapshot()?, &info.name, info.len)?;
+        let snapshot = ui.annal.snapshot()?;
+        let receipts = receipts(&snapshot, &info.name, info.len)?;
         let budget = Budget::new(window, output);
+        let requests = per_request(ui, &snapshot, &info.name, budget, info.len)?;
         let projection = ui.annal.project(&info.name, &ProjectOptions::new(budget))?;
         let body = html! {
             h1.session { "What the model saw: " a href=(link("/session", &[("name", &info.name)])) { (info.name) } }
@@ -57,6 +59,7 @@ pub(crate) async fn page(
             }
             (facts(&projection, budget, &info.name))
             (timeline(&info.name, info.len, &projection, &receipts))
+            (chart(&info.name, budget, &requests))
             div.seen {
                 section.sent { h2 { "Sent to the model (" (projection.messages.len()) " messages)" } @for m in &projection.messages { (message(m)) } }
                 section.left-out {
@@ -102,6 +105,67 @@ fn facts(projection: &Projection<'_>, budget: Budget, session: &str) -> Markup {
             tr { th { "summary" } td { (count(stats.tokens.summary)) } }
             tr { th { "records" } td { (count(stats.records)) ", tail from #" (stats.tail_start) } }
             tr { th { "kept" } td { (stats.kept.user_messages) " user messages (" (stats.kept.user_messages_cut) " cut), " (stats.kept.assistant_outputs) " assistant outputs, " (stats.kept.tail_records) " tail records, " (stats.kept.evidence_rows) " evidence rows" } }
+        }
+    }
+}
+
+/// The most requests the chart derives a view for (spread evenly, the last always among them):
+/// each is a projection of its own.
+const CHART_REQUESTS_MAX: usize = 40;
+
+/// For user requests of the session (each user record, up to [`CHART_REQUESTS_MAX`]): its
+/// sourceOrder and the tokens the view derived from the originals up to it carries.
+fn per_request(
+    ui: &super::Ui,
+    snapshot: &annal::Snapshot,
+    session: &str,
+    budget: Budget,
+    len: u64,
+) -> Result<Vec<(u64, u64)>, Failure> {
+    let users: Vec<u64> = snapshot
+        .digests(session, 0..len)?
+        .into_iter()
+        .filter(|(_, digest)| digest.role == annal::Role::User)
+        .map(|(order, _)| order)
+        .collect();
+    let step = users.len().div_ceil(CHART_REQUESTS_MAX).max(1);
+    let mut picked: Vec<u64> = users.iter().rev().step_by(step).copied().collect();
+    picked.reverse();
+    let options = ProjectOptions::new(budget);
+    let mut points = Vec::with_capacity(picked.len());
+    for order in picked {
+        let view = ui.annal.project_originals_until(session, &options, order + 1)?;
+        points.push((order, view.stats.tokens.total));
+    }
+    Ok(points)
+}
+
+/// Tokens sent with each request against the room for the view and the compaction trigger.
+fn chart(session: &str, budget: Budget, points: &[(u64, u64)]) -> Markup {
+    const WIDTH: u64 = 1000;
+    const HEIGHT: u64 = 120;
+    let capacity = u64::from(budget.capacity_tokens());
+    let trigger = u64::from(budget.trigger_tokens());
+    let top = points.iter().map(|(_, tokens)| *tokens).max().unwrap_or(0).max(capacity).max(1);
+    let y = |tokens: u64| HEIGHT - tokens.min(top) * HEIGHT / top;
+    let slot = WIDTH / (points.len() as u64).max(1);
+    html! {
+        figure.chart {
+            svg viewBox={ "0 0 " (WIDTH) " " (HEIGHT) } width="100%" height=(HEIGHT) role="img" aria-label="Tokens sent with each request" {
+                @for (index, (order, tokens)) in points.iter().enumerate() {
+                    a href=(link("/session", &[("name", session), ("at", &order.to_string())])) {
+                        rect.bar x=(index as u64 * slot + 1) y=(y(*tokens)) width=(slot.saturating_sub(2).max(1)) height=(HEIGHT - y(*tokens)) {
+                            title { "request after #" (order) ": " (count(*tokens)) " tokens" }
+                        }
+                    }
+                }
+                line.capacity x1="0" x2=(WIDTH) y1=(y(capacity)) y2=(y(capacity)) { title { "room for the view: " (count(capacity)) " tokens" } }
+                line.trigger x1="0" x2=(WIDTH) y1=(y(trigger)) y2=(y(trigger)) { title { "compaction trigger: " (count(trigger)) " tokens" } }
+            }
+            figcaption {
+                "Tokens sent with " (points.len()) " user requests, each derived from the originals up to it (checkpoints aside), against "
+                span.key.capacity { "the room for the view" } " and " span.key.trigger { "the compaction trigger" } "."
+            }
         }
     }
 }

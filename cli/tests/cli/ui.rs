@@ -173,6 +173,9 @@ fn the_list_shows_every_session_and_what_the_model_saw_matches_project() {
         .collect();
     assert_eq!(shown, expected);
     assert!(!expected.is_empty(), "the 16K window should leave records out");
+    // Tokens per request: 225 user requests, every sixth drawn (at most 40), the last among them.
+    assert_eq!(page.matches("<rect class=\"bar\"").count(), 38);
+    assert!(page.contains("request after #448: "), "the last request is drawn");
     assert_eq!(server.get("/seen?name=long&window=7K").status, 400);
     assert_eq!(server.get("/session?name=absent").status, 404);
 }

@@ -104,6 +104,23 @@ impl ProjectionSnapshot {
         self.prepare_derived(session, outline, options.budget, Algorithm::DeterministicV1, None, None)
     }
 
+    /// As [`ProjectionSnapshot::prepare_originals`], as if the session ended before sourceOrder
+    /// `end`: what `deterministic-v1` would have sent with the request that followed record
+    /// `end - 1`. Checkpoints are left aside, as in `prepare_originals`.
+    ///
+    /// # Errors
+    /// [`ProjectError`].
+    pub fn prepare_originals_until(
+        &self,
+        session: &str,
+        options: &ProjectOptions,
+        end: u64,
+    ) -> Result<PreparedProjection<'_>, ProjectError> {
+        options.budget.check()?;
+        let outline = Outline::load(self, session)?.truncated(end);
+        self.prepare_derived(session, outline, options.budget, Algorithm::DeterministicV1, None, None)
+    }
+
     /// Derives the plan of `[0, compaction_upto)` over every record of `outline` (with `summary`
     /// for summarized-v1) and loads the view.
     pub(crate) fn prepare_derived(
