@@ -12,8 +12,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use annal::{Annal, Options, Record, Role};
-use annal_bench::scratch_dir;
-use annal_support::http::request;
+use annal_bench::{quantile, scratch_dir};
+use annal_support::http::{request, ui_address};
 use annal_support::sessions::{Profile, SessionSpec};
 use anyhow::{ensure, Context as _};
 use clap::Parser;
@@ -111,9 +111,8 @@ impl Ui {
             .context("cannot start annal ui")?;
         let mut line = String::new();
         BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
-        let rest = line.trim().strip_prefix("annal ui: http://127.0.0.1:").context("no URL printed")?;
-        let (port, token) = rest.split_once("/?token=").context("no token printed")?;
-        Ok(Ui { child, port: port.parse()?, cookie: format!("annal_ui={token}") })
+        let (port, token) = ui_address(&line).context("annal ui printed no URL")?;
+        Ok(Ui { child, port, cookie: format!("annal_ui={token}") })
     }
 
     /// Fetches `path`, timed to the answer's last byte.
@@ -143,11 +142,10 @@ fn ms(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e3)
 }
 
-/// p50 and p95 of `times`.
+/// p50 and p95 of `times` (nearest rank, as every benchmark here).
 fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
     times.sort();
-    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.95))
+    (quantile(times, 0.5), quantile(times, 0.95))
 }
 
 fn main() -> anyhow::Result<()> {

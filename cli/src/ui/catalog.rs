@@ -8,6 +8,8 @@ use annal::error::ReadError;
 use annal::snapshot::{BlockView, RecordView};
 use annal::{Annal, Role, SessionInfo, Snapshot};
 
+use crate::output::cut;
+
 /// How many of a session's first records are read for its agent, folder and first request.
 const HEAD_RECORDS: u64 = 40;
 
@@ -147,17 +149,9 @@ fn first_text(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<String, Read
             // Agents wrap context they add in tags (`<environment_context>`): not the request.
             let is_tag = |line: &str| line.starts_with('<') && line.ends_with('>');
             if let Some(line) = text.lines().map(str::trim).find(|line| !line.is_empty() && !is_tag(line)) {
-                return Ok(shorten(&super::markdown::visible_controls(line), 160));
+                return Ok(cut(&super::markdown::visible_controls(line), 161));
             }
         }
     }
     Ok(String::new())
-}
-
-/// At most `chars` characters, with an ellipsis when cut.
-pub(crate) fn shorten(text: &str, chars: usize) -> String {
-    match text.char_indices().nth(chars) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_owned(),
-    }
 }

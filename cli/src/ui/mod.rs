@@ -172,6 +172,11 @@ impl IntoResponse for Failure {
     }
 }
 
+/// The session named `name` in `snapshot`, or the request's 404.
+pub(crate) fn session_info(snapshot: &annal::Snapshot, name: &str) -> Result<annal::SessionInfo, Failure> {
+    snapshot.session(name)?.ok_or_else(|| Failure::not_found(format!("no session named {name:?}")))
+}
+
 /// Locks the catalog; a panic elsewhere leaves summaries that are still whole.
 pub(crate) fn catalog(ui: &Ui) -> std::sync::MutexGuard<'_, catalog::Catalog> {
     ui.catalog.lock().unwrap_or_else(PoisonError::into_inner)

@@ -11,7 +11,7 @@ use maud::{html, Markup};
 use serde::Deserialize;
 
 use super::layout::{link, record_link, shell};
-use super::{blocking, markdown, Failure, Shared};
+use super::{blocking, markdown, session_info, Failure, Shared};
 use crate::output::{bytes as size, count};
 
 /// The windows the retention exam measures: label, window and output ceiling in tokens.
@@ -38,12 +38,8 @@ pub(crate) async fn page(
         let Some(&(label, window, output)) = PRESETS.iter().find(|(l, ..)| *l == label) else {
             return Err(Failure::bad_request(format!("no window {label:?}; one of 16K, 32K, 128K, 200K, 1M")));
         };
-        let info = ui
-            .annal
-            .snapshot()?
-            .session(&query.name)?
-            .ok_or_else(|| Failure::not_found(format!("no session named {:?}", query.name)))?;
         let snapshot = ui.annal.snapshot()?;
+        let info = session_info(&snapshot, &query.name)?;
         let receipts = receipts(&snapshot, &info.name, info.len)?;
         let budget = Budget::new(window, output);
         let requests = per_request(ui, &snapshot, &info.name, budget, info.len)?;

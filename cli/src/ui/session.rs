@@ -10,7 +10,7 @@ use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 
 use super::layout::{link, shell};
-use super::{blocking, record, Failure, Shared};
+use super::{blocking, record, session_info, Failure, Shared};
 use crate::output::count;
 
 /// Records on one page.
@@ -31,7 +31,7 @@ pub(crate) async fn page(
 ) -> Result<Html<String>, Failure> {
     blocking(&ui, move |ui| {
         let snapshot = ui.annal.snapshot()?;
-        let info = snapshot.session(&query.name)?.ok_or_else(|| Failure::not_found(format!("no session named {:?}", query.name)))?;
+        let info = session_info(&snapshot, &query.name)?;
         let from = match (query.at, query.from) {
             (Some(at), _) => at - at % PAGE_RECORDS,
             (None, Some(from)) => from,

@@ -31,11 +31,9 @@ impl Server {
         let mut stdout = BufReader::new(stdout);
         let mut line = String::new();
         stdout.read_line(&mut line).expect("annal ui prints its URL");
-        let url =
-            line.trim().strip_prefix("annal ui: ").unwrap_or_else(|| panic!("no URL in {line:?}")).to_owned();
-        let rest = url.strip_prefix("http://127.0.0.1:").expect("a loopback URL");
-        let (port, token) = rest.split_once("/?token=").expect("a token in the URL");
-        Server { child, _stdout: stdout, port: port.parse().expect("a port"), token: token.to_owned() }
+        let (port, token) =
+            annal_support::http::ui_address(&line).unwrap_or_else(|| panic!("no URL in {line:?}"));
+        Server { child, _stdout: stdout, port, token }
     }
 
     /// The URL `annal ui` printed.

@@ -22,6 +22,14 @@ impl Answer {
     }
 }
 
+/// The port and token in the line `annal ui` prints first
+/// (`annal ui: http://127.0.0.1:PORT/?token=TOKEN`).
+pub fn ui_address(line: &str) -> Option<(u16, String)> {
+    let rest = line.trim().strip_prefix("annal ui: http://127.0.0.1:")?;
+    let (port, token) = rest.split_once("/?token=")?;
+    Some((port.parse().ok()?, token.to_owned()))
+}
+
 /// `METHOD path` to `127.0.0.1:port` with exactly these headers and `Connection: close`.
 ///
 /// # Errors
