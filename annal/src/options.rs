@@ -92,6 +92,13 @@ impl Options {
     }
 
     pub(crate) fn index(&self) -> IndexOptions {
-        IndexOptions { folder: self.index_folder.clone(), ..IndexOptions::default() }
+        // A handle that opens its index only when a call needs it (a command that runs briefly)
+        // starts the indexer only when the index is behind: a search of an up-to-date index
+        // starts no thread.
+        IndexOptions {
+            folder: self.index_folder.clone(),
+            indexer_on_demand: !self.index_eagerly,
+            ..IndexOptions::default()
+        }
     }
 }

@@ -11,7 +11,7 @@
 use std::path::{Path, PathBuf};
 
 use tantivy::directory::error::OpenReadError;
-use tantivy::directory::{Directory, INDEX_WRITER_LOCK};
+use tantivy::directory::{Directory, FileSlice, INDEX_WRITER_LOCK};
 use tantivy::index::{IndexMeta, SegmentComponent};
 use tantivy::{Index, IndexSettings, TantivyError};
 
@@ -67,6 +67,11 @@ pub(crate) struct Folder {
     pub(crate) path: PathBuf,
     pub(crate) index: Index,
     pub(crate) fields: Fields,
+    /// The segment files the open checked, held open until the first reader is built: the
+    /// directory maps a file once while a handle to it lives, so the reader reuses these maps
+    /// instead of opening and mapping every file a second time. Emptied once the reader holds
+    /// them (a file a merge deletes later must not stay mapped here).
+    pub(crate) checked: Vec<FileSlice>,
 }
 
 impl std::fmt::Debug for Folder {
@@ -99,14 +104,14 @@ impl Folder {
                 IndexError::Io { path: path.to_path_buf(), source }
             }
         })?;
-        let index = match open_or_create(path) {
-            Ok(index) => index,
+        let (index, checked) = match open_or_create(path) {
+            Ok(opened) => opened,
             Err(err) if err.is_damage() => recreate(path, err)?,
             Err(err) => return Err(err),
         };
         register_for_indexing(index.tokenizers());
         let (_, fields) = schema();
-        Ok(Folder { path: path.to_path_buf(), index, fields })
+        Ok(Folder { path: path.to_path_buf(), index, fields, checked })
     }
 
     /// The indexed position of the last commit.
@@ -122,7 +127,10 @@ fn directory(path: &Path) -> Result<ProtectedDirectory, IndexError> {
     ProtectedDirectory::open(path).map_err(|e| IndexError::tantivy(path, TantivyError::from(e)))
 }
 
-fn open_or_create(path: &Path) -> Result<Index, IndexError> {
+/// An opened index and its checked segment files, held open (see [`Folder::checked`]).
+type Opened = (Index, Vec<FileSlice>);
+
+fn open_or_create(path: &Path) -> Result<Opened, IndexError> {
     let started = std::time::Instant::now();
     loop {
         let dir = directory(path)?;
@@ -151,7 +159,7 @@ fn open_or_create(path: &Path) -> Result<Index, IndexError> {
 }
 
 /// Checks that an opened index is one this build writes, and that its segments are whole.
-fn check(path: &Path, index: Index) -> Result<Index, IndexError> {
+fn check(path: &Path, index: Index) -> Result<Opened, IndexError> {
     let (expected, _) = schema();
     if index.schema() != expected {
         return Err(IndexError::Corrupted {
@@ -162,8 +170,8 @@ fn check(path: &Path, index: Index) -> Result<Index, IndexError> {
     let metas = index.load_metas().map_err(|e| IndexError::tantivy(path, e))?;
     parse_payload(metas.payload.as_deref())
         .map_err(|reason| IndexError::Corrupted { path: path.to_path_buf(), reason })?;
-    check_segments(path, &index, &metas)?;
-    Ok(index)
+    let checked = check_segments(path, &index, &metas)?;
+    Ok((index, checked))
 }
 
 /// Checks that every file of the committed segments is there and reads back as it was written.
@@ -177,7 +185,7 @@ fn check(path: &Path, index: Index) -> Result<Index, IndexError> {
 /// reads per segment, not a pass over the whole index. Truncated, overwritten and missing files
 /// are damage (the index is rebuilt); other read errors (permissions, a failing disk) are the
 /// I/O errors they are.
-fn check_segments(path: &Path, index: &Index, metas: &IndexMeta) -> Result<(), IndexError> {
+fn check_segments(path: &Path, index: &Index, metas: &IndexMeta) -> Result<Vec<FileSlice>, IndexError> {
     let directory = index.directory();
     // Every segment has one file per component; the delete file only once it has deletes (the
     // name tantivy lists for a segment without is never written), a temporary store never
@@ -197,12 +205,13 @@ fn check_segments(path: &Path, index: &Index, metas: &IndexMeta) -> Result<(), I
     let remembered = Verified::load(path);
     let mut verified = Verified::default();
     let now = std::time::SystemTime::now();
+    let mut checked = Vec::with_capacity(files.len());
     for file in files {
         let name = file.to_string_lossy().into_owned();
         let stamp = Stamp::of(&path.join(&file));
         if let Some(stamp) = stamp.filter(|&stamp| remembered.holds(&name, stamp)) {
             // Opening a file reads and checks its footer.
-            directory.open_read(&file).map_err(|err| read_damage(path, err))?;
+            checked.push(directory.open_read(&file).map_err(|err| read_damage(path, err))?);
             verified.insert(name, stamp, now);
             continue;
         }
@@ -223,7 +232,7 @@ fn check_segments(path: &Path, index: &Index, metas: &IndexMeta) -> Result<(), I
     if verified != remembered {
         verified.save(path);
     }
-    Ok(())
+    Ok(checked)
 }
 
 /// A file of the index that cannot be read: damage when it is missing, cut short or not what
@@ -248,7 +257,7 @@ fn read_damage(path: &Path, err: OpenReadError) -> IndexError {
 }
 
 /// Deletes a damaged or foreign index and creates an empty one, holding the writer lock.
-fn recreate(path: &Path, damage: IndexError) -> Result<Index, IndexError> {
+fn recreate(path: &Path, damage: IndexError) -> Result<Opened, IndexError> {
     let dir = directory(path)?;
     // What looked damaged may have been another process's merge removing files the first look
     // expected (it commits, then deletes the merged segments' files): the index is looked at
@@ -281,7 +290,7 @@ fn recreate(path: &Path, damage: IndexError) -> Result<Index, IndexError> {
     let index = Index::create(directory(path)?, schema, IndexSettings::default())
         .map_err(|e| IndexError::tantivy(path, e));
     drop(lock);
-    index
+    Ok((index?, Vec::new()))
 }
 
 #[cfg(test)]

@@ -92,7 +92,11 @@ pub(crate) struct WriterSettings {
 
 /// Takes the writer if it is free.
 pub(crate) fn try_take(folder: &Folder, settings: &WriterSettings) -> Result<Option<Writing>, IndexError> {
-    let threads = settings.threads.max(1);
+    // Two indexing threads keep up with the journal reader; more gain little.
+    let threads = match settings.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
+        n => n,
+    };
     let options = IndexWriterOptions::builder()
         .num_worker_threads(threads)
         .memory_budget_per_thread((settings.memory_bytes / threads).max(WRITER_MEMORY_MIN_BYTES))

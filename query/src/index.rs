@@ -1,14 +1,15 @@
-//! `SearchIndex`: the handle an embedder holds. Opening it starts the indexer thread; closing it
-//! commits what is pending and stops the thread. `rebuild` indexes a store from nothing.
+//! `SearchIndex`: the handle an embedder holds. Opening it starts the indexer thread (or, on
+//! demand, the first time the index is behind); closing it commits what is pending and stops
+//! the thread. `rebuild` indexes a store from nothing.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use annal_engine::Store;
-use crossbeam_channel::Sender;
+use crossbeam_channel::{Receiver, Sender};
 use tantivy::{DocSet as _, ReloadPolicy, TERMINATED};
 
 use crate::error::{IndexError, WaitError};
@@ -33,8 +34,14 @@ pub struct IndexOptions {
     pub poll_interval: Duration,
     /// The writer's memory budget: what it buffers before writing a segment.
     pub writer_memory_bytes: usize,
-    /// tantivy indexing threads (the thread reading the journal is one more).
+    /// tantivy indexing threads (the thread reading the journal is one more); 0, the default,
+    /// is one per core, at most two.
     pub writer_threads: usize,
+    /// Start the indexer thread only when it has work: when a wait finds the index behind the
+    /// journal, or a load is announced. A command that opens the index to search what is
+    /// already there then starts no thread at all. Off (the default), the thread starts at
+    /// open and follows the journal from then on, as a long-running process wants.
+    pub indexer_on_demand: bool,
     /// Crash drills only (the `crash-hooks` feature, off in every build a user gets): abort the
     /// process where a commit would happen, leaving added documents uncommitted, as a crash
     /// would.
@@ -55,8 +62,10 @@ impl Default for IndexOptions {
             // benchmark's idle `--watch` memory was the same with both, but one reading of a
             // watching process's memory map found 20 MiB more with 256. Kept where it was.
             writer_memory_bytes: 64 << 20,
-            // Two indexing threads keep up with the journal reader; more gain little.
-            writer_threads: std::thread::available_parallelism().map_or(1, |n| n.get().min(2)),
+            // Counted when a writer is made (reading the CPU quota takes a few file reads that a
+            // search-only open should not pay).
+            writer_threads: 0,
+            indexer_on_demand: false,
             #[cfg(feature = "crash-hooks")]
             abort_before_commit: false,
         }
@@ -134,7 +143,14 @@ pub struct SearchIndex {
     pub(crate) store: Arc<Store>,
     control: Sender<Control>,
     stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
+    indexer: Mutex<Indexer>,
+}
+
+/// The indexer thread: not started yet (with what it will need), running, or stopped.
+enum Indexer {
+    Idle { receiver: Receiver<Control>, config: Config },
+    Running(JoinHandle<()>),
+    Stopped,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -152,7 +168,7 @@ impl SearchIndex {
     /// [`IndexError`]: the folder cannot be created or read, or the thread cannot start.
     pub fn open(store: Arc<Store>, options: IndexOptions) -> Result<SearchIndex, IndexError> {
         let path = options.folder_for(&store)?;
-        let folder = Folder::open(&path, Protection::of_store(store.path()))?;
+        let mut folder = Folder::open(&path, Protection::of_store(store.path()))?;
         let (searchable, _) = folder.committed_position()?;
         let reader = folder
             .index
@@ -160,25 +176,46 @@ impl SearchIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(|e| IndexError::tantivy(&path, e))?;
+        folder.checked.clear();
         let shared = Arc::new(Shared::new(folder, reader, searchable));
         let (control, receiver) = crossbeam_channel::unbounded();
-        let stop = Arc::new(AtomicBool::new(false));
-        let io = |source| IndexError::Io { path: path.clone(), source };
-        forward_commits(&store, control.clone(), Arc::clone(&stop)).map_err(io)?;
         let config = Config {
             commit_interval: options.commit_interval,
             load_commit_interval: options.load_commit_interval,
             poll_interval: options.poll_interval,
             writer: options.writer(),
         };
-        let thread = {
-            let (shared, store, stop) = (Arc::clone(&shared), Arc::clone(&store), Arc::clone(&stop));
-            std::thread::Builder::new()
-                .name("annal-indexer".into())
-                .spawn(move || indexer::run(shared, store, receiver, stop, config))
-                .map_err(io)?
+        let index = SearchIndex {
+            shared,
+            store,
+            control,
+            stop: Arc::new(AtomicBool::new(false)),
+            indexer: Mutex::new(Indexer::Idle { receiver, config }),
         };
-        Ok(SearchIndex { shared, store, control, stop, thread: Some(thread) })
+        if !options.indexer_on_demand {
+            index.start()?;
+        }
+        Ok(index)
+    }
+
+    /// Starts the indexer thread (and the thread that forwards this process's commits to it)
+    /// unless it already runs.
+    fn start(&self) -> Result<(), IndexError> {
+        let mut indexer = self.indexer.lock().unwrap_or_else(PoisonError::into_inner);
+        let Indexer::Idle { .. } = &*indexer else { return Ok(()) };
+        let Indexer::Idle { receiver, config } = std::mem::replace(&mut *indexer, Indexer::Stopped) else {
+            return Ok(());
+        };
+        let io = |source| IndexError::Io { path: self.shared.folder.path.clone(), source };
+        forward_commits(&self.store, self.control.clone(), Arc::clone(&self.stop)).map_err(io)?;
+        let (shared, store, stop) =
+            (Arc::clone(&self.shared), Arc::clone(&self.store), Arc::clone(&self.stop));
+        let thread = std::thread::Builder::new()
+            .name("annal-indexer".into())
+            .spawn(move || indexer::run(shared, store, receiver, stop, config))
+            .map_err(io)?;
+        *indexer = Indexer::Running(thread);
+        Ok(())
     }
 
     /// What the index takes on disk now.
@@ -225,6 +262,11 @@ impl SearchIndex {
     /// # Errors
     /// As [`SearchIndex::wait_searchable`].
     pub fn wait_for_position(&self, position: u64, timeout: Duration) -> Result<u64, WaitError> {
+        let searchable = self.shared.progress().searchable;
+        if searchable >= position {
+            return Ok(searchable);
+        }
+        self.start()?;
         // Nudge the thread: the commit may be another handle's that the feed does not see, and
         // during a load the thread would otherwise wait for the load interval to commit.
         let _ = self.control.send(Control::Flush);
@@ -237,6 +279,8 @@ impl SearchIndex {
     /// only once the load is over.
     pub fn note_load(&self) {
         self.shared.note_load();
+        // A thread that cannot start is reported by the next wait, which tries again.
+        let _ = self.start();
     }
 
     /// Commits what is pending, stops the indexer and releases the writer.
@@ -254,7 +298,11 @@ impl SearchIndex {
     fn stop_thread(&mut self) {
         self.stop.store(true, Ordering::Release);
         let _ = self.control.send(Control::Stop);
-        if let Some(thread) = self.thread.take() {
+        let indexer = std::mem::replace(
+            &mut *self.indexer.lock().unwrap_or_else(PoisonError::into_inner),
+            Indexer::Stopped,
+        );
+        if let Indexer::Running(thread) = indexer {
             let _ = thread.join();
         }
     }
@@ -273,7 +321,8 @@ impl SearchIndex {
     ) -> Result<RebuildSummary, IndexError> {
         let started = Instant::now();
         let path = options.folder_for(store)?;
-        let folder = Folder::open(&path, Protection::of_store(store.path()))?;
+        let mut folder = Folder::open(&path, Protection::of_store(store.path()))?;
+        folder.checked.clear();
         let snapshot = store.snapshot()?;
         let end = snapshot.position_end()?;
         let mut writing =

@@ -86,6 +86,11 @@ fn main() -> anyhow::Result<()> {
         "no annal binary at {}: build it first (cargo build --release -p annal-cli) or pass --annal",
         binary.display()
     );
+    // Start-up alone: each program asked for its version, the least either can do.
+    let startup = [
+        time(|| version(&binary), args.warmup, args.runs.max(20))?,
+        time(|| version(std::path::Path::new("sqlite3")), args.warmup, args.runs.max(20))?,
+    ];
     let mut reports = Vec::new();
     let largest = args.sizes_mib.iter().copied().max().unwrap_or(0);
     for &mib in &args.sizes_mib {
@@ -94,8 +99,14 @@ fn main() -> anyhow::Result<()> {
         eprintln!("{} MiB done", mib);
         reports.push(report);
     }
-    print!("{}", report::markdown(&args_line(&args), &reports));
+    print!("{}", report::markdown(&args_line(&args), &startup, &reports));
     Ok(())
+}
+
+fn version(program: &std::path::Path) -> std::process::Command {
+    let mut command = std::process::Command::new(program);
+    command.arg("--version");
+    command
 }
 
 fn args_line(args: &Args) -> String {

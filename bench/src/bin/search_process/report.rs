@@ -194,7 +194,7 @@ fn details(out: &mut String, report: &SizeReport) {
 }
 
 /// The report for every size.
-pub(crate) fn markdown(command_args: &str, reports: &[SizeReport]) -> String {
+pub(crate) fn markdown(command_args: &str, startup: &[Timed; 2], reports: &[SizeReport]) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
@@ -204,6 +204,15 @@ pub(crate) fn markdown(command_args: &str, reports: &[SizeReport]) -> String {
          Both print the top 10 with a snippet. A session filter is part of the MATCH expression, since the session is an indexed column. \
          Times are wall clock from spawn to exit, after warm-up runs, with a warm page cache. \
          The overlap is the share of each top 10 that a full scan confirms answers the query, over min(10, answers there are).\n"
+    );
+    let p50 = |timed: &Timed| quantile(&timed.runs, 0.5);
+    let _ = writeln!(
+        out,
+        "\nStart-up alone (`annal --version` and `sqlite3 --version`, {} runs each): annal p50 {} ms, \
+         sqlite3 p50 {} ms.",
+        startup[0].runs.len(),
+        ms(p50(&startup[0])),
+        ms(p50(&startup[1]))
     );
     for report in reports {
         summary(&mut out, report);
