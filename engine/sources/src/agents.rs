@@ -31,11 +31,13 @@ pub enum Agent {
     Cline,
     /// Roo Code (a VS Code extension, a fork of Cline).
     Roo,
+    /// The Pi coding agent.
+    Pi,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 9] = [
+    pub const ALL: [Agent; 10] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -45,6 +47,7 @@ impl Agent {
         Agent::Aider,
         Agent::Cline,
         Agent::Roo,
+        Agent::Pi,
     ];
 
     /// The name on the command line.
@@ -59,6 +62,7 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Cline => "cline",
             Agent::Roo => "roo",
+            Agent::Pi => "pi",
         }
     }
 
@@ -74,6 +78,7 @@ impl Agent {
             Agent::Aider => "aider",
             Agent::Cline => "Cline",
             Agent::Roo => "Roo Code",
+            Agent::Pi => "Pi",
         }
     }
 
@@ -125,6 +130,11 @@ impl Agent {
             Agent::Crush | Agent::Aider => projects.to_vec(),
             Agent::Cline => editor_storage(env, "saoudrizwan.claude-dev"),
             Agent::Roo => editor_storage(env, "rooveterinaryinc.roo-cline"),
+            // Pi expands a leading `~` in its override itself.
+            Agent::Pi => {
+                let root = env.dir_var("PI_CODING_AGENT_DIR").map(|dir| expand_tilde(env, dir));
+                root.or_else(|| env.in_home(".pi/agent")).map(|r| r.join("sessions")).into_iter().collect()
+            }
         };
         out.dedup();
         out
@@ -134,6 +144,15 @@ impl Agent {
 impl fmt::Display for Agent {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// `dir` with a leading `~` (alone or before a separator) replaced by the home folder.
+fn expand_tilde(env: &Environment, dir: PathBuf) -> PathBuf {
+    let Some(home) = &env.home else { return dir };
+    match dir.strip_prefix("~") {
+        Ok(rest) => home.join(rest),
+        Err(_) => dir,
     }
 }
 

@@ -175,6 +175,11 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
             (".crush", "crush.db") | (".opencode", "opencode.db") => Some(UnitKind::CrushDb),
             _ => None,
         },
+        // `sessions/--<cwd>--/<time>_<id>.jsonl`.
+        Agent::Pi => {
+            let session = parent.starts_with("--") && name.ends_with(".jsonl");
+            session.then_some(transcript(TranscriptFormat::Pi))
+        }
         Agent::OpenCode | Agent::Goose => None,
     }
 }

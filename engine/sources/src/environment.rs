@@ -7,8 +7,14 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The environment variables through which agents move their folders.
-pub const OVERRIDES: [&str; 5] =
-    ["CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME", "GOOSE_PATH_ROOT", "XDG_DATA_HOME"];
+pub const OVERRIDES: [&str; 6] = [
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_HOME",
+    "GEMINI_CLI_HOME",
+    "GOOSE_PATH_ROOT",
+    "PI_CODING_AGENT_DIR",
+    "XDG_DATA_HOME",
+];
 
 /// The folders discovery starts from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -15,6 +15,7 @@ fn each_corpus_transcript_is_its_format_and_no_other() -> Result<(), Box<dyn std
         ("opencode-export-json", TranscriptFormat::OpenCode),
         ("gemini-cli-json", TranscriptFormat::Gemini),
         ("aider-chat-history-md", TranscriptFormat::Aider),
+        ("pi-jsonl", TranscriptFormat::Pi),
     ];
     let mut problems = Vec::new();
     let mut checked = 0;

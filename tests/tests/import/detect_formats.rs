@@ -38,8 +38,15 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
     let gemini_json = "{\n  \"sessionId\": \"g2\",\n  \"projectHash\": \"p\",\n  \"startTime\": \"2026-11-30T10:00:00Z\",\n  \"lastUpdated\": \"2026-11-30T10:00:00Z\",\n  \"messages\": [\n    {\"id\": \"m1\", \"timestamp\": \"2026-11-30T10:00:01Z\", \"type\": \"user\", \"content\": \"hi\"}\n  ]\n}\n";
     let aider = "\n# aider chat started at 2026-11-30 10:00:00\n\n> Add .gitignore to git? (Y)es/(N)o [Yes]: y  \n\n#### fix the parser  \n\nDone: `src/parse.rs` now handles it.\n\n";
     let cline = r#"[{"role":"user","content":[{"type":"text","text":"<task>fix it</task>"}]},{"role":"assistant","content":[{"type":"text","text":"ok"},{"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"a.rs"}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"fn main() {}"}]}]"#;
+    let pi = [
+        r#"{"type":"session","version":3,"id":"p1","timestamp":"2026-11-30T10:00:00.000Z","cwd":"/src"}"#,
+        r#"{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-11-30T10:00:01.000Z","message":{"role":"user","content":"fix the 解析器 🦀","timestamp":1764496801000}}"#,
+        r#"{"type":"message","id":"b2c3d4e5","parentId":"a1b2c3d4","timestamp":"2026-11-30T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop","timestamp":1764496802000}}"#,
+    ]
+    .join("\n");
     vec![
         (Claude, claude),
+        (Pi, pi),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),
@@ -48,6 +55,74 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         (Aider, aider.to_owned()),
         (Cline, cline.to_owned()),
     ]
+}
+
+/// Transcripts of agents annal does not read (yet), in the shapes their own code writes: each is
+/// detected as no format and stored by no importer, so `annal import` reports and skips it.
+fn unread() -> Vec<(&'static str, String)> {
+    let qwen = [
+        r#"{"uuid":"q1","parentUuid":null,"sessionId":"s","timestamp":"2026-11-30T10:00:00.000Z","type":"user","cwd":"/src","version":"0.5.0","message":{"role":"user","parts":[{"text":"fix the 解析器"}]}}"#,
+        r#"{"uuid":"q2","parentUuid":"q1","sessionId":"s","timestamp":"2026-11-30T10:00:01.000Z","type":"assistant","cwd":"/src","version":"0.5.0","model":"qwen3-coder","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"read_file","args":{"path":"a.rs"}}}]}}"#,
+        r#"{"uuid":"q3","parentUuid":"q2","sessionId":"s","timestamp":"2026-11-30T10:00:02.000Z","type":"tool_result","cwd":"/src","version":"0.5.0","message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"fn main() {}"}}}]}}"#,
+        r#"{"uuid":"q4","parentUuid":"q3","sessionId":"s","timestamp":"2026-11-30T10:00:03.000Z","type":"system","subtype":"ui_telemetry","cwd":"/src","version":"0.5.0","systemPayload":{"uiEvent":{}}}"#,
+    ]
+    .join("\n");
+    let kimi_context = [
+        r#"{"role":"_system_prompt","content":"You are Kimi."}"#,
+        r#"{"role":"user","content":"fix the 解析器　🦀"}"#,
+        r#"{"role":"assistant","content":"Reading.","tool_calls":[{"type":"function","id":"t1","function":{"name":"ReadFile","arguments":"{\"path\":\"a.rs\"}"}}]}"#,
+        r#"{"role":"tool","tool_call_id":"t1","content":"fn main() {}"}"#,
+        r#"{"role":"_checkpoint","id":1}"#,
+    ]
+    .join("\n");
+    let kimi_wire = [
+        r#"{"type":"metadata","protocol_version":"1.10"}"#,
+        r#"{"timestamp":1764496801.5,"message":{"type":"TurnBegin","payload":{"user_input":"fix it"}}}"#,
+        r#"{"timestamp":1764496802.5,"message":{"type":"TextPart","payload":{"type":"text","text":"ok"}}}"#,
+    ]
+    .join("\n");
+    let copilot_cli = [
+        r#"{"type":"session.start","data":{"sessionId":"s","version":1,"producer":"copilot-agent","startTime":"2026-11-30T10:00:00.000Z"},"id":"e1","timestamp":"2026-11-30T10:00:00.000Z","parentId":null}"#,
+        r#"{"type":"user.message","data":{"content":"fix it","attachments":[]},"id":"e2","timestamp":"2026-11-30T10:00:01.000Z","parentId":"e1"}"#,
+        r#"{"type":"assistant.message","data":{"messageId":"m1","content":"done","toolRequests":[]},"id":"e3","timestamp":"2026-11-30T10:00:02.000Z","parentId":"e2"}"#,
+    ]
+    .join("\n");
+    let copilot_vscode = "{\n  \"version\": 3,\n  \"requesterUsername\": \"u\",\n  \"responderUsername\": \"GitHub Copilot\",\n  \"sessionId\": \"s\",\n  \"creationDate\": 1764496800000,\n  \"requests\": [\n    {\"requestId\": \"r1\", \"message\": {\"text\": \"fix it\", \"parts\": []}, \"response\": [{\"value\": \"done\"}]}\n  ]\n}\n";
+    let copilot_log = [
+        r#"{"kind":0,"v":{"version":3,"sessionId":"s","creationDate":1764496800000,"requests":[]}}"#,
+        r#"{"kind":2,"k":["requests"],"v":[{"requestId":"r1","message":{"text":"fix it","parts":[]},"response":[]}]}"#,
+        r#"{"kind":1,"k":["requests",0,"response"],"v":[{"value":"done"}]}"#,
+    ]
+    .join("\n");
+    let continue_session = r#"{"sessionId":"s","title":"Fix it","workspaceDirectory":"file:///src","history":[{"message":{"role":"user","content":"fix it"},"contextItems":[]},{"message":{"role":"assistant","content":"done"},"contextItems":[]}]}"#;
+    let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
+    vec![
+        ("Qwen Code chat JSONL", qwen),
+        ("Kimi CLI context.jsonl", kimi_context),
+        ("Kimi CLI wire.jsonl", kimi_wire),
+        ("Copilot CLI events.jsonl", copilot_cli),
+        ("Copilot Chat session JSON", copilot_vscode.to_owned()),
+        ("Copilot Chat session log", copilot_log),
+        ("Continue session", continue_session.to_owned()),
+        ("OpenHands event", openhands_event.to_owned()),
+    ]
+}
+
+#[test]
+fn formats_annal_does_not_read_are_no_format() {
+    let mut problems = Vec::new();
+    for (name, text) in unread() {
+        if let Some(format) = annal_formats::detect_format(text.as_bytes()) {
+            problems.push(format!("{name}: detected as {format}"));
+        }
+        for format in TranscriptFormat::ALL {
+            let parsed = annal_formats::parse_transcript(text.as_bytes(), format, "f");
+            if parsed.record_count() > 0 && parsed.unrecognised <= parsed.recognised {
+                problems.push(format!("{name}: the {format} importer would store it"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
 #[test]

@@ -368,3 +368,61 @@ fn cline_and_roo_tasks_in_each_editor() -> TestResult {
     assert_eq!(source(&later, Agent::Roo).units_read, 0);
     Ok(())
 }
+
+#[test]
+fn pi_sessions_by_project_folder_and_the_override() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let header = |id: &str| {
+        serde_json::json!({"type": "session", "version": 3, "id": id, "timestamp": "2026-11-30T10:00:00.000Z",
+            "cwd": "/home/u/app"})
+    };
+    let message = |id: &str, parent: Option<&str>, role: &str, text: &str| {
+        let content = if role == "user" {
+            serde_json::json!(text)
+        } else {
+            serde_json::json!([{"type": "text", "text": text}])
+        };
+        serde_json::json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-11-30T10:00:01.000Z",
+            "message": {"role": role, "content": content, "timestamp": 1_764_496_801_000_u64}})
+    };
+    let folder = home.path().join(".pi/agent/sessions/--home-u-app--");
+    fs::create_dir_all(&folder)?;
+    let file = folder.join("2026-11-30T10-00-00-000Z_p1.jsonl");
+    let first = [
+        header("p1"),
+        message("a1b2c3d4", None, "user", TEXT),
+        message("b2c3d4e5", Some("a1b2c3d4"), "assistant", "ok"),
+    ];
+    fs::write(&file, first.iter().map(|line| format!("{line}\n")).collect::<String>())?;
+    // Not a session file of Pi's (not in a `--<cwd>--` folder): never read.
+    fs::write(home.path().join(".pi/agent/sessions/notes.jsonl"), format!("{}\n", header("x")))?;
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let pi = options(home.path(), &[Agent::Pi]);
+    let report = annal.sync(&pi)?;
+    assert_eq!(
+        (source(&report, Agent::Pi).units, source(&report, Agent::Pi).records_new),
+        (1, 3),
+        "{report:?}"
+    );
+    assert_eq!(session_len(&annal, "p1")?, 3);
+    let stored = annal.snapshot()?.record_by_entry("pi:p1/a1b2c3d4")?.1.view()?.blocks().count();
+    assert_eq!(stored, 1);
+
+    // A branch appended to an earlier entry: only the new line is new.
+    append(&file, &format!("{}\n", message("c3d4e5f6", Some("a1b2c3d4"), "assistant", "another way")))?;
+    assert_eq!(source(&annal.sync(&pi)?, Agent::Pi).records_new, 1);
+
+    // PI_CODING_AGENT_DIR moves the folder (a leading `~` is the home folder, as Pi reads it).
+    let moved = home.path().join("elsewhere/sessions/--w--");
+    fs::create_dir_all(&moved)?;
+    fs::write(
+        moved.join("2026-11-30T11-00-00-000Z_p2.jsonl"),
+        format!("{}\n{}\n", header("p2"), message("d4e5f6a7", None, "user", "moved")),
+    )?;
+    let mut elsewhere = options(home.path(), &[Agent::Pi]);
+    elsewhere.environment = Environment::with_home(home.path()).var("PI_CODING_AGENT_DIR", "~/elsewhere");
+    assert_eq!(source(&annal.sync(&elsewhere)?, Agent::Pi).records_new, 2);
+    assert_eq!(session_len(&annal, "p2")?, 2);
+    assert!(annal.verify(None)?.is_ok());
+    Ok(())
+}

@@ -54,6 +54,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         if value.as_object().is_some_and(|map| map.contains_key("format")) {
             match read_header(&value, stem) {
                 Ok(next) => {
+                    parsed.recognised += 1;
                     rejected = None;
                     std::mem::replace(&mut open, next).close(&mut parsed.sessions);
                 }
@@ -72,6 +73,12 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         }
         match record_from_json(&value) {
             Ok(portable) => {
+                // A line of another tool's JSONL can read as a record (a `role` is all one needs)
+                // and carry nothing: it counts as this format's only in the portable shape.
+                match value.as_object().is_some_and(is_portable_shape) {
+                    true => parsed.recognised += 1,
+                    false => parsed.unrecognised += 1,
+                }
                 let claimed = portable.hash.zip(portable.prev_hash);
                 open.builder.push(line.number, portable.record, claimed);
             }
@@ -82,6 +89,17 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     }
     open.close(&mut parsed.sessions);
     parsed
+}
+
+/// The fields of a portable record (docs/format.md).
+const PORTABLE_FIELDS: [&str; 8] =
+    ["entryId", "role", "timestamp", "blocks", "meta", "sourceOrder", "hash", "prevHash"];
+
+/// A record line as annal writes one: its blocks or its entryId, and no field the portable
+/// format does not have (OpenAI-style chat lines have `content`, `tool_calls`, …).
+fn is_portable_shape(map: &serde_json::Map<String, Value>) -> bool {
+    (map.contains_key("blocks") || map.contains_key("entryId"))
+        && map.keys().all(|key| PORTABLE_FIELDS.contains(&key.as_str()))
 }
 
 fn read_header(header: &Value, stem: &str) -> Result<Open, String> {

@@ -83,8 +83,15 @@ pub(super) const CLAUDE_TYPES: [&str; 7] =
 
 /// Whether a line is one Claude Code writes: it names its session or itself (`sessionId`,
 /// `uuid`, `leafUuid`, `messageId`) or is of a known bookkeeping type, and a user or assistant
-/// line carries its message. Other tools' JSONL shares `type: "user"` but not the rest.
+/// line carries its message. Other tools' JSONL shares `type: "user"` but not the rest; Qwen
+/// Code's shares the whole envelope, but its messages are Google GenAI content (`parts`, no
+/// `content`) and its system lines carry a `systemPayload`.
 pub(super) fn is_claude_line(map: &Map<String, Value>) -> bool {
+    let foreign_message =
+        map.get("message").and_then(Value::as_object).is_some_and(|message| !message.contains_key("content"));
+    if foreign_message || map.contains_key("systemPayload") {
+        return false;
+    }
     let kind = str_of(map, "type");
     let named = ["sessionId", "uuid", "leafUuid", "messageId"].iter().any(|key| map.contains_key(*key));
     match kind {

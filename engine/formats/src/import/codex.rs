@@ -15,18 +15,6 @@ use super::session::{line_object, put, put_all, str_of, take_str, usable_name, S
 use super::{ParseOptions, ParsedTranscript};
 use annal_engine::{Block, Record, Role};
 
-/// Payload types of a `response_item`, which older rollouts wrote without the envelope.
-const ITEM_TYPES: [&str; 8] = [
-    "message",
-    "reasoning",
-    "function_call",
-    "function_call_output",
-    "custom_tool_call",
-    "custom_tool_call_output",
-    "local_shell_call",
-    "web_search_call",
-];
-
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut builder = SessionBuilder::new("codex", true);
     let mut name: Option<String> = None;
@@ -52,9 +40,37 @@ pub(super) fn is_codex_line(map: &Map<String, Value>) -> bool {
     if kind.is_some_and(|k| CODEX_TYPES.contains(&k)) && map.get("payload").is_some_and(Value::is_object) {
         return true;
     }
-    let legacy_item = kind.is_some_and(|k| ITEM_TYPES.contains(&k) || k == "reasoning");
-    let legacy_facts = kind.is_none() && map.contains_key("id") && map.contains_key("timestamp");
-    legacy_item || legacy_facts || map.contains_key("record_type")
+    // An older rollout's first line: `{id, timestamp, instructions, git?}`, no type.
+    let has_str = |key| map.get(key).is_some_and(Value::is_string);
+    let legacy_facts = kind.is_none()
+        && has_str("id")
+        && has_str("timestamp")
+        && (map.contains_key("instructions") || map.get("git").is_some_and(Value::is_object));
+    is_bare_item(map) || legacy_facts || str_of(map, "record_type") == Some("state")
+}
+
+/// Whether `map` is an older rollout's bare item: an item type with the fields that type always
+/// has (a message its role and content, a call its name and call id, an output its call id and
+/// output). A line of another format that only shares a type name (Pi's
+/// `{"type":"message","message":{…}}`) is not one.
+fn is_bare_item(map: &Map<String, Value>) -> bool {
+    if map.contains_key("payload") {
+        return false;
+    }
+    let has_str = |key| map.get(key).is_some_and(Value::is_string);
+    match str_of(map, "type") {
+        Some("message") => {
+            has_str("role") && map.get("content").is_some_and(|c| c.is_array() || c.is_string())
+        }
+        Some("reasoning") => map.get("summary").is_some_and(Value::is_array),
+        Some("function_call" | "custom_tool_call") => has_str("name") && has_str("call_id"),
+        Some("function_call_output" | "custom_tool_call_output") => {
+            has_str("call_id") && map.contains_key("output")
+        }
+        Some("local_shell_call") => map.get("action").is_some_and(Value::is_object),
+        Some("web_search_call") => map.contains_key("action") || has_str("status"),
+        _ => false,
+    }
 }
 
 /// Line types of a rollout's envelope.
@@ -76,7 +92,7 @@ fn line_record(value: Value) -> Record {
     let mut record = Record::new(String::new(), Role::System, Vec::new());
     let Some(mut map) = line_object(value, &mut record) else { return record };
     let kind = str_of(&map, "type").unwrap_or_default().to_owned();
-    if !map.contains_key("payload") && ITEM_TYPES.contains(&kind.as_str()) {
+    if is_bare_item(&map) {
         // An older rollout line: the item itself, without the envelope.
         item_into(map, &mut record);
         return record;

@@ -26,6 +26,7 @@ mod goose;
 mod lines;
 mod opencode;
 mod opencode_rows;
+mod pi;
 mod responses;
 mod session;
 
@@ -60,13 +61,16 @@ pub enum TranscriptFormat {
     Aider,
     /// A Cline or Roo Code task's `api_conversation_history.json`.
     Cline,
+    /// A Pi coding agent session JSONL: a `session` header, then entries.
+    Pi,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 7] = [
+    pub const ALL: [TranscriptFormat; 8] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
+        TranscriptFormat::Pi,
         TranscriptFormat::Codex,
         TranscriptFormat::Claude,
         TranscriptFormat::OpenCode,
@@ -75,7 +79,7 @@ impl TranscriptFormat {
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`.
+    /// `gemini`, `aider`, `cline`, `pi`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -85,6 +89,7 @@ impl TranscriptFormat {
             TranscriptFormat::Gemini => "gemini",
             TranscriptFormat::Aider => "aider",
             TranscriptFormat::Cline => "cline",
+            TranscriptFormat::Pi => "pi",
         }
     }
 
@@ -288,6 +293,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::Gemini => gemini::parse(bytes, stem, options),
         TranscriptFormat::Aider => aider::parse(bytes, stem, options),
         TranscriptFormat::Cline => cline::parse(bytes, stem, options),
+        TranscriptFormat::Pi => pi::parse(bytes, stem, options),
     }
 }
 
