@@ -57,7 +57,8 @@ enum Command {
     /// Append records, read as JSON lines from stdin, to a session as one batch.
     #[command(long_about = append::LONG_ABOUT)]
     Append(append::AppendArgs),
-    /// Import transcripts of Claude Code, Codex, OpenCode, Gemini CLI, aider, Cline, Pi or annal exports.
+    /// Import transcripts of Claude Code, Codex, OpenCode, Gemini CLI, aider, Cline, Pi, Qwen Code,
+    /// Copilot CLI or annal exports.
     Import(import::ImportArgs),
     /// Capture every session the machine's agents write: once, or continuously with --watch.
     Sync(sync::SyncArgs),

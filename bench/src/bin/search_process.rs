@@ -43,7 +43,7 @@ use crate::systems::{write_inputs, Annal, Fts, TOP};
 #[command(name = "search_process")]
 struct Args {
     /// Store sizes, in MiB of JSONL input.
-    #[arg(long, value_delimiter = ',', default_value = "10,200,1024")]
+    #[arg(long, value_delimiter = ',', default_value = "175,1024")]
     sizes_mib: Vec<u64>,
     /// Queries drawn per kind (each asked without and with a session filter).
     #[arg(long, default_value_t = 4)]

@@ -54,7 +54,10 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
     let names: Vec<&str> = lines.iter().filter_map(|l| l["source"].as_str()).collect();
     assert_eq!(
         names,
-        ["claude", "codex", "opencode", "gemini", "goose", "crush", "aider", "cline", "roo", "pi"]
+        [
+            "claude", "codex", "opencode", "gemini", "goose", "crush", "aider", "cline", "roo", "pi", "qwen",
+            "copilot"
+        ]
     );
     assert_eq!(lines[0]["found"], true);
     assert_eq!(lines[0]["units"], 1);

@@ -33,11 +33,15 @@ pub enum Agent {
     Roo,
     /// The Pi coding agent.
     Pi,
+    /// Qwen Code.
+    Qwen,
+    /// GitHub Copilot CLI.
+    Copilot,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 10] = [
+    pub const ALL: [Agent; 12] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -48,6 +52,8 @@ impl Agent {
         Agent::Cline,
         Agent::Roo,
         Agent::Pi,
+        Agent::Qwen,
+        Agent::Copilot,
     ];
 
     /// The name on the command line.
@@ -63,6 +69,8 @@ impl Agent {
             Agent::Cline => "cline",
             Agent::Roo => "roo",
             Agent::Pi => "pi",
+            Agent::Qwen => "qwen",
+            Agent::Copilot => "copilot",
         }
     }
 
@@ -79,6 +87,8 @@ impl Agent {
             Agent::Cline => "Cline",
             Agent::Roo => "Roo Code",
             Agent::Pi => "Pi",
+            Agent::Qwen => "Qwen Code",
+            Agent::Copilot => "GitHub Copilot CLI",
         }
     }
 
@@ -134,6 +144,22 @@ impl Agent {
             Agent::Pi => {
                 let root = env.dir_var("PI_CODING_AGENT_DIR").map(|dir| expand_tilde(env, dir));
                 root.or_else(|| env.in_home(".pi/agent")).map(|r| r.join("sessions")).into_iter().collect()
+            }
+            // Chats live under the runtime folder (`QWEN_RUNTIME_DIR`), which defaults to the
+            // configuration folder (`QWEN_HOME`, else `~/.qwen`): both are looked in.
+            Agent::Qwen => {
+                let runtime = env.dir_var("QWEN_RUNTIME_DIR");
+                let config = env.dir_var("QWEN_HOME").or_else(|| env.in_home(".qwen"));
+                runtime.into_iter().chain(config).map(|root| root.join("projects")).collect()
+            }
+            // `COPILOT_HOME`, else `.copilot` in `XDG_STATE_HOME` when that is set, else in home.
+            Agent::Copilot => {
+                let root = env.dir_var("COPILOT_HOME").or_else(|| {
+                    env.dir_var("XDG_STATE_HOME")
+                        .map(|state| state.join(".copilot"))
+                        .or_else(|| env.in_home(".copilot"))
+                });
+                root.map(|r| r.join("session-state")).into_iter().collect()
             }
         };
         out.dedup();

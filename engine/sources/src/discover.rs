@@ -180,6 +180,16 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
             let session = parent.starts_with("--") && name.ends_with(".jsonl");
             session.then_some(transcript(TranscriptFormat::Pi))
         }
+        // `projects/<project>/chats/<session>.jsonl`, sub-agents in
+        // `projects/<project>/subagents/<session>/agent-<id>.jsonl`.
+        Agent::Qwen => {
+            let grandparent = path.parent().and_then(Path::parent).and_then(Path::file_name);
+            let sub_agent = grandparent.is_some_and(|g| g == "subagents") && name.starts_with("agent-");
+            let chat = (parent == "chats" || sub_agent) && name.ends_with(".jsonl");
+            chat.then_some(transcript(TranscriptFormat::Qwen))
+        }
+        // `session-state/<session>/events.jsonl`.
+        Agent::Copilot => (name == "events.jsonl").then_some(transcript(TranscriptFormat::Copilot)),
         Agent::OpenCode | Agent::Goose => None,
     }
 }

@@ -7,13 +7,17 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The environment variables through which agents move their folders.
-pub const OVERRIDES: [&str; 6] = [
+pub const OVERRIDES: [&str; 10] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
+    "COPILOT_HOME",
     "GEMINI_CLI_HOME",
     "GOOSE_PATH_ROOT",
     "PI_CODING_AGENT_DIR",
+    "QWEN_HOME",
+    "QWEN_RUNTIME_DIR",
     "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
 ];
 
 /// The folders discovery starts from.

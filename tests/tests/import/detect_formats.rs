@@ -44,9 +44,24 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         r#"{"type":"message","id":"b2c3d4e5","parentId":"a1b2c3d4","timestamp":"2026-11-30T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"done"}],"stopReason":"stop","timestamp":1764496802000}}"#,
     ]
     .join("\n");
+    let qwen = [
+        r#"{"uuid":"q1","parentUuid":null,"sessionId":"s","timestamp":"2026-11-30T10:00:00.000Z","type":"user","cwd":"/src","version":"0.5.0","message":{"role":"user","parts":[{"text":"fix the 解析器"}]}}"#,
+        r#"{"uuid":"q2","parentUuid":"q1","sessionId":"s","timestamp":"2026-11-30T10:00:01.000Z","type":"assistant","cwd":"/src","version":"0.5.0","model":"qwen3-coder","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"read_file","args":{"path":"a.rs"}}}]}}"#,
+        r#"{"uuid":"q3","parentUuid":"q2","sessionId":"s","timestamp":"2026-11-30T10:00:02.000Z","type":"tool_result","cwd":"/src","version":"0.5.0","message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"fn main() {}"}}}]}}"#,
+        r#"{"uuid":"q4","parentUuid":"q3","sessionId":"s","timestamp":"2026-11-30T10:00:03.000Z","type":"system","subtype":"ui_telemetry","cwd":"/src","version":"0.5.0","systemPayload":{"uiEvent":{}}}"#,
+    ]
+    .join("\n");
+    let copilot_cli = [
+        r#"{"type":"session.start","data":{"sessionId":"s","version":1,"producer":"copilot-agent","startTime":"2026-11-30T10:00:00.000Z"},"id":"e1","timestamp":"2026-11-30T10:00:00.000Z","parentId":null}"#,
+        r#"{"type":"user.message","data":{"content":"fix it","attachments":[]},"id":"e2","timestamp":"2026-11-30T10:00:01.000Z","parentId":"e1"}"#,
+        r#"{"type":"assistant.message","data":{"messageId":"m1","content":"done","toolRequests":[]},"id":"e3","timestamp":"2026-11-30T10:00:02.000Z","parentId":"e2"}"#,
+    ]
+    .join("\n");
     vec![
         (Claude, claude),
         (Pi, pi),
+        (Qwen, qwen),
+        (Copilot, copilot_cli),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),
@@ -60,13 +75,6 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
 /// Transcripts of agents annal does not read (yet), in the shapes their own code writes: each is
 /// detected as no format and stored by no importer, so `annal import` reports and skips it.
 fn unread() -> Vec<(&'static str, String)> {
-    let qwen = [
-        r#"{"uuid":"q1","parentUuid":null,"sessionId":"s","timestamp":"2026-11-30T10:00:00.000Z","type":"user","cwd":"/src","version":"0.5.0","message":{"role":"user","parts":[{"text":"fix the 解析器"}]}}"#,
-        r#"{"uuid":"q2","parentUuid":"q1","sessionId":"s","timestamp":"2026-11-30T10:00:01.000Z","type":"assistant","cwd":"/src","version":"0.5.0","model":"qwen3-coder","message":{"role":"model","parts":[{"functionCall":{"id":"c1","name":"read_file","args":{"path":"a.rs"}}}]}}"#,
-        r#"{"uuid":"q3","parentUuid":"q2","sessionId":"s","timestamp":"2026-11-30T10:00:02.000Z","type":"tool_result","cwd":"/src","version":"0.5.0","message":{"role":"user","parts":[{"functionResponse":{"id":"c1","name":"read_file","response":{"output":"fn main() {}"}}}]}}"#,
-        r#"{"uuid":"q4","parentUuid":"q3","sessionId":"s","timestamp":"2026-11-30T10:00:03.000Z","type":"system","subtype":"ui_telemetry","cwd":"/src","version":"0.5.0","systemPayload":{"uiEvent":{}}}"#,
-    ]
-    .join("\n");
     let kimi_context = [
         r#"{"role":"_system_prompt","content":"You are Kimi."}"#,
         r#"{"role":"user","content":"fix the 解析器　🦀"}"#,
@@ -81,12 +89,6 @@ fn unread() -> Vec<(&'static str, String)> {
         r#"{"timestamp":1764496802.5,"message":{"type":"TextPart","payload":{"type":"text","text":"ok"}}}"#,
     ]
     .join("\n");
-    let copilot_cli = [
-        r#"{"type":"session.start","data":{"sessionId":"s","version":1,"producer":"copilot-agent","startTime":"2026-11-30T10:00:00.000Z"},"id":"e1","timestamp":"2026-11-30T10:00:00.000Z","parentId":null}"#,
-        r#"{"type":"user.message","data":{"content":"fix it","attachments":[]},"id":"e2","timestamp":"2026-11-30T10:00:01.000Z","parentId":"e1"}"#,
-        r#"{"type":"assistant.message","data":{"messageId":"m1","content":"done","toolRequests":[]},"id":"e3","timestamp":"2026-11-30T10:00:02.000Z","parentId":"e2"}"#,
-    ]
-    .join("\n");
     let copilot_vscode = "{\n  \"version\": 3,\n  \"requesterUsername\": \"u\",\n  \"responderUsername\": \"GitHub Copilot\",\n  \"sessionId\": \"s\",\n  \"creationDate\": 1764496800000,\n  \"requests\": [\n    {\"requestId\": \"r1\", \"message\": {\"text\": \"fix it\", \"parts\": []}, \"response\": [{\"value\": \"done\"}]}\n  ]\n}\n";
     let copilot_log = [
         r#"{"kind":0,"v":{"version":3,"sessionId":"s","creationDate":1764496800000,"requests":[]}}"#,
@@ -97,10 +99,8 @@ fn unread() -> Vec<(&'static str, String)> {
     let continue_session = r#"{"sessionId":"s","title":"Fix it","workspaceDirectory":"file:///src","history":[{"message":{"role":"user","content":"fix it"},"contextItems":[]},{"message":{"role":"assistant","content":"done"},"contextItems":[]}]}"#;
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
-        ("Qwen Code chat JSONL", qwen),
         ("Kimi CLI context.jsonl", kimi_context),
         ("Kimi CLI wire.jsonl", kimi_wire),
-        ("Copilot CLI events.jsonl", copilot_cli),
         ("Copilot Chat session JSON", copilot_vscode.to_owned()),
         ("Copilot Chat session log", copilot_log),
         ("Continue session", continue_session.to_owned()),

@@ -426,3 +426,88 @@ fn pi_sessions_by_project_folder_and_the_override() -> TestResult {
     assert!(annal.verify(None)?.is_ok());
     Ok(())
 }
+
+#[test]
+fn qwen_chats_and_sub_agents_under_both_roots() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let record = |uuid: &str, session: &str, kind: &str, text: &str, agent: Option<&str>| {
+        let role = if kind == "user" { "user" } else { "model" };
+        let mut line = serde_json::json!({"uuid": uuid, "parentUuid": null, "sessionId": session,
+            "timestamp": "2026-11-30T10:00:00.000Z", "type": kind, "cwd": "/home/u/app", "version": "0.5.0",
+            "message": {"role": role, "parts": [{"text": text}]}});
+        if let Some(agent) = agent {
+            line["isSidechain"] = true.into();
+            line["agentId"] = agent.into();
+        }
+        format!("{line}\n")
+    };
+    let project = home.path().join(".qwen/projects/-home-u-app");
+    fs::create_dir_all(project.join("chats"))?;
+    fs::create_dir_all(project.join("subagents/s1"))?;
+    let chat = project.join("chats/s1.jsonl");
+    fs::write(&chat, record("q1", "s1", "user", TEXT, None) + &record("q2", "s1", "assistant", "ok", None))?;
+    fs::write(project.join("subagents/s1/agent-x1.jsonl"), record("a1", "s1", "user", "look", Some("x1")))?;
+    // Elsewhere under the root: never read.
+    fs::write(home.path().join(".qwen/projects/notes.jsonl"), record("n1", "n", "user", "no", None))?;
+    let runtime = home.path().join("rt/projects/-w/chats");
+    fs::create_dir_all(&runtime)?;
+    fs::write(runtime.join("s2.jsonl"), record("r1", "s2", "user", "runtime 🦀", None))?;
+
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let mut qwen = options(home.path(), &[Agent::Qwen]);
+    qwen.environment = Environment::with_home(home.path()).var("QWEN_RUNTIME_DIR", home.path().join("rt"));
+    let report = annal.sync(&qwen)?;
+    let source = source(&report, Agent::Qwen);
+    assert_eq!((source.units, source.records_new), (3, 4), "{report:?}");
+    assert!(source.problems.is_empty(), "{:?}", source.problems);
+    assert_eq!((session_len(&annal, "s1")?, session_len(&annal, "s1/agent-x1")?), (2, 1));
+    assert_eq!(session_len(&annal, "s2")?, 1);
+    append(&chat, &record("q3", "s1", "assistant", "more", None))?;
+    assert_eq!(self::source(&annal.sync(&qwen)?, Agent::Qwen).records_new, 1);
+    assert!(annal.verify(None)?.is_ok());
+    Ok(())
+}
+
+#[test]
+fn copilot_cli_sessions_in_its_state_folder() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let event = |id: &str, kind: &str, data: serde_json::Value| {
+        let line = serde_json::json!({"type": kind, "data": data, "id": id,
+            "timestamp": "2026-11-30T10:00:00.000Z", "parentId": null});
+        format!("{line}\n")
+    };
+    let session = home.path().join(".copilot/session-state/5f0c2e9a");
+    fs::create_dir_all(&session)?;
+    let file = session.join("events.jsonl");
+    let start = event(
+        "e1",
+        "session.start",
+        serde_json::json!({"sessionId": "5f0c2e9a", "producer": "copilot-agent"}),
+    );
+    fs::write(&file, start + &event("e2", "user.message", serde_json::json!({"content": TEXT})))?;
+    fs::write(session.join("workspace.yaml"), "id: 5f0c2e9a\n")?;
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let copilot = options(home.path(), &[Agent::Copilot]);
+    let report = annal.sync(&copilot)?;
+    assert_eq!((source(&report, Agent::Copilot).units, source(&report, Agent::Copilot).records_new), (1, 2));
+    assert_eq!(session_len(&annal, "5f0c2e9a")?, 2);
+    append(
+        &file,
+        &event("e3", "assistant.message", serde_json::json!({"messageId": "m1", "content": "done"})),
+    )?;
+    assert_eq!(source(&annal.sync(&copilot)?, Agent::Copilot).records_new, 1);
+
+    // COPILOT_HOME moves the whole folder.
+    let moved = home.path().join("cp/session-state/s2");
+    fs::create_dir_all(&moved)?;
+    fs::write(
+        moved.join("events.jsonl"),
+        event("f1", "user.message", serde_json::json!({"content": "moved 🦀"})),
+    )?;
+    let mut elsewhere = options(home.path(), &[Agent::Copilot]);
+    elsewhere.environment = Environment::with_home(home.path()).var("COPILOT_HOME", home.path().join("cp"));
+    assert_eq!(source(&annal.sync(&elsewhere)?, Agent::Copilot).records_new, 1);
+    assert_eq!(session_len(&annal, "s2")?, 1, "a session without its start event is named by its folder");
+    assert!(annal.verify(None)?.is_ok());
+    Ok(())
+}

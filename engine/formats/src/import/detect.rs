@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
-use super::{aider, claude, cline, codex, gemini, pi, ParseOptions, TranscriptFormat};
+use super::{aider, claude, cline, codex, copilot, gemini, pi, qwen, ParseOptions, TranscriptFormat};
 use crate::export::EXPORT_FORMAT;
 
 /// How many JSON lines to look at before giving up: early lines of unknown kinds (a new
@@ -82,12 +82,18 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     if gemini::is_gemini_line(map) {
         return Some(TranscriptFormat::Gemini);
     }
+    if copilot::is_copilot_line(map) {
+        return Some(TranscriptFormat::Copilot);
+    }
     // Before Codex: Pi's entries share type names with an older rollout's bare items.
     if pi::is_pi_signature(map) {
         return Some(TranscriptFormat::Pi);
     }
     if codex::is_codex_line(map) {
         return Some(TranscriptFormat::Codex);
+    }
+    if qwen::is_qwen_line(map) {
+        return Some(TranscriptFormat::Qwen);
     }
     if claude::is_claude_line(map) {
         return Some(TranscriptFormat::Claude);

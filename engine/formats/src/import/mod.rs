@@ -19,6 +19,7 @@ mod anthropic;
 mod claude;
 mod cline;
 mod codex;
+mod copilot;
 mod crush;
 mod detect;
 mod gemini;
@@ -27,6 +28,7 @@ mod lines;
 mod opencode;
 mod opencode_rows;
 mod pi;
+mod qwen;
 mod responses;
 mod session;
 
@@ -63,14 +65,20 @@ pub enum TranscriptFormat {
     Cline,
     /// A Pi coding agent session JSONL: a `session` header, then entries.
     Pi,
+    /// Qwen Code chat JSONL: one `ChatRecord` per line, Google GenAI message parts.
+    Qwen,
+    /// GitHub Copilot CLI session events (`events.jsonl`).
+    Copilot,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 8] = [
+    pub const ALL: [TranscriptFormat; 10] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Pi,
+        TranscriptFormat::Qwen,
+        TranscriptFormat::Copilot,
         TranscriptFormat::Codex,
         TranscriptFormat::Claude,
         TranscriptFormat::OpenCode,
@@ -79,7 +87,7 @@ impl TranscriptFormat {
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -90,6 +98,8 @@ impl TranscriptFormat {
             TranscriptFormat::Aider => "aider",
             TranscriptFormat::Cline => "cline",
             TranscriptFormat::Pi => "pi",
+            TranscriptFormat::Qwen => "qwen",
+            TranscriptFormat::Copilot => "copilot",
         }
     }
 
@@ -231,11 +241,12 @@ pub const AIDER_LOG: &str = ".aider.chat.history.md";
 
 /// The name a transcript file gives a session that carries no id of its own: the file's stem,
 /// without a compression suffix (`rollout-….jsonl.zst`); for a Cline or Roo Code task file
-/// (`<task id>/api_conversation_history.json`) the task folder's name, and for an aider log
+/// (`<task id>/api_conversation_history.json`) or a Copilot CLI session (`<session>/events.jsonl`)
+/// the folder's name, and for an aider log
 /// (`<project>/.aider.chat.history.md`) the project folder's name.
 pub fn transcript_stem(path: &std::path::Path) -> String {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    if name == "api_conversation_history.json" {
+    if name == "api_conversation_history.json" || name == "events.jsonl" {
         if let Some(task) = path.parent().and_then(std::path::Path::file_name) {
             return task.to_string_lossy().into_owned();
         }
@@ -294,6 +305,8 @@ pub fn parse_transcript_with(
         TranscriptFormat::Aider => aider::parse(bytes, stem, options),
         TranscriptFormat::Cline => cline::parse(bytes, stem, options),
         TranscriptFormat::Pi => pi::parse(bytes, stem, options),
+        TranscriptFormat::Qwen => qwen::parse(bytes, stem, options),
+        TranscriptFormat::Copilot => copilot::parse(bytes, stem, options),
     }
 }
 
@@ -389,6 +402,7 @@ mod tests {
         assert_eq!(transcript_stem(Path::new("a/b/5c03.jsonl")), "5c03");
         assert_eq!(transcript_stem(Path::new("s/2025/01/02/rollout-x.jsonl.zst")), "rollout-x");
         assert_eq!(transcript_stem(Path::new("tasks/1733/api_conversation_history.json")), "1733");
+        assert_eq!(transcript_stem(Path::new("session-state/5f0c/events.jsonl")), "5f0c");
         assert_eq!(transcript_stem(Path::new("code/app/.aider.chat.history.md")), "app");
         assert_eq!(transcript_stem(Path::new("logs/app__.aider.chat.history.md")), "app__");
         assert_eq!(transcript_stem(Path::new("noext")), "noext");
