@@ -37,11 +37,13 @@ pub enum Agent {
     Qwen,
     /// GitHub Copilot CLI.
     Copilot,
+    /// Continue (VS Code and JetBrains extensions, and its `cn` CLI).
+    Continue,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 12] = [
+    pub const ALL: [Agent; 13] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -54,6 +56,7 @@ impl Agent {
         Agent::Pi,
         Agent::Qwen,
         Agent::Copilot,
+        Agent::Continue,
     ];
 
     /// The name on the command line.
@@ -71,6 +74,7 @@ impl Agent {
             Agent::Pi => "pi",
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
+            Agent::Continue => "continue",
         }
     }
 
@@ -89,6 +93,7 @@ impl Agent {
             Agent::Pi => "Pi",
             Agent::Qwen => "Qwen Code",
             Agent::Copilot => "GitHub Copilot CLI",
+            Agent::Continue => "Continue",
         }
     }
 
@@ -160,6 +165,10 @@ impl Agent {
                         .or_else(|| env.in_home(".copilot"))
                 });
                 root.map(|r| r.join("session-state")).into_iter().collect()
+            }
+            Agent::Continue => {
+                let root = env.dir_var("CONTINUE_GLOBAL_DIR").or_else(|| env.in_home(".continue"));
+                root.map(|r| r.join("sessions")).into_iter().collect()
             }
         };
         out.dedup();

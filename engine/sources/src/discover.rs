@@ -190,6 +190,11 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
         }
         // `session-state/<session>/events.jsonl`.
         Agent::Copilot => (name == "events.jsonl").then_some(transcript(TranscriptFormat::Copilot)),
+        // `sessions/<session>.json` beside the `sessions.json` index.
+        Agent::Continue => {
+            let session = parent == "sessions" && name.ends_with(".json") && name != "sessions.json";
+            session.then_some(transcript(TranscriptFormat::Continue))
+        }
         Agent::OpenCode | Agent::Goose => None,
     }
 }

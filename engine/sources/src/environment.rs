@@ -7,9 +7,10 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The environment variables through which agents move their folders.
-pub const OVERRIDES: [&str; 10] = [
+pub const OVERRIDES: [&str; 11] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
+    "CONTINUE_GLOBAL_DIR",
     "COPILOT_HOME",
     "GEMINI_CLI_HOME",
     "GOOSE_PATH_ROOT",

@@ -57,11 +57,13 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         r#"{"type":"assistant.message","data":{"messageId":"m1","content":"done","toolRequests":[]},"id":"e3","timestamp":"2026-11-30T10:00:02.000Z","parentId":"e2"}"#,
     ]
     .join("\n");
+    let continue_session = r#"{"sessionId":"s","title":"Fix it","workspaceDirectory":"file:///src","history":[{"message":{"role":"user","content":"fix it"},"contextItems":[]},{"message":{"role":"assistant","content":"done"},"contextItems":[]}]}"#;
     vec![
         (Claude, claude),
         (Pi, pi),
         (Qwen, qwen),
         (Copilot, copilot_cli),
+        (Continue, continue_session.to_owned()),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),
@@ -96,14 +98,12 @@ fn unread() -> Vec<(&'static str, String)> {
         r#"{"kind":1,"k":["requests",0,"response"],"v":[{"value":"done"}]}"#,
     ]
     .join("\n");
-    let continue_session = r#"{"sessionId":"s","title":"Fix it","workspaceDirectory":"file:///src","history":[{"message":{"role":"user","content":"fix it"},"contextItems":[]},{"message":{"role":"assistant","content":"done"},"contextItems":[]}]}"#;
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         ("Kimi CLI context.jsonl", kimi_context),
         ("Kimi CLI wire.jsonl", kimi_wire),
         ("Copilot Chat session JSON", copilot_vscode.to_owned()),
         ("Copilot Chat session log", copilot_log),
-        ("Continue session", continue_session.to_owned()),
         ("OpenHands event", openhands_event.to_owned()),
     ]
 }

@@ -511,3 +511,42 @@ fn copilot_cli_sessions_in_its_state_folder() -> TestResult {
     assert!(annal.verify(None)?.is_ok());
     Ok(())
 }
+
+#[test]
+fn continue_sessions_rewritten_whole_are_stored_once_and_grow() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let folder = home.path().join(".continue/sessions");
+    fs::create_dir_all(&folder)?;
+    let item = |role: &str, text: &str| serde_json::json!({"message": {"role": role, "content": text}, "contextItems": []});
+    let session = |history: Vec<serde_json::Value>, title: &str| {
+        serde_json::to_string_pretty(&serde_json::json!({"sessionId": "c1", "title": title,
+            "workspaceDirectory": "file:///src", "history": history}))
+    };
+    let file = folder.join("c1.json");
+    fs::write(&file, session(vec![item("user", TEXT), item("assistant", "Reading")], "New Session")?)?;
+    // The index beside the sessions: not a session, never read.
+    fs::write(
+        folder.join("sessions.json"),
+        r#"[{"sessionId":"c1","title":"New Session","dateCreated":"1764496800000","workspaceDirectory":"file:///src"}]"#,
+    )?;
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let sync = options(home.path(), &[Agent::Continue]);
+    let first = annal.sync(&sync)?;
+    assert_eq!((source(&first, Agent::Continue).units, source(&first, Agent::Continue).records_new), (1, 3));
+    assert!(
+        source(&first, Agent::Continue).problems.is_empty(),
+        "{:?}",
+        source(&first, Agent::Continue).problems
+    );
+
+    // Saved again: the streamed reply completed, one more item, a new title.
+    let history = vec![item("user", TEXT), item("assistant", "Reading it. Done."), item("user", "thanks 🦀")];
+    fs::write(&file, session(history, "Fix the parser")?)?;
+    let second = annal.sync(&sync)?;
+    // The changed reply as a revision, the new item, the new session fields.
+    assert_eq!(source(&second, Agent::Continue).records_new, 3, "{second:?}");
+    assert_eq!(session_len(&annal, "c1")?, 6);
+    assert_eq!(source(&annal.sync(&sync)?, Agent::Continue).records_new, 0);
+    assert!(annal.verify(None)?.is_ok());
+    Ok(())
+}

@@ -6,7 +6,9 @@ use serde_json::{Map, Value};
 
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
-use super::{aider, claude, cline, codex, copilot, gemini, pi, qwen, ParseOptions, TranscriptFormat};
+use super::{
+    aider, claude, cline, codex, continue_dev, copilot, gemini, pi, qwen, ParseOptions, TranscriptFormat,
+};
 use crate::export::EXPORT_FORMAT;
 
 /// How many JSON lines to look at before giving up: early lines of unknown kinds (a new
@@ -66,6 +68,8 @@ fn classify_document(bytes: &[u8]) -> Option<TranscriptFormat> {
         Some(TranscriptFormat::OpenCode)
     } else if gemini::is_gemini_document(bytes) {
         Some(TranscriptFormat::Gemini)
+    } else if continue_dev::is_continue_document(bytes) {
+        Some(TranscriptFormat::Continue)
     } else {
         None
     }
@@ -77,6 +81,9 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     }
     if map.contains_key("info") && map.get("messages").is_some_and(Value::is_array) {
         return Some(TranscriptFormat::OpenCode);
+    }
+    if continue_dev::is_continue_session(map) {
+        return Some(TranscriptFormat::Continue);
     }
     // Before Claude Code: a Gemini CLI log's header names a `sessionId` too.
     if gemini::is_gemini_line(map) {

@@ -19,6 +19,7 @@ mod anthropic;
 mod claude;
 mod cline;
 mod codex;
+mod continue_dev;
 mod copilot;
 mod crush;
 mod detect;
@@ -69,11 +70,13 @@ pub enum TranscriptFormat {
     Qwen,
     /// GitHub Copilot CLI session events (`events.jsonl`).
     Copilot,
+    /// A Continue session (`~/.continue/sessions/<id>.json`), rewritten whole on every save.
+    Continue,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 10] = [
+    pub const ALL: [TranscriptFormat; 11] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Pi,
@@ -83,11 +86,12 @@ impl TranscriptFormat {
         TranscriptFormat::Claude,
         TranscriptFormat::OpenCode,
         TranscriptFormat::Cline,
+        TranscriptFormat::Continue,
         TranscriptFormat::Aider,
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -100,6 +104,7 @@ impl TranscriptFormat {
             TranscriptFormat::Pi => "pi",
             TranscriptFormat::Qwen => "qwen",
             TranscriptFormat::Copilot => "copilot",
+            TranscriptFormat::Continue => "continue",
         }
     }
 
@@ -307,6 +312,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::Pi => pi::parse(bytes, stem, options),
         TranscriptFormat::Qwen => qwen::parse(bytes, stem, options),
         TranscriptFormat::Copilot => copilot::parse(bytes, stem, options),
+        TranscriptFormat::Continue => continue_dev::parse(bytes, stem, options),
     }
 }
 

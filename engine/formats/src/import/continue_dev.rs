@@ -1,0 +1,234 @@
+//! Continue sessions (`~/.continue/sessions/<session>.json`): one JSON document per session,
+//! `{sessionId, title, workspaceDirectory, history: [...], mode?, chatModelTitle?, usage?}`,
+//! rewritten whole on every save (the VS Code and JetBrains extensions and the `cn` CLI share it).
+//!
+//! Each history item `{message, contextItems, reasoning?, toolCallStates?, conversationSummary?,
+//! …}` is one record, `continue:<session>:<index>` (from 1): a `user` message a user record of
+//! its text and images, `assistant` an assistant record of its text and `toolCalls` (the item's
+//! `reasoning.text` as thinking before them), `thinking` an assistant record of thinking, `tool`
+//! a tool record of the result for its `toolCallId`, `system` a system record. The rest of the
+//! item (context items, tool call states, a `conversationSummary` that compacted what came
+//! before) stays in `meta`. The session's own fields, which change on every save, follow in a
+//! system record whose entryId names a hash of them. An item changed by a later save (Continue
+//! rewrites the last one as it streams, and edits earlier ones) is stored by the loader as a
+//! revision of the one stored before; a save that adds items adds their records.
+
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use super::session::{data_url_blob, put, put_all, str_of, take_str, text_of, usable_name, SessionBuilder};
+use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
+use annal_engine::{canonical_json, Block, Record, Role};
+
+/// Message roles Continue writes.
+const ROLES: [&str; 5] = ["user", "assistant", "thinking", "tool", "system"];
+
+pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
+    let mut parsed = ParsedTranscript::default();
+    if bytes.len() > options.max_document_bytes {
+        let reason = SkipReason::TooLarge { bytes: bytes.len(), limit: options.max_document_bytes };
+        parsed.skipped.push(Skipped { line: 1, reason });
+        return parsed;
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut document = match serde_json::from_slice::<Value>(bytes) {
+        Ok(Value::Object(document)) => document,
+        Ok(_) => {
+            let reason = SkipReason::Invalid("a Continue session is a JSON object".into());
+            parsed.skipped.push(Skipped { line: 1, reason });
+            return parsed;
+        }
+        Err(err) => {
+            let reason = if err.is_eof() { SkipReason::Truncated } else { super::lines::json_error(&err) };
+            parsed.skipped.push(Skipped { line: err.line().max(1), reason });
+            return parsed;
+        }
+    };
+    let name = str_of(&document, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
+    let items = match document.remove("history") {
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            document.insert("history".into(), other);
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    let mut builder = SessionBuilder::new("continue", true);
+    for (index, item) in items.into_iter().enumerate() {
+        let (record, known) = item_record(item, &format!("continue:{name}:{}", index + 1));
+        *if known { &mut parsed.recognised } else { &mut parsed.unrecognised } += 1;
+        builder.push(index + 1, record, None);
+    }
+    let session_fields = document.contains_key("sessionId") && document.contains_key("title");
+    *if session_fields { &mut parsed.recognised } else { &mut parsed.unrecognised } += 1;
+    builder.push(0, session_record(&name, document), None);
+    parsed.sessions.push(builder.finish(name, None, None, &[]));
+    parsed
+}
+
+/// Whether a parsed document is a Continue session (see [`is_continue_document`]).
+pub(super) fn is_continue_session(map: &Map<String, Value>) -> bool {
+    let item_ok = |item: &Value| {
+        let role = item.get("message").and_then(|message| message.get("role")).and_then(Value::as_str);
+        role.is_some_and(|role| ROLES.contains(&role)) && item.get("contextItems").is_some()
+    };
+    map.get("sessionId").is_some_and(Value::is_string)
+        && map.contains_key("title")
+        && map.get("history").and_then(Value::as_array).is_some_and(|items| items.iter().all(item_ok))
+}
+
+/// Whether `bytes` is a Continue session: an object with a string `sessionId`, a `title` and a
+/// `history` whose items hold a `message` with a role Continue writes and their `contextItems`.
+pub(super) fn is_continue_document(bytes: &[u8]) -> bool {
+    #[derive(Deserialize)]
+    struct Probe {
+        #[serde(rename = "sessionId")]
+        _session_id: String,
+        #[serde(rename = "title")]
+        _title: Value,
+        history: Vec<Item>,
+    }
+    #[derive(Deserialize)]
+    struct Item {
+        message: Message,
+        #[serde(rename = "contextItems")]
+        _context_items: Value,
+    }
+    #[derive(Deserialize)]
+    struct Message {
+        role: String,
+    }
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    serde_json::from_slice::<Probe>(bytes)
+        .is_ok_and(|probe| probe.history.iter().all(|item| ROLES.contains(&item.message.role.as_str())))
+}
+
+/// One history item as a record with `entry_id`, and whether it is an item Continue writes.
+fn item_record(item: Value, entry_id: &str) -> (Record, bool) {
+    let mut record = Record::new(entry_id.to_owned(), Role::System, Vec::new());
+    let Value::Object(mut item) = item else {
+        put(&mut record.meta, "value", &item);
+        return (record, false);
+    };
+    let Some(Value::Object(mut message)) = item.remove("message") else {
+        put_all(&mut record.meta, item);
+        return (record, false);
+    };
+    let role = str_of(&message, "role").unwrap_or_default().to_owned();
+    let known = ROLES.contains(&role.as_str()) && item.contains_key("contextItems");
+    let mut extra = Map::new();
+    match role.as_str() {
+        "user" | "system" => {
+            record.role = if role == "user" { Role::User } else { Role::System };
+            extra = content_into(message.remove("content"), &mut record.blocks);
+        }
+        "assistant" => {
+            record.role = Role::Assistant;
+            if let Some(Value::Object(reasoning)) = item.get_mut("reasoning") {
+                if let Some(text) = take_str(reasoning, "text").filter(|text| !text.is_empty()) {
+                    record.blocks.push(Block::Thinking { text });
+                }
+            }
+            extra = content_into(message.remove("content"), &mut record.blocks);
+            if let Some(Value::Array(calls)) = message.remove("toolCalls") {
+                let mut left = Vec::new();
+                for call in calls {
+                    match tool_call(&call) {
+                        Some(block) => record.blocks.push(block),
+                        None => left.push(call),
+                    }
+                }
+                if !left.is_empty() {
+                    message.insert("toolCalls".into(), Value::Array(left));
+                }
+            }
+        }
+        "thinking" => {
+            record.role = Role::Assistant;
+            if let Some(text) = take_str(&mut message, "content") {
+                record.blocks.push(Block::Thinking { text });
+            }
+        }
+        "tool" => {
+            record.role = Role::Tool;
+            let call_id = take_str(&mut message, "toolCallId").unwrap_or_default();
+            let output = message.remove("content").map(|content| text_of(&content)).unwrap_or_default();
+            record.blocks.push(Block::ToolResult { call_id, tool: String::new(), is_error: false, output });
+        }
+        _ => {}
+    }
+    if !extra.is_empty() {
+        put(&mut record.meta, "contentExtra", &Value::Object(extra));
+    }
+    put(&mut record.meta, "message", &Value::Object(message));
+    put_all(&mut record.meta, item);
+    (record, known)
+}
+
+/// A `{id, type: "function", function: {name, arguments}}` call as a call block.
+fn tool_call(call: &Value) -> Option<Block> {
+    let call_id = call.get("id")?.as_str()?.to_owned();
+    let function = call.get("function")?;
+    let tool = function.get("name")?.as_str()?.to_owned();
+    let input = function.get("arguments").map_or_else(|| "{}".to_owned(), text_of);
+    Some(Block::ToolCall { call_id, tool, input, target: String::new() })
+}
+
+/// Message content (a string, or text and image parts) as blocks; returns, keyed by part index,
+/// what no block holds.
+fn content_into(content: Option<Value>, blocks: &mut Vec<Block>) -> Map<String, Value> {
+    let mut extra = Map::new();
+    let parts = match content {
+        None => return extra,
+        Some(Value::String(text)) => {
+            blocks.push(Block::Text { text });
+            return extra;
+        }
+        Some(Value::Array(parts)) => parts,
+        Some(other) => {
+            extra.insert("content".into(), other);
+            return extra;
+        }
+    };
+    for (index, part) in parts.into_iter().enumerate() {
+        let Value::Object(mut part) = part else {
+            extra.insert(index.to_string(), part);
+            continue;
+        };
+        let block = match str_of(&part, "type") {
+            Some("text") => take_str(&mut part, "text").map(|text| Block::Text { text }),
+            Some("imageUrl") => {
+                let url = part.get("imageUrl").and_then(|image| image.get("url")).and_then(Value::as_str);
+                let blob = url.and_then(data_url_blob);
+                if blob.is_some() {
+                    part.remove("imageUrl");
+                }
+                blob
+            }
+            _ => None,
+        };
+        if let Some(block) = block {
+            blocks.push(block);
+            part.remove("type");
+        }
+        if !part.is_empty() {
+            extra.insert(index.to_string(), Value::Object(part));
+        }
+    }
+    extra
+}
+
+/// The session's own fields as a system record named by their hash.
+fn session_record(name: &str, fields: Map<String, Value>) -> Record {
+    let fields = Value::Object(fields);
+    let hash = blake3::hash(canonical_json(&fields).as_bytes()).to_hex();
+    let mut record =
+        Record::new(format!("continue:{name}:session:{}", &hash.as_str()[..16]), Role::System, vec![]);
+    if let Value::Object(fields) = fields {
+        put_all(&mut record.meta, fields);
+    }
+    record
+}
+
+#[cfg(test)]
+mod tests;
