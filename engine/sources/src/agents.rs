@@ -39,11 +39,13 @@ pub enum Agent {
     Copilot,
     /// Continue (VS Code and JetBrains extensions, and its `cn` CLI).
     Continue,
+    /// GitHub Copilot Chat in VS Code (and VS Code Insiders, VSCodium, a remote server).
+    VsCode,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 13] = [
+    pub const ALL: [Agent; 14] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -57,6 +59,7 @@ impl Agent {
         Agent::Qwen,
         Agent::Copilot,
         Agent::Continue,
+        Agent::VsCode,
     ];
 
     /// The name on the command line.
@@ -75,6 +78,7 @@ impl Agent {
             Agent::Qwen => "qwen",
             Agent::Copilot => "copilot",
             Agent::Continue => "continue",
+            Agent::VsCode => "vscode",
         }
     }
 
@@ -94,6 +98,7 @@ impl Agent {
             Agent::Qwen => "Qwen Code",
             Agent::Copilot => "GitHub Copilot CLI",
             Agent::Continue => "Continue",
+            Agent::VsCode => "GitHub Copilot Chat (VS Code)",
         }
     }
 
@@ -170,6 +175,7 @@ impl Agent {
                 let root = env.dir_var("CONTINUE_GLOBAL_DIR").or_else(|| env.in_home(".continue"));
                 root.map(|r| r.join("sessions")).into_iter().collect()
             }
+            Agent::VsCode => chat_storage(env),
         };
         out.dedup();
         out
@@ -189,6 +195,27 @@ fn expand_tilde(env: &Environment, dir: PathBuf) -> PathBuf {
         Ok(rest) => home.join(rest),
         Err(_) => dir,
     }
+}
+
+/// Where VS Code keeps chat sessions: every workspace's storage (`<id>/chatSessions/`), and the
+/// sessions of windows without a workspace and of those moved between windows, in each editor's
+/// user data and a remote server's.
+fn chat_storage(env: &Environment) -> Vec<PathBuf> {
+    let mut users: Vec<PathBuf> = Vec::new();
+    if let Some(config) = &env.config_dir {
+        users.extend(EDITORS.iter().map(|editor| config.join(editor).join("User")));
+    }
+    users.extend(env.in_home(".vscode-server/data/User"));
+    users
+        .into_iter()
+        .flat_map(|user| {
+            [
+                user.join("workspaceStorage"),
+                user.join("globalStorage/emptyWindowChatSessions"),
+                user.join("globalStorage/transferredChatSessions"),
+            ]
+        })
+        .collect()
 }
 
 /// The editors that run VS Code extensions, by the folder name of their user data.

@@ -195,6 +195,12 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
             let session = parent == "sessions" && name.ends_with(".json") && name != "sessions.json";
             session.then_some(transcript(TranscriptFormat::Continue))
         }
+        Agent::VsCode => {
+            let folders = ["chatSessions", "emptyWindowChatSessions", "transferredChatSessions"];
+            let session =
+                folders.contains(&parent.as_ref()) && (name.ends_with(".json") || name.ends_with(".jsonl"));
+            session.then_some(transcript(TranscriptFormat::VsCodeChat))
+        }
         Agent::OpenCode | Agent::Goose => None,
     }
 }

@@ -58,12 +58,21 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
     ]
     .join("\n");
     let continue_session = r#"{"sessionId":"s","title":"Fix it","workspaceDirectory":"file:///src","history":[{"message":{"role":"user","content":"fix it"},"contextItems":[]},{"message":{"role":"assistant","content":"done"},"contextItems":[]}]}"#;
+    let copilot_vscode = "{\n  \"version\": 3,\n  \"requesterUsername\": \"u\",\n  \"responderUsername\": \"GitHub Copilot\",\n  \"sessionId\": \"s\",\n  \"creationDate\": 1764496800000,\n  \"requests\": [\n    {\"requestId\": \"r1\", \"message\": {\"text\": \"fix it\", \"parts\": []}, \"response\": [{\"value\": \"done\"}]}\n  ]\n}\n";
+    let copilot_log = [
+        r#"{"kind":0,"v":{"version":3,"sessionId":"s","creationDate":1764496800000,"requests":[]}}"#,
+        r#"{"kind":2,"k":["requests"],"v":[{"requestId":"r1","message":{"text":"fix it","parts":[]},"response":[]}]}"#,
+        r#"{"kind":1,"k":["requests",0,"response"],"v":[{"value":"done"}]}"#,
+    ]
+    .join("\n");
     vec![
         (Claude, claude),
         (Pi, pi),
         (Qwen, qwen),
         (Copilot, copilot_cli),
         (Continue, continue_session.to_owned()),
+        (VsCodeChat, copilot_vscode.to_owned()),
+        (VsCodeChat, copilot_log),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),
@@ -91,19 +100,10 @@ fn unread() -> Vec<(&'static str, String)> {
         r#"{"timestamp":1764496802.5,"message":{"type":"TextPart","payload":{"type":"text","text":"ok"}}}"#,
     ]
     .join("\n");
-    let copilot_vscode = "{\n  \"version\": 3,\n  \"requesterUsername\": \"u\",\n  \"responderUsername\": \"GitHub Copilot\",\n  \"sessionId\": \"s\",\n  \"creationDate\": 1764496800000,\n  \"requests\": [\n    {\"requestId\": \"r1\", \"message\": {\"text\": \"fix it\", \"parts\": []}, \"response\": [{\"value\": \"done\"}]}\n  ]\n}\n";
-    let copilot_log = [
-        r#"{"kind":0,"v":{"version":3,"sessionId":"s","creationDate":1764496800000,"requests":[]}}"#,
-        r#"{"kind":2,"k":["requests"],"v":[{"requestId":"r1","message":{"text":"fix it","parts":[]},"response":[]}]}"#,
-        r#"{"kind":1,"k":["requests",0,"response"],"v":[{"value":"done"}]}"#,
-    ]
-    .join("\n");
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         ("Kimi CLI context.jsonl", kimi_context),
         ("Kimi CLI wire.jsonl", kimi_wire),
-        ("Copilot Chat session JSON", copilot_vscode.to_owned()),
-        ("Copilot Chat session log", copilot_log),
         ("OpenHands event", openhands_event.to_owned()),
     ]
 }

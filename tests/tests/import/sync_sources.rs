@@ -550,3 +550,60 @@ fn continue_sessions_rewritten_whole_are_stored_once_and_grow() -> TestResult {
     assert!(annal.verify(None)?.is_ok());
     Ok(())
 }
+
+#[test]
+fn copilot_chat_sessions_in_every_vs_code_storage() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let request = |id: &str, text: &str, reply: &str| {
+        serde_json::json!({"requestId": id, "timestamp": 1_764_496_800_000_u64, "message": {"text": text, "parts": []},
+            "response": [{"value": reply}]})
+    };
+    let state = |requests: Vec<serde_json::Value>| {
+        serde_json::json!({"version": 3, "requesterUsername": "u", "responderUsername": "GitHub Copilot",
+            "sessionId": "w1", "creationDate": 1_764_496_800_000_u64, "requests": requests})
+    };
+    let user = home.path().join(".config/Code/User");
+    let chats = user.join("workspaceStorage/0a1b2c/chatSessions");
+    fs::create_dir_all(&chats)?;
+    fs::write(
+        chats.join("w1.json"),
+        serde_json::to_string_pretty(&state(vec![request("r1", TEXT, "On it")]))?,
+    )?;
+    // The newer change log, in the storage of windows without a workspace.
+    let empty = user.join("globalStorage/emptyWindowChatSessions");
+    fs::create_dir_all(&empty)?;
+    let mut first = state(Vec::new());
+    first["sessionId"] = "e1".into();
+    let log = empty.join("e1.jsonl");
+    fs::write(&log, format!("{}\n", serde_json::json!({"kind": 0, "v": first})))?;
+    append(
+        &log,
+        &format!(
+            "{}\n",
+            serde_json::json!({"kind": 2, "k": ["requests"], "v": [request("r2", "hi 🦀", "")]})
+        ),
+    )?;
+    // Other files of a workspace's storage: never read.
+    fs::write(user.join("workspaceStorage/0a1b2c/workspace.json"), "{\"folder\":\"file:///src\"}")?;
+
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let sync = options(home.path(), &[Agent::VsCode]);
+    let first = annal.sync(&sync)?;
+    let report = source(&first, Agent::VsCode);
+    assert_eq!((report.units, report.records_new), (2, 6), "{report:?}");
+    assert!(report.problems.is_empty(), "{:?}", report.problems);
+    assert_eq!((session_len(&annal, "w1")?, session_len(&annal, "e1")?), (3, 3));
+
+    // The reply streams in: a change to the request's response, kept as a revision.
+    append(
+        &log,
+        &format!(
+            "{}\n",
+            serde_json::json!({"kind": 1, "k": ["requests", 0, "response"], "v": [{"value": "Hello"}]})
+        ),
+    )?;
+    assert_eq!(source(&annal.sync(&sync)?, Agent::VsCode).records_new, 1);
+    assert_eq!(session_len(&annal, "e1")?, 4);
+    assert!(annal.verify(None)?.is_ok());
+    Ok(())
+}

@@ -7,7 +7,8 @@ use serde_json::{Map, Value};
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
 use super::{
-    aider, claude, cline, codex, continue_dev, copilot, gemini, pi, qwen, ParseOptions, TranscriptFormat,
+    aider, claude, cline, codex, continue_dev, copilot, gemini, pi, qwen, vscode_chat, ParseOptions,
+    TranscriptFormat,
 };
 use crate::export::EXPORT_FORMAT;
 
@@ -70,6 +71,8 @@ fn classify_document(bytes: &[u8]) -> Option<TranscriptFormat> {
         Some(TranscriptFormat::Gemini)
     } else if continue_dev::is_continue_document(bytes) {
         Some(TranscriptFormat::Continue)
+    } else if vscode_chat::is_chat_session(bytes) {
+        Some(TranscriptFormat::VsCodeChat)
     } else {
         None
     }
@@ -84,6 +87,10 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     }
     if continue_dev::is_continue_session(map) {
         return Some(TranscriptFormat::Continue);
+    }
+    // A chat session written on one line, or the first line of its change log.
+    if vscode_chat::is_chat_line(map) {
+        return Some(TranscriptFormat::VsCodeChat);
     }
     // Before Claude Code: a Gemini CLI log's header names a `sessionId` too.
     if gemini::is_gemini_line(map) {

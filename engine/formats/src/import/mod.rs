@@ -32,6 +32,7 @@ mod pi;
 mod qwen;
 mod responses;
 mod session;
+mod vscode_chat;
 
 use std::fmt;
 
@@ -72,11 +73,13 @@ pub enum TranscriptFormat {
     Copilot,
     /// A Continue session (`~/.continue/sessions/<id>.json`), rewritten whole on every save.
     Continue,
+    /// A GitHub Copilot Chat session as VS Code stores it: the whole state, or a log of changes.
+    VsCodeChat,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 11] = [
+    pub const ALL: [TranscriptFormat; 12] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Pi,
@@ -87,11 +90,12 @@ impl TranscriptFormat {
         TranscriptFormat::OpenCode,
         TranscriptFormat::Cline,
         TranscriptFormat::Continue,
+        TranscriptFormat::VsCodeChat,
         TranscriptFormat::Aider,
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -105,6 +109,7 @@ impl TranscriptFormat {
             TranscriptFormat::Qwen => "qwen",
             TranscriptFormat::Copilot => "copilot",
             TranscriptFormat::Continue => "continue",
+            TranscriptFormat::VsCodeChat => "vscode",
         }
     }
 
@@ -313,6 +318,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::Qwen => qwen::parse(bytes, stem, options),
         TranscriptFormat::Copilot => copilot::parse(bytes, stem, options),
         TranscriptFormat::Continue => continue_dev::parse(bytes, stem, options),
+        TranscriptFormat::VsCodeChat => vscode_chat::parse(bytes, stem, options),
     }
 }
 
