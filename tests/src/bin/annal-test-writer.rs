@@ -16,8 +16,8 @@
 //! annal-test-writer index
 //!     reads commands on stdin, one a line, and answers each with one line starting "index: "
 //!     ("index: failed: REASON" when it cannot):
-//!       open DB [abort]       open the store and its index (abort: the indexer crashes the
-//!                             process where it would commit)
+//!       open DB [abort]       open the store and its index (abort: the indexer, started by
+//!                             the first wait, crashes the process where it would commit)
 //!       append SESSION ID W   append a user record with text W; answers "appended"
 //!       wait                  wait until searchable; answers "writing true|false"
 //!       search Q              answers the hit ids, space-separated
@@ -207,6 +207,9 @@ impl Indexer {
                     poll_interval: Duration::from_millis(20),
                     writer_memory_bytes: 16 << 20,
                     abort_before_commit: rest == ["abort"],
+                    // A crashing indexer starts at the first `wait`, not at open: started at
+                    // once, it could crash before `opened` is answered.
+                    indexer_on_demand: rest == ["abort"],
                     ..IndexOptions::default()
                 };
                 let index =
