@@ -4,5 +4,6 @@
 
 mod detect_formats;
 mod detection;
+mod sync_agents;
 mod sync_databases;
 mod sync_sources;
