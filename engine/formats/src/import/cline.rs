@@ -26,7 +26,7 @@
 use serde_json::Value;
 
 use super::anthropic::{content_blocks, Dialect};
-use super::lines::json_error;
+use super::lines::{document_body, json_error};
 use super::session::{put, put_all, str_of, take_str, SessionBuilder};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::rfc3339_from_millis;
@@ -34,12 +34,7 @@ use annal_engine::{Block, Record, Role};
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut parsed = ParsedTranscript::default();
-    if bytes.len() > options.max_document_bytes {
-        let reason = SkipReason::TooLarge { bytes: bytes.len(), limit: options.max_document_bytes };
-        parsed.skipped.push(Skipped { line: 1, reason });
-        return parsed;
-    }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let Some(bytes) = document_body(bytes, options, &mut parsed) else { return parsed };
     // Cline and Roo Code replace a closing user message when a task resumes (its content plus a
     // note, at the same index): read again, it is stored as a revision of the one stored now.
     let read = elements(bytes);

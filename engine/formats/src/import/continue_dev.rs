@@ -16,21 +16,20 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::session::{data_url_blob, put, put_all, str_of, take_str, text_of, usable_name, SessionBuilder};
+use super::lines::{document_body, json_error};
+use super::session::{
+    data_url_blob, fields_record, put, put_all, str_of, take_array, take_str, text_of, usable_name,
+    SessionBuilder,
+};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
-use annal_engine::{canonical_json, Block, Record, Role};
+use annal_engine::{Block, Record, Role};
 
 /// Message roles Continue writes.
 const ROLES: [&str; 5] = ["user", "assistant", "thinking", "tool", "system"];
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut parsed = ParsedTranscript::default();
-    if bytes.len() > options.max_document_bytes {
-        let reason = SkipReason::TooLarge { bytes: bytes.len(), limit: options.max_document_bytes };
-        parsed.skipped.push(Skipped { line: 1, reason });
-        return parsed;
-    }
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let Some(bytes) = document_body(bytes, options, &mut parsed) else { return parsed };
     let mut document = match serde_json::from_slice::<Value>(bytes) {
         Ok(Value::Object(document)) => document,
         Ok(_) => {
@@ -39,20 +38,13 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
             return parsed;
         }
         Err(err) => {
-            let reason = if err.is_eof() { SkipReason::Truncated } else { super::lines::json_error(&err) };
+            let reason = if err.is_eof() { SkipReason::Truncated } else { json_error(&err) };
             parsed.skipped.push(Skipped { line: err.line().max(1), reason });
             return parsed;
         }
     };
     let name = str_of(&document, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
-    let items = match document.remove("history") {
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            document.insert("history".into(), other);
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
+    let items = take_array(&mut document, "history");
     let mut builder = SessionBuilder::new("continue", true);
     for (index, item) in items.into_iter().enumerate() {
         let (record, known) = item_record(item, &format!("continue:{name}:{}", index + 1));
@@ -61,7 +53,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     }
     let session_fields = document.contains_key("sessionId") && document.contains_key("title");
     *if session_fields { &mut parsed.recognised } else { &mut parsed.unrecognised } += 1;
-    builder.push(0, session_record(&name, document), None);
+    builder.push(0, fields_record(&format!("continue:{name}"), document), None);
     parsed.sessions.push(builder.finish(name, None, None, &[]));
     parsed
 }
@@ -216,18 +208,6 @@ fn content_into(content: Option<Value>, blocks: &mut Vec<Block>) -> Map<String, 
         }
     }
     extra
-}
-
-/// The session's own fields as a system record named by their hash.
-fn session_record(name: &str, fields: Map<String, Value>) -> Record {
-    let fields = Value::Object(fields);
-    let hash = blake3::hash(canonical_json(&fields).as_bytes()).to_hex();
-    let mut record =
-        Record::new(format!("continue:{name}:session:{}", &hash.as_str()[..16]), Role::System, vec![]);
-    if let Value::Object(fields) = fields {
-        put_all(&mut record.meta, fields);
-    }
-    record
 }
 
 #[cfg(test)]

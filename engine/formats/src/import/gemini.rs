@@ -36,9 +36,9 @@ use serde_json::{Map, Value};
 
 use self::message::{Messages, MESSAGE_TYPES};
 use super::lines::{json_error, lines, read_line, LineValue};
-use super::session::{put, put_all, str_of, usable_name, SessionBuilder};
+use super::session::{fields_record, put, put_all, str_of, take_array, usable_name, SessionBuilder};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
-use annal_engine::{canonical_json, is_rfc3339};
+use annal_engine::is_rfc3339;
 use annal_engine::{Record, Role};
 
 mod message;
@@ -205,14 +205,7 @@ fn parse_document(document: Value, stem: &str) -> ParsedTranscript {
         return parsed;
     };
     let name = str_of(&document, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
-    let items = match document.remove("messages") {
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            document.insert("messages".into(), other);
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
+    let items = take_array(&mut document, "messages");
     let mut builder = SessionBuilder::new("gemini", true);
     let mut messages = Messages::default();
     for (index, item) in items.into_iter().enumerate() {
@@ -242,14 +235,9 @@ fn parse_document(document: Value, stem: &str) -> ParsedTranscript {
 
 /// The session's fields as a system record whose entryId names a hash of them.
 fn session_record(name: &str, fields: Map<String, Value>) -> Record {
-    let mut record = system_record();
-    record.timestamp = str_of(&fields, "lastUpdated").filter(|t| is_rfc3339(t)).map(str::to_owned);
-    let fields = Value::Object(fields);
-    let hash = blake3::hash(canonical_json(&fields).as_bytes()).to_hex();
-    record.entry_id = format!("gemini:{name}:session:{}", &hash.as_str()[..16]);
-    if let Value::Object(fields) = fields {
-        put_all(&mut record.meta, fields);
-    }
+    let timestamp = str_of(&fields, "lastUpdated").filter(|t| is_rfc3339(t)).map(str::to_owned);
+    let mut record = fields_record(&format!("gemini:{name}"), fields);
+    record.timestamp = timestamp;
     record
 }
 

@@ -105,6 +105,21 @@ pub(super) fn read_json_lines(
     }
 }
 
+/// The bytes of a whole-document transcript, without a byte-order mark; `None`, with the reason
+/// in `parsed.skipped`, when it is larger than [`ParseOptions::max_document_bytes`].
+pub(super) fn document_body<'b>(
+    bytes: &'b [u8],
+    options: &ParseOptions,
+    parsed: &mut ParsedTranscript,
+) -> Option<&'b [u8]> {
+    if bytes.len() > options.max_document_bytes {
+        let reason = SkipReason::TooLarge { bytes: bytes.len(), limit: options.max_document_bytes };
+        parsed.skipped.push(Skipped { line: 1, reason });
+        return None;
+    }
+    Some(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes))
+}
+
 /// Classifies a serde_json error, without its " at line L column C" suffix (the caller knows
 /// the line).
 pub(super) fn json_error(err: &serde_json::Error) -> SkipReason {

@@ -13,7 +13,8 @@ use serde_json::{Map, Value};
 
 use super::lines::json_error;
 use super::session::{
-    data_url_blob, put, put_all, str_of, take_str, text_of, usable_id, usable_name, SessionBuilder,
+    data_url_blob, put, put_all, str_of, take_array, take_str, text_of, usable_id, usable_name,
+    SessionBuilder,
 };
 use super::{ParseOptions, ParsedSession, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::canonical_json;
@@ -96,14 +97,7 @@ pub(super) fn export_session(mut document: Map<String, Value>, stem: &str) -> Pa
     let name = str_of(&info, "id").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     // A sub-agent's session names the session that spawned it.
     let parent = str_of(&info, "parentID").map(|id| canonical_json(&Value::String(id.to_owned())));
-    let messages = match document.remove("messages") {
-        Some(Value::Array(messages)) => messages,
-        Some(other) => {
-            document.insert("messages".into(), other);
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
+    let messages = take_array(&mut document, "messages");
     let mut builder = SessionBuilder::new("opencode", true);
     for (index, message) in messages.into_iter().enumerate() {
         // Derived ids count messages from 1, as lines are counted in the line formats.

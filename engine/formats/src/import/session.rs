@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::ParsedSession;
 use annal_engine::Hash;
 use annal_engine::{canonical_json, is_rfc3339};
-use annal_engine::{Block, Record};
+use annal_engine::{Block, Record, Role};
 
 /// The longest source id used as an entryId as is (the store's default limit); a longer one is
 /// replaced by a derived id so the record still appends.
@@ -241,6 +241,32 @@ fn nesting(value: &Value) -> usize {
         Value::Object(map) => 1 + map.values().map(nesting).max().unwrap_or(0),
         _ => 0,
     }
+}
+
+/// Takes the array under `key` out of `map`; anything else under it stays (for `meta`) and an
+/// empty list is returned.
+pub(super) fn take_array(map: &mut Map<String, Value>, key: &str) -> Vec<Value> {
+    match map.remove(key) {
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            map.insert(key.to_owned(), other);
+            Vec::new()
+        }
+        None => Vec::new(),
+    }
+}
+
+/// A whole-document session's own fields (those that change on every save) as a system record
+/// whose entryId is `<prefix>:session:<16 hex digits of their hash>`: a save that changes them
+/// adds one record, a save that does not adds none.
+pub(super) fn fields_record(prefix: &str, fields: Map<String, Value>) -> Record {
+    let fields = Value::Object(fields);
+    let hash = blake3::hash(canonical_json(&fields).as_bytes()).to_hex();
+    let mut record = Record::new(format!("{prefix}:session:{}", &hash.as_str()[..16]), Role::System, vec![]);
+    if let Value::Object(fields) = fields {
+        put_all(&mut record.meta, fields);
+    }
+    record
 }
 
 /// A JSON value as tool text: strings verbatim, anything else as canonical JSON.

@@ -18,19 +18,17 @@
 
 use serde_json::{Map, Value};
 
-use super::lines::{lines, read_line, LineValue};
-use super::session::{put, put_all, str_of, take_str, text_of, usable_id, usable_name, SessionBuilder};
+use super::lines::{document_body, lines, read_line, LineValue};
+use super::session::{
+    fields_record, put, put_all, str_of, take_array, take_str, text_of, usable_id, usable_name,
+    SessionBuilder,
+};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::{canonical_json, rfc3339_from_millis, Block, Record, Role};
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut parsed = ParsedTranscript::default();
-    if bytes.len() > options.max_document_bytes {
-        let reason = SkipReason::TooLarge { bytes: bytes.len(), limit: options.max_document_bytes };
-        parsed.skipped.push(Skipped { line: 1, reason });
-        return parsed;
-    }
-    let body = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let Some(body) = document_body(bytes, options, &mut parsed) else { return parsed };
     let state = match serde_json::from_slice::<Value>(body) {
         Ok(document) => Some(document),
         Err(_) => replay(body, options, &mut parsed),
@@ -44,14 +42,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         return parsed;
     };
     let name = str_of(&state, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
-    let requests = match state.remove("requests") {
-        Some(Value::Array(requests)) => requests,
-        Some(other) => {
-            state.insert("requests".into(), other);
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
+    let requests = take_array(&mut state, "requests");
     let mut builder = SessionBuilder::new("vscode", true);
     for (index, request) in requests.into_iter().enumerate() {
         let (records, known) = request_records(request, &name, index + 1);
@@ -61,7 +52,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         }
     }
     *if is_session(&state) { &mut parsed.recognised } else { &mut parsed.unrecognised } += 1;
-    builder.push(0, session_record(&name, state), None);
+    builder.push(0, fields_record(&format!("vscode:{name}"), state), None);
     parsed.sessions.push(builder.finish(name, None, None, &[]));
     parsed
 }
@@ -324,18 +315,6 @@ fn output_text(output: &Value) -> String {
     } else {
         texts.join("\n")
     }
-}
-
-/// The session's other fields as a system record named by their hash.
-fn session_record(name: &str, fields: Map<String, Value>) -> Record {
-    let fields = Value::Object(fields);
-    let hash = blake3::hash(canonical_json(&fields).as_bytes()).to_hex();
-    let mut record =
-        Record::new(format!("vscode:{name}:session:{}", &hash.as_str()[..16]), Role::System, vec![]);
-    if let Value::Object(fields) = fields {
-        put_all(&mut record.meta, fields);
-    }
-    record
 }
 
 #[cfg(test)]
