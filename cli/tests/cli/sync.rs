@@ -56,7 +56,7 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
         names,
         [
             "claude", "codex", "opencode", "gemini", "goose", "crush", "aider", "cline", "roo", "pi", "qwen",
-            "copilot", "continue", "vscode"
+            "copilot", "continue", "vscode", "zed"
         ]
     );
     assert_eq!(lines[0]["found"], true);

@@ -41,11 +41,13 @@ pub enum Agent {
     Continue,
     /// GitHub Copilot Chat in VS Code (and VS Code Insiders, VSCodium, a remote server).
     VsCode,
+    /// Zed's agent threads.
+    Zed,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 14] = [
+    pub const ALL: [Agent; 15] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -60,6 +62,7 @@ impl Agent {
         Agent::Copilot,
         Agent::Continue,
         Agent::VsCode,
+        Agent::Zed,
     ];
 
     /// The name on the command line.
@@ -79,6 +82,7 @@ impl Agent {
             Agent::Copilot => "copilot",
             Agent::Continue => "continue",
             Agent::VsCode => "vscode",
+            Agent::Zed => "zed",
         }
     }
 
@@ -99,6 +103,7 @@ impl Agent {
             Agent::Copilot => "GitHub Copilot CLI",
             Agent::Continue => "Continue",
             Agent::VsCode => "GitHub Copilot Chat (VS Code)",
+            Agent::Zed => "Zed",
         }
     }
 
@@ -176,6 +181,14 @@ impl Agent {
                 root.map(|r| r.join("sessions")).into_iter().collect()
             }
             Agent::VsCode => chat_storage(env),
+            // Zed's data folder: `zed` in the XDG data folder (`Zed` in the platform's elsewhere),
+            // or the Flatpak's.
+            Agent::Zed => {
+                let mut roots: Vec<PathBuf> =
+                    env.data_dirs().into_iter().flat_map(|d| [d.join("zed"), d.join("Zed")]).collect();
+                roots.extend(env.in_home(".var/app/dev.zed.Zed/data/zed"));
+                roots.into_iter().map(|root| root.join("threads")).collect()
+            }
         };
         out.dedup();
         out

@@ -26,6 +26,8 @@ pub enum UnitKind {
     CrushDb,
     /// goose's `sessions.db`.
     GooseDb,
+    /// Zed's `threads.db`.
+    ZedDb,
 }
 
 /// One file, folder or database to read.
@@ -77,6 +79,7 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
         match agent {
             Agent::OpenCode => walk.opencode(location),
             Agent::Goose => walk.file_if(location.join("sessions.db"), UnitKind::GooseDb),
+            Agent::Zed => walk.file_if(location.join("threads.db"), UnitKind::ZedDb),
             Agent::Crush | Agent::Aider => walk.dir(location, PROJECT_DEPTH_MAX),
             _ => walk.dir(location, AGENT_DEPTH_MAX),
         }
@@ -201,6 +204,6 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
                 folders.contains(&parent.as_ref()) && (name.ends_with(".json") || name.ends_with(".jsonl"));
             session.then_some(transcript(TranscriptFormat::VsCodeChat))
         }
-        Agent::OpenCode | Agent::Goose => None,
+        Agent::OpenCode | Agent::Goose | Agent::Zed => None,
     }
 }

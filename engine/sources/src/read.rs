@@ -77,7 +77,7 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             let file = if reading.held { Fingerprint::default() } else { file };
             Ok(from_db(reading, Cursor { file, ..Cursor::default() }, file.size, false))
         }
-        UnitKind::OpenCodeDb | UnitKind::CrushDb | UnitKind::GooseDb => {
+        UnitKind::OpenCodeDb | UnitKind::CrushDb | UnitKind::GooseDb | UnitKind::ZedDb => {
             let wal = Fingerprint::of_path(&wal_path(&unit.path));
             if previous.is_some_and(|p| p.file == file && p.wal == wal) {
                 return Err(NotRead::Unchanged);
@@ -86,6 +86,7 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             let reading = match unit.kind {
                 UnitKind::OpenCodeDb => db::opencode::read(&unit.path, since)?,
                 UnitKind::CrushDb => db::crush::read(&unit.path, since)?,
+                UnitKind::ZedDb => db::zed::read(&unit.path, since)?,
                 _ => db::goose::read(&unit.path, since)?,
             };
             // A message left for later is looked for again at the next pass, even if the

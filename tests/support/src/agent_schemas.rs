@@ -73,3 +73,14 @@ pub const GOOSE: &str = "
         CREATE INDEX IF NOT EXISTS idx_messages_timestamp ON messages(timestamp);
         CREATE INDEX IF NOT EXISTS idx_messages_message_id ON messages(message_id);
 ";
+
+/// Zed (`threads/threads.db`): the `threads` table of `crates/agent/src/db.rs` with the columns
+/// later versions add (`parent_id`, `folder_paths`, `folder_paths_order`, `created_at`).
+pub const ZED: &str = "
+        CREATE TABLE IF NOT EXISTS threads (id TEXT PRIMARY KEY, summary TEXT NOT NULL,
+            updated_at TEXT NOT NULL, data_type TEXT NOT NULL, data BLOB NOT NULL);
+        ALTER TABLE threads ADD COLUMN parent_id TEXT;
+        ALTER TABLE threads ADD COLUMN folder_paths TEXT;
+        ALTER TABLE threads ADD COLUMN folder_paths_order TEXT;
+        ALTER TABLE threads ADD COLUMN created_at TEXT;
+";

@@ -1,5 +1,5 @@
 //! `annal sync` through the facade (`annal::Annal::sync`, and `import_file` given a database's
-//! path) over the agents that keep sessions in SQLite (OpenCode, Crush, goose), with databases
+//! path) over the agents that keep sessions in SQLite (OpenCode, Crush, goose, Zed), with databases
 //! built from each agent's own schema where the agent puts them: found, read, read again only
 //! when the database or its write-ahead log changed, a message finished in place stored once
 //! complete, and a locked or unknown database reported while the rest is read.
@@ -222,5 +222,63 @@ fn crush_in_project_folders_and_goose_in_its_data_folder() -> TestResult {
     assert!(imported.failed.is_empty() && imported.skipped_rows.is_empty(), "{imported:?}");
     assert_eq!(session_len(&copy, "20261130_1")?, session_len(&annal, "20261130_1")?);
     assert_eq!(copy.import_file(goose_dir.join("sessions.db"), None)?.records_new, 0, "imported twice");
+    Ok(())
+}
+
+/// A Zed thread as Zed saves it: its JSON, zstd-compressed, upserted whole.
+fn zed_save(db: &Connection, id: &str, at: &str, messages: &[serde_json::Value]) -> TestResult {
+    let thread = serde_json::json!({"title": "Fix the parser", "version": "0.3.0", "updated_at": at,
+        "messages": messages});
+    let data = zstd::encode_all(thread.to_string().as_bytes(), 3)?;
+    db.execute(
+        "INSERT INTO threads (id, summary, updated_at, data_type, data) VALUES (?1, 'Fix the parser', ?2, 'zstd', ?3)
+         ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, data = excluded.data",
+        params![id, at, data],
+    )?;
+    Ok(())
+}
+
+#[test]
+fn zed_threads_saved_whole_are_read_from_their_cursor() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let dir = home.path().join(".local/share/zed/threads");
+    std::fs::create_dir_all(&dir)?;
+    let path = dir.join("threads.db");
+    let db = Connection::open(&path)?;
+    db.execute_batch("PRAGMA journal_mode = WAL;")?;
+    db.execute_batch(annal_support::agent_schemas::ZED)?;
+    let user = serde_json::json!({"User": {"id": "u1", "content": [{"Text": "fix the 解析器 🦀"}]}});
+    let reply = |text: &str| serde_json::json!({"Agent": {"content": [{"Text": text}], "tool_results": {}}});
+    zed_save(&db, "z1", "2026-11-30T10:00:00Z", &[user.clone(), reply("Reading")])?;
+    // A thread stored as plain JSON, as older Zed wrote them.
+    let old =
+        serde_json::json!({"title": "old", "updated_at": "2026-11-29T10:00:00Z", "messages": [user.clone()]});
+    db.execute(
+        "INSERT INTO threads (id, summary, updated_at, data_type, data) VALUES ('z0', 'old', '2026-11-29T10:00:00Z', 'json', ?1)",
+        params![old.to_string()],
+    )?;
+    settle(&path)?;
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let zed = options(home.path(), &[Agent::Zed], Vec::new());
+    let first = annal.sync(&zed)?;
+    let report = source(&first, Agent::Zed);
+    assert_eq!((report.units, report.records_new), (1, 5), "{report:?}");
+    assert!(report.problems.is_empty() && report.skipped.is_empty(), "{report:?}");
+    assert_eq!((session_len(&annal, "z1")?, session_len(&annal, "z0")?), (3, 2));
+
+    // Saved again: the reply completed and one more message; the old thread untouched.
+    zed_save(&db, "z1", "2026-11-30T10:01:00Z", &[user.clone(), reply("Reading it. Done."), user])?;
+    settle(&path)?;
+    let second = annal.sync(&zed)?;
+    // The changed reply as a revision, the new message, the thread's new fields.
+    assert_eq!(source(&second, Agent::Zed).records_new, 3, "{second:?}");
+    assert_eq!(session_len(&annal, "z1")?, 6);
+    assert_eq!(session_len(&annal, "z0")?, 2);
+    // Given by its path, as `annal import` takes it.
+    let copy = Annal::open(home.path().join("imported.redb"))?;
+    let imported = copy.import_file(&path, None)?;
+    assert_eq!(imported.agent, Some(Agent::Zed));
+    assert!(imported.failed.is_empty() && imported.skipped_rows.is_empty(), "{imported:?}");
+    assert!(annal.verify(None)?.is_ok());
     Ok(())
 }

@@ -33,6 +33,7 @@ mod qwen;
 mod responses;
 mod session;
 mod vscode_chat;
+mod zed;
 
 use std::fmt;
 
@@ -47,6 +48,7 @@ pub use self::responses::{
     record_from_responses_item, record_message_blocks, responses_item_text, responses_items, session_items,
     ItemError, RESPONSES_ITEM_KEY, RESPONSES_SEAL_KEY,
 };
+pub use self::zed::{parse_zed_thread, ZedThreadRow};
 
 /// The transcript formats annal can import.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

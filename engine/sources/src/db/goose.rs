@@ -154,7 +154,7 @@ fn sql_cursor(since_ms: Option<i64>) -> String {
 }
 
 /// Milliseconds of `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as SQLite writes it) or of RFC 3339 text.
-fn sql_time_ms(text: &str) -> Option<i64> {
+pub(super) fn sql_time_ms(text: &str) -> Option<i64> {
     let b = text.as_bytes();
     let shape = [4, 7, 13, 16].iter().zip(b"--::").all(|(&at, &c)| b.get(at) == Some(&c));
     if !shape || !matches!(b.get(10), Some(b' ' | b'T' | b't')) {

@@ -6,6 +6,7 @@ pub(crate) mod crush;
 pub(crate) mod goose;
 pub(crate) mod opencode;
 mod sqlite;
+pub(crate) mod zed;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -32,8 +33,8 @@ pub(crate) struct DbReading {
 }
 
 /// Reads the database at `path` whole, as the agent's whose tables it has: OpenCode's (a
-/// `part` table), Crush's or the Go OpenCode's (`messages` with `parts`) or goose's (`messages`
-/// with `content_json`). Where it lies says nothing: a copy anywhere reads the same.
+/// `part` table), Crush's or the Go OpenCode's (`messages` with `parts`), goose's (`messages`
+/// with `content_json`) or Zed's (`threads` with `data_type`). Where it lies says nothing: a copy anywhere reads the same.
 pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError> {
     let agent = {
         let conn = open(path)?;
@@ -49,14 +50,18 @@ pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError>
             Agent::Crush
         } else if has("messages", "content_json")? {
             Agent::Goose
+        } else if has("threads", "data_type")? {
+            Agent::Zed
         } else {
-            let message = "a SQLite database of no schema annal reads (OpenCode's, Crush's or goose's)";
+            let message =
+                "a SQLite database of no schema annal reads (OpenCode's, Crush's, goose's or Zed's)";
             return Err(SourceError::Unrecognised { path: path.to_owned(), message: message.to_owned() });
         }
     };
     let reading = match agent {
         Agent::OpenCode => opencode::read(path, None)?,
         Agent::Crush => crush::read(path, None)?,
+        Agent::Zed => zed::read(path, None)?,
         _ => goose::read(path, None)?,
     };
     Ok((agent, reading))

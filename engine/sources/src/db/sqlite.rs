@@ -146,6 +146,15 @@ impl Row {
         self.text(name)?.ok_or_else(|| format!("column {name} is NULL"))
     }
 
+    /// A text or blob column's bytes; `None` for NULL and numbers.
+    pub(super) fn bytes(&self, name: &str) -> Option<Vec<u8>> {
+        match self.cell(name) {
+            Cell::Text(text) => Some(text.as_bytes().to_vec()),
+            Cell::Bytes(bytes) => Some(bytes.clone()),
+            Cell::Null | Cell::Int(_) | Cell::Real(_) => None,
+        }
+    }
+
     /// An integer column (a whole real or integer text counts); `None` for anything else.
     pub(super) fn int(&self, name: &str) -> Option<i64> {
         match self.cell(name) {
