@@ -55,8 +55,22 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
     assert_eq!(
         names,
         [
-            "claude", "codex", "opencode", "gemini", "goose", "crush", "aider", "cline", "roo", "pi", "qwen",
-            "copilot", "continue", "vscode", "zed"
+            "claude",
+            "codex",
+            "opencode",
+            "gemini",
+            "goose",
+            "crush",
+            "aider",
+            "cline",
+            "roo",
+            "pi",
+            "qwen",
+            "copilot",
+            "continue",
+            "vscode",
+            "zed",
+            "openhands"
         ]
     );
     assert_eq!(lines[0]["found"], true);

@@ -43,11 +43,13 @@ pub enum Agent {
     VsCode,
     /// Zed's agent threads.
     Zed,
+    /// OpenHands (its CLI, and the older server's sessions).
+    OpenHands,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 15] = [
+    pub const ALL: [Agent; 16] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -63,6 +65,7 @@ impl Agent {
         Agent::Continue,
         Agent::VsCode,
         Agent::Zed,
+        Agent::OpenHands,
     ];
 
     /// The name on the command line.
@@ -83,6 +86,7 @@ impl Agent {
             Agent::Continue => "continue",
             Agent::VsCode => "vscode",
             Agent::Zed => "zed",
+            Agent::OpenHands => "openhands",
         }
     }
 
@@ -104,6 +108,7 @@ impl Agent {
             Agent::Continue => "Continue",
             Agent::VsCode => "GitHub Copilot Chat (VS Code)",
             Agent::Zed => "Zed",
+            Agent::OpenHands => "OpenHands",
         }
     }
 
@@ -188,6 +193,16 @@ impl Agent {
                     env.data_dirs().into_iter().flat_map(|d| [d.join("zed"), d.join("Zed")]).collect();
                 roots.extend(env.in_home(".var/app/dev.zed.Zed/data/zed"));
                 roots.into_iter().map(|root| root.join("threads")).collect()
+            }
+            // The CLI's conversations (`OPENHANDS_CONVERSATIONS_DIR`, else `conversations` in
+            // `OPENHANDS_PERSISTENCE_DIR` or `~/.openhands`), and the older server's sessions.
+            Agent::OpenHands => {
+                let root = env.dir_var("OPENHANDS_PERSISTENCE_DIR").or_else(|| env.in_home(".openhands"));
+                let conversations = env
+                    .dir_var("OPENHANDS_CONVERSATIONS_DIR")
+                    .or_else(|| root.as_ref().map(|r| r.join("conversations")));
+                let sessions = env.in_home(".openhands/sessions");
+                conversations.into_iter().chain(sessions).collect()
             }
         };
         out.dedup();

@@ -204,6 +204,10 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
                 folders.contains(&parent.as_ref()) && (name.ends_with(".json") || name.ends_with(".jsonl"));
             session.then_some(transcript(TranscriptFormat::VsCodeChat))
         }
+        // `<conversation>/events/<event>.json`.
+        Agent::OpenHands => {
+            (parent == "events" && name.ends_with(".json")).then_some(transcript(TranscriptFormat::OpenHands))
+        }
         Agent::OpenCode | Agent::Goose | Agent::Zed => None,
     }
 }

@@ -16,6 +16,7 @@ fn each_corpus_transcript_is_its_format_and_no_other() -> Result<(), Box<dyn std
         ("gemini-cli-json", TranscriptFormat::Gemini),
         ("aider-chat-history-md", TranscriptFormat::Aider),
         ("pi-jsonl", TranscriptFormat::Pi),
+        ("openhands-trajectory-json", TranscriptFormat::OpenHands),
     ];
     let mut problems = Vec::new();
     let mut checked = 0;
@@ -38,7 +39,7 @@ fn each_corpus_transcript_is_its_format_and_no_other() -> Result<(), Box<dyn std
     }
     assert!(checked >= 20, "only {checked} corpus files");
     // Agents annal does not read: found in a folder, such a file is reported and skipped.
-    for folder in ["openhands-trajectory-json", "swe-agent-traj"] {
+    for folder in ["swe-agent-traj"] {
         let dir = root.join(folder);
         for entry in std::fs::read_dir(&dir).map_err(|e| format!("the corpus has no {folder} folder: {e}"))? {
             let path = entry?.path();

@@ -65,6 +65,7 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         r#"{"kind":1,"k":["requests",0,"response"],"v":[{"value":"done"}]}"#,
     ]
     .join("\n");
+    let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         (Claude, claude),
         (Pi, pi),
@@ -73,6 +74,7 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         (Continue, continue_session.to_owned()),
         (VsCodeChat, copilot_vscode.to_owned()),
         (VsCodeChat, copilot_log),
+        (OpenHands, openhands_event.to_owned()),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),
@@ -100,12 +102,7 @@ fn unread() -> Vec<(&'static str, String)> {
         r#"{"timestamp":1764496802.5,"message":{"type":"TextPart","payload":{"type":"text","text":"ok"}}}"#,
     ]
     .join("\n");
-    let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
-    vec![
-        ("Kimi CLI context.jsonl", kimi_context),
-        ("Kimi CLI wire.jsonl", kimi_wire),
-        ("OpenHands event", openhands_event.to_owned()),
-    ]
+    vec![("Kimi CLI context.jsonl", kimi_context), ("Kimi CLI wire.jsonl", kimi_wire)]
 }
 
 #[test]

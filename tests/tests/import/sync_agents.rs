@@ -1,7 +1,8 @@
 //! `annal sync` for the agents added with the stricter detection: Pi, Qwen Code, the GitHub
-//! Copilot CLI, Continue and Copilot Chat in VS Code, each over a made-up home laid out as the
-//! agent lays out its files, with its override variables, a file that grows or is rewritten, and
-//! files beside the sessions that are never read. The helpers are `sync_sources`'.
+//! Copilot CLI, Continue, Copilot Chat in VS Code and OpenHands, each over a made-up home laid
+//! out as the agent lays out its files, with its override variables, a file that grows or is
+//! rewritten, and files beside the sessions that are never read. The helpers are
+//! `sync_sources`'.
 
 use std::fs;
 
@@ -244,6 +245,38 @@ fn copilot_chat_sessions_in_every_vs_code_storage() -> TestResult {
     )?;
     assert_eq!(source(&annal.sync(&sync)?, Agent::VsCode).records_new, 1);
     assert_eq!(session_len(&annal, "e1")?, 4);
+    assert!(annal.verify(None)?.is_ok());
+    Ok(())
+}
+
+#[test]
+fn openhands_conversations_one_file_per_event() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let events = home.path().join(".openhands/conversations/9ab0c1/events");
+    fs::create_dir_all(&events)?;
+    let message = serde_json::json!({"kind": "MessageEvent", "id": "e-1", "timestamp": "2026-11-30T10:00:00",
+        "source": "user", "llm_message": {"role": "user", "content": [{"type": "text", "text": TEXT}]}});
+    fs::write(events.join("event-00000-e-1.json"), message.to_string())?;
+    fs::write(home.path().join(".openhands/conversations/9ab0c1/base_state.json"), "{\"id\":\"9ab0c1\"}")?;
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let sync = options(home.path(), &[Agent::OpenHands]);
+    let first = annal.sync(&sync)?;
+    assert_eq!(
+        (source(&first, Agent::OpenHands).units, source(&first, Agent::OpenHands).records_new),
+        (1, 1)
+    );
+    // The next event is a new file: only it is read.
+    let reply = serde_json::json!({"kind": "MessageEvent", "id": "e-2", "timestamp": "2026-11-30T10:00:01",
+        "source": "agent", "llm_message": {"role": "assistant", "content": [{"type": "text", "text": "done 🦀"}]}});
+    fs::write(events.join("event-00001-e-2.json"), reply.to_string())?;
+    let second = annal.sync(&sync)?;
+    assert_eq!(
+        (source(&second, Agent::OpenHands).units_read, source(&second, Agent::OpenHands).records_new),
+        (1, 1)
+    );
+    assert_eq!(session_len(&annal, "9ab0c1")?, 2);
+    let stored = annal.snapshot()?.record_by_entry("e-2")?.0.session;
+    assert_eq!(stored, "9ab0c1");
     assert!(annal.verify(None)?.is_ok());
     Ok(())
 }

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
 use super::{
-    aider, claude, cline, codex, continue_dev, copilot, gemini, pi, qwen, vscode_chat, ParseOptions,
-    TranscriptFormat,
+    aider, claude, cline, codex, continue_dev, copilot, gemini, openhands, pi, qwen, vscode_chat,
+    ParseOptions, TranscriptFormat,
 };
 use crate::export::EXPORT_FORMAT;
 
@@ -27,6 +27,9 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
         return Some(TranscriptFormat::Aider);
     }
     if starts_with_byte(bytes, b'[') {
+        if openhands::is_events_document(bytes) {
+            return Some(TranscriptFormat::OpenHands);
+        }
         return cline::is_cline_document(bytes).then_some(TranscriptFormat::Cline);
     }
     let options = ParseOptions::default();
@@ -73,6 +76,8 @@ fn classify_document(bytes: &[u8]) -> Option<TranscriptFormat> {
         Some(TranscriptFormat::Continue)
     } else if vscode_chat::is_chat_session(bytes) {
         Some(TranscriptFormat::VsCodeChat)
+    } else if openhands::is_events_document(bytes) {
+        Some(TranscriptFormat::OpenHands)
     } else {
         None
     }
@@ -87,6 +92,9 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     }
     if continue_dev::is_continue_session(map) {
         return Some(TranscriptFormat::Continue);
+    }
+    if openhands::is_event(map) {
+        return Some(TranscriptFormat::OpenHands);
     }
     // A chat session written on one line, or the first line of its change log.
     if vscode_chat::is_chat_line(map) {

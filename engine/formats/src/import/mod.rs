@@ -28,6 +28,7 @@ mod goose;
 mod lines;
 mod opencode;
 mod opencode_rows;
+mod openhands;
 mod pi;
 mod qwen;
 mod responses;
@@ -77,11 +78,13 @@ pub enum TranscriptFormat {
     Continue,
     /// A GitHub Copilot Chat session as VS Code stores it: the whole state, or a log of changes.
     VsCodeChat,
+    /// OpenHands events: one event per file, or an array of them (a trajectory).
+    OpenHands,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 12] = [
+    pub const ALL: [TranscriptFormat; 13] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Pi,
@@ -93,11 +96,12 @@ impl TranscriptFormat {
         TranscriptFormat::Cline,
         TranscriptFormat::Continue,
         TranscriptFormat::VsCodeChat,
+        TranscriptFormat::OpenHands,
         TranscriptFormat::Aider,
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -112,6 +116,7 @@ impl TranscriptFormat {
             TranscriptFormat::Copilot => "copilot",
             TranscriptFormat::Continue => "continue",
             TranscriptFormat::VsCodeChat => "vscode",
+            TranscriptFormat::OpenHands => "openhands",
         }
     }
 
@@ -254,13 +259,23 @@ pub const AIDER_LOG: &str = ".aider.chat.history.md";
 /// The name a transcript file gives a session that carries no id of its own: the file's stem,
 /// without a compression suffix (`rollout-….jsonl.zst`); for a Cline or Roo Code task file
 /// (`<task id>/api_conversation_history.json`) or a Copilot CLI session (`<session>/events.jsonl`)
-/// the folder's name, and for an aider log
+/// the folder's name, for an OpenHands event (`<conversation>/events/<event>.json`) the
+/// conversation's, and for an aider log
 /// (`<project>/.aider.chat.history.md`) the project folder's name.
 pub fn transcript_stem(path: &std::path::Path) -> String {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if name == "api_conversation_history.json" || name == "events.jsonl" {
         if let Some(task) = path.parent().and_then(std::path::Path::file_name) {
             return task.to_string_lossy().into_owned();
+        }
+    }
+    // An OpenHands event file: `<conversation>/events/<event>.json`.
+    let parent = path.parent();
+    if parent.and_then(std::path::Path::file_name).is_some_and(|folder| folder == "events") {
+        if let Some(conversation) =
+            parent.and_then(std::path::Path::parent).and_then(std::path::Path::file_name)
+        {
+            return conversation.to_string_lossy().into_owned();
         }
     }
     // Every aider log has the same name: its project folder names its sessions.
@@ -321,6 +336,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::Copilot => copilot::parse(bytes, stem, options),
         TranscriptFormat::Continue => continue_dev::parse(bytes, stem, options),
         TranscriptFormat::VsCodeChat => vscode_chat::parse(bytes, stem, options),
+        TranscriptFormat::OpenHands => openhands::parse(bytes, stem, options),
     }
 }
 
@@ -417,6 +433,7 @@ mod tests {
         assert_eq!(transcript_stem(Path::new("s/2025/01/02/rollout-x.jsonl.zst")), "rollout-x");
         assert_eq!(transcript_stem(Path::new("tasks/1733/api_conversation_history.json")), "1733");
         assert_eq!(transcript_stem(Path::new("session-state/5f0c/events.jsonl")), "5f0c");
+        assert_eq!(transcript_stem(Path::new("conversations/9ab/events/event-00001-x.json")), "9ab");
         assert_eq!(transcript_stem(Path::new("code/app/.aider.chat.history.md")), "app");
         assert_eq!(transcript_stem(Path::new("logs/app__.aider.chat.history.md")), "app__");
         assert_eq!(transcript_stem(Path::new("noext")), "noext");
