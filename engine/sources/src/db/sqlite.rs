@@ -1,6 +1,6 @@
 //! Read-only SQLite access the database readers share: opening without disturbing the agent,
-//! one transaction per read, the schema check, and rows copied out as cells (text that is not
-//! UTF-8 kept as bytes rather than refused).
+//! one transaction per read, the schema check, rows copied out as cells (text that is not
+//! UTF-8 kept as bytes rather than refused), and the time text the agents write.
 
 use std::path::Path;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -97,6 +97,51 @@ pub(super) fn query(
         out.push(Row(cells));
     }
     Ok(out)
+}
+
+/// Milliseconds of `YYYY-MM-DD HH:MM:SS[.fff]` (UTC, as SQLite writes it) or of RFC 3339 text.
+pub(super) fn sql_time_ms(text: &str) -> Option<i64> {
+    let b = text.as_bytes();
+    let shape = [4, 7, 13, 16].iter().zip(b"--::").all(|(&at, &c)| b.get(at) == Some(&c));
+    if !shape || !matches!(b.get(10), Some(b' ' | b'T' | b't')) {
+        return None;
+    }
+    let num = |at: usize, len: usize| -> Option<i64> {
+        let digits = text.get(at..at + len).filter(|s| s.bytes().all(|c| c.is_ascii_digit()))?;
+        digits.parse().ok()
+    };
+    let days = days_from_civil(num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    let seconds = days * 86_400 + num(11, 2)? * 3600 + num(14, 2)? * 60 + num(17, 2)?;
+    let mut rest = text.get(19..)?;
+    let mut millis = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        millis = format!("{:0<3}", &fraction[..digits.min(3)]).parse().ok()?;
+        rest = &fraction[digits..];
+    }
+    let offset = match rest.as_bytes() {
+        [] | [b'Z' | b'z'] => 0,
+        [sign @ (b'+' | b'-'), ..] if rest.len() == 6 => {
+            let minutes = num(text.len() - 5, 2)? * 60 + num(text.len() - 2, 2)?;
+            if *sign == b'+' {
+                minutes
+            } else {
+                -minutes
+            }
+        }
+        _ => return None,
+    };
+    Some((seconds - offset * 60) * 1000 + millis)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's algorithm).
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
 }
 
 /// One stored value. Text that is not UTF-8 is kept as bytes.

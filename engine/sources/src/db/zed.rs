@@ -10,8 +10,7 @@ use std::path::Path;
 
 use annal_formats::{parse_zed_thread, ZedThreadRow};
 
-use super::goose::sql_time_ms;
-use super::sqlite::{begin, open, query, table_columns, Row};
+use super::sqlite::{begin, open, query, sql_time_ms, table_columns, Row};
 use super::DbReading;
 use crate::error::SourceError;
 
