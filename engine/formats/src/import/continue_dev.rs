@@ -18,8 +18,8 @@ use serde_json::{Map, Value};
 
 use super::lines::{document_body, json_error};
 use super::session::{
-    data_url_blob, fields_record, put, put_all, str_of, take_array, take_str, text_of, usable_name,
-    SessionBuilder,
+    data_url_blob, fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of,
+    usable_name, SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::{Block, Record, Role};
@@ -149,9 +149,7 @@ fn item_record(item: Value, entry_id: &str) -> (Record, bool) {
         }
         _ => {}
     }
-    if !extra.is_empty() {
-        put(&mut record.meta, "contentExtra", &Value::Object(extra));
-    }
+    put_nonempty(&mut record.meta, "contentExtra", extra);
     put(&mut record.meta, "message", &Value::Object(message));
     put_all(&mut record.meta, item);
     (record, known)

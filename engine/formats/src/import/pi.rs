@@ -25,7 +25,7 @@ use serde_json::{Map, Value};
 
 use super::lines::read_json_lines;
 use super::session::{
-    base64_bytes, line_object, put, put_all, str_of, take_str, text_of, usable_id, usable_name,
+    base64_bytes, line_object, put, put_all, put_nonempty, str_of, take_str, text_of, usable_id, usable_name,
     SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript};
@@ -140,9 +140,7 @@ fn entry_record(value: Value, session: &str) -> Record {
         Some("custom_message") => {
             if let Some(content) = map.remove("content") {
                 let extra = content_into(content, &mut record.blocks);
-                if !extra.is_empty() {
-                    put(&mut record.meta, "contentExtra", &Value::Object(extra));
-                }
+                put_nonempty(&mut record.meta, "contentExtra", extra);
             }
         }
         _ => {}
@@ -205,9 +203,7 @@ fn message_into(mut message: Map<String, Value>, record: &mut Record) {
             }
         }
     }
-    if !extra.is_empty() {
-        put(&mut record.meta, "contentExtra", &Value::Object(extra));
-    }
+    put_nonempty(&mut record.meta, "contentExtra", extra);
     put(&mut record.meta, "message", &Value::Object(message));
 }
 

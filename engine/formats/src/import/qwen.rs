@@ -16,7 +16,7 @@ use serde_json::{Map, Value};
 
 use super::lines::read_json_lines;
 use super::session::{
-    base64_bytes, line_object, put, put_all, str_of, take_str, text_of, usable_id, usable_name,
+    base64_bytes, line_object, put, put_all, put_nonempty, str_of, take_str, text_of, usable_id, usable_name,
     SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript};
@@ -86,9 +86,7 @@ fn line_record(value: Value) -> Record {
     if let Some(Value::Object(mut message)) = map.remove("message") {
         if let Some(Value::Array(parts)) = message.remove("parts") {
             let extra = parts_into(parts, &mut record.blocks);
-            if !extra.is_empty() {
-                put(&mut record.meta, "contentExtra", &Value::Object(extra));
-            }
+            put_nonempty(&mut record.meta, "contentExtra", extra);
         }
         put(&mut record.meta, "message", &Value::Object(message));
     }

@@ -218,6 +218,14 @@ pub(super) fn put(meta: &mut BTreeMap<String, String>, key: &str, value: &Value)
     meta.insert(key.to_owned(), meta_text(value));
 }
 
+/// Stores `fields` in `meta` under `key` (as [`put`] does) unless there are none: what an
+/// importer's blocks left of a message's parts.
+pub(super) fn put_nonempty(meta: &mut BTreeMap<String, String>, key: &str, fields: Map<String, Value>) {
+    if !fields.is_empty() {
+        put(meta, key, &Value::Object(fields));
+    }
+}
+
 /// Stores every remaining field of `map` in `meta` under its own key.
 pub(super) fn put_all(meta: &mut BTreeMap<String, String>, map: Map<String, Value>) {
     for (key, value) in map {

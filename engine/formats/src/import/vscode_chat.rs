@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 use super::lines::{document_body, lines, read_line, LineValue};
 use super::session::{
-    fields_record, put, put_all, str_of, take_array, take_str, text_of, usable_id, usable_name,
+    fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of, usable_id, usable_name,
     SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
@@ -216,9 +216,7 @@ fn request_records(request: Value, session: &str, index: usize) -> (Vec<Record>,
     assistant.timestamp = stamp;
     if let Some(Value::Array(parts)) = request.remove("response") {
         let extra = response_into(parts, &mut assistant.blocks);
-        if !extra.is_empty() {
-            put(&mut assistant.meta, "responseExtra", &Value::Object(extra));
-        }
+        put_nonempty(&mut assistant.meta, "responseExtra", extra);
     }
     for key in ["result", "followups", "contentReferences", "codeCitations", "modelState", "vote"] {
         if let Some(value) = request.remove(key) {

@@ -16,8 +16,8 @@
 use serde_json::{Map, Value};
 
 use super::session::{
-    base64_bytes, fields_record, put, put_all, str_of, take_array, take_str, text_of, usable_name,
-    SessionBuilder,
+    base64_bytes, fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of,
+    usable_name, SessionBuilder,
 };
 use super::ParsedSession;
 use annal_engine::{canonical_json, is_rfc3339, Block, Record, Role};
@@ -74,12 +74,12 @@ fn message_records(message: Value, id: &str) -> Vec<Record> {
     if let Some(Value::Object(mut user)) = message.remove("User") {
         record.role = Role::User;
         let extra = content_into(take_array(&mut user, "content"), &mut record.blocks);
-        put_extra(&mut record, extra);
+        put_nonempty(&mut record.meta, "contentExtra", extra);
         put(&mut record.meta, "User", &Value::Object(user));
     } else if let Some(Value::Object(mut agent)) = message.remove("Agent") {
         record.role = Role::Assistant;
         let extra = content_into(take_array(&mut agent, "content"), &mut record.blocks);
-        put_extra(&mut record, extra);
+        put_nonempty(&mut record.meta, "contentExtra", extra);
         results = match agent.remove("tool_results") {
             Some(Value::Object(by_use)) => by_use.into_iter().map(|(_, result)| result).collect(),
             Some(other) => {
@@ -112,7 +112,7 @@ fn message_records(message: Value, id: &str) -> Vec<Record> {
                 extra.insert(format!("tool_use {}", extra.len()), tool_use);
             }
         }
-        put_extra(&mut record, extra);
+        put_nonempty(&mut record.meta, "contentExtra", extra);
         results = take_array(&mut message, "tool_results");
     }
     put_all(&mut record.meta, message);
@@ -201,7 +201,7 @@ fn results_record(results: Vec<Value>, id: &str) -> Record {
             extra.insert(index.to_string(), Value::Object(result));
         }
     }
-    put_extra(&mut record, extra);
+    put_nonempty(&mut record.meta, "contentExtra", extra);
     record
 }
 
@@ -217,12 +217,6 @@ fn result_text(content: &Value) -> String {
         },
         Value::Array(items) => items.iter().map(result_text).collect::<Vec<_>>().join("\n"),
         other => canonical_json(other),
-    }
-}
-
-fn put_extra(record: &mut Record, extra: Map<String, Value>) {
-    if !extra.is_empty() {
-        put(&mut record.meta, "contentExtra", &Value::Object(extra));
     }
 }
 
