@@ -6,9 +6,9 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use annal_formats::{detect_format, load_session, parse_transcript, ParsedSession};
+use annal_formats::{detect_format, load_session, parse_kimi_context, parse_transcript, ParsedSession};
 pub use annal_formats::{transcript_stem, SkipReason, Skipped, TranscriptFormat};
-use annal_sources::{is_opencode_storage, read_agent_store, Agent};
+use annal_sources::{is_opencode_storage, kimi_rotations, read_agent_store, Agent};
 
 use crate::{Annal, Error};
 
@@ -197,8 +197,16 @@ fn parse_bytes(bytes: &[u8], name: &str, format: Option<TranscriptFormat>) -> Re
     let format = format
         .or_else(|| detect_format(bytes))
         .ok_or_else(|| Error::UnknownFormat { name: name.to_owned() })?;
-    let parsed = parse_transcript(bytes, format, name);
-    // More than half of what was read is of no kind the format knows: a look-alike.
+    checked(parse_transcript(bytes, format, name), name, format)
+}
+
+/// What a parse read, refused when more than half of it is of no kind the format knows (a
+/// look-alike).
+fn checked(
+    parsed: annal_formats::ParsedTranscript,
+    name: &str,
+    format: TranscriptFormat,
+) -> Result<Read, Error> {
     if parsed.unrecognised > parsed.recognised {
         return Err(Error::Unrecognised {
             name: name.to_owned(),
@@ -222,8 +230,18 @@ fn read_file(path: &Path, format: Option<TranscriptFormat>) -> Result<Read, Erro
         };
         return Ok(Read { summary, sessions: reading.sessions });
     }
-    let bytes = std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source })?;
-    parse_bytes(&bytes, &transcript_stem(path), format)
+    let read =
+        |path: &Path| std::fs::read(path).map_err(|source| Error::Io { path: path.to_owned(), source });
+    let bytes = read(path)?;
+    let detected = format.or_else(|| detect_format(&bytes));
+    // A Kimi CLI session's current file is read with the earlier ones Kimi set aside.
+    if let Some(rotations) = detected.and_then(|format| kimi_rotations(path, format)) {
+        let rotated = rotations.iter().map(|rotation| read(rotation)).collect::<Result<Vec<_>, _>>()?;
+        let rotated: Vec<&[u8]> = rotated.iter().map(Vec::as_slice).collect();
+        let parsed = parse_kimi_context(&rotated, &bytes, &transcript_stem(path));
+        return checked(parsed, &transcript_stem(path), TranscriptFormat::Kimi);
+    }
+    parse_bytes(&bytes, &transcript_stem(path), detected)
 }
 
 /// The transcript files under `folder`, in name order at each level: JSON and JSONL files,

@@ -70,7 +70,8 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
             "continue",
             "vscode",
             "zed",
-            "openhands"
+            "openhands",
+            "kimi"
         ]
     );
     assert_eq!(lines[0]["found"], true);

@@ -45,11 +45,13 @@ pub enum Agent {
     Zed,
     /// OpenHands (its CLI, and the older server's sessions).
     OpenHands,
+    /// Kimi CLI.
+    Kimi,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 16] = [
+    pub const ALL: [Agent; 17] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -66,6 +68,7 @@ impl Agent {
         Agent::VsCode,
         Agent::Zed,
         Agent::OpenHands,
+        Agent::Kimi,
     ];
 
     /// The name on the command line.
@@ -87,6 +90,7 @@ impl Agent {
             Agent::VsCode => "vscode",
             Agent::Zed => "zed",
             Agent::OpenHands => "openhands",
+            Agent::Kimi => "kimi",
         }
     }
 
@@ -109,6 +113,7 @@ impl Agent {
             Agent::VsCode => "GitHub Copilot Chat (VS Code)",
             Agent::Zed => "Zed",
             Agent::OpenHands => "OpenHands",
+            Agent::Kimi => "Kimi CLI",
         }
     }
 
@@ -203,6 +208,10 @@ impl Agent {
                     .or_else(|| root.as_ref().map(|r| r.join("conversations")));
                 let sessions = env.in_home(".openhands/sessions");
                 conversations.into_iter().chain(sessions).collect()
+            }
+            Agent::Kimi => {
+                let root = env.dir_var("KIMI_SHARE_DIR").or_else(|| env.in_home(".kimi"));
+                root.map(|r| r.join("sessions")).into_iter().collect()
             }
         };
         out.dedup();

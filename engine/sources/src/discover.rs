@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use annal_formats::{TranscriptFormat, AIDER_LOG};
+use annal_formats::{kimi_context_number, TranscriptFormat, AIDER_LOG};
 
 use crate::agent_store::is_opencode_storage;
 use crate::agents::Agent;
@@ -207,6 +207,17 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
         // `<conversation>/events/<event>.json`.
         Agent::OpenHands => {
             (parent == "events" && name.ends_with(".json")).then_some(transcript(TranscriptFormat::OpenHands))
+        }
+        // `sessions/<work dir>/<session>/context.jsonl`, sub-agents in
+        // `<session>/subagents/<id>/context.jsonl`; the files Kimi set aside
+        // (`context_<n>.jsonl`) are read with the current one. Before sessions had folders:
+        // `sessions/<work dir>/<session>.jsonl`.
+        Agent::Kimi => {
+            let grandparent = path.parent().and_then(Path::parent).and_then(Path::file_name);
+            let legacy = grandparent.is_some_and(|g| g == "sessions")
+                && name.ends_with(".jsonl")
+                && kimi_context_number(name).is_none();
+            (kimi_context_number(name) == Some(0) || legacy).then_some(transcript(TranscriptFormat::Kimi))
         }
         Agent::OpenCode | Agent::Goose | Agent::Zed => None,
     }

@@ -7,13 +7,14 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The environment variables through which agents move their folders.
-pub const OVERRIDES: [&str; 13] = [
+pub const OVERRIDES: [&str; 14] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "CONTINUE_GLOBAL_DIR",
     "COPILOT_HOME",
     "GEMINI_CLI_HOME",
     "GOOSE_PATH_ROOT",
+    "KIMI_SHARE_DIR",
     "OPENHANDS_CONVERSATIONS_DIR",
     "OPENHANDS_PERSISTENCE_DIR",
     "PI_CODING_AGENT_DIR",

@@ -38,5 +38,5 @@ pub use crate::agents::Agent;
 pub use crate::discover::{may_hold_sessions, Unit, UnitKind};
 pub use crate::environment::{Environment, OVERRIDES};
 pub use crate::error::SourceError;
-pub use crate::read::FILE_BYTES_MAX;
+pub use crate::read::{kimi_rotations, FILE_BYTES_MAX};
 pub use crate::sync::{projects, survey, sync, SourceReport, SyncError, SyncOptions, SyncReport};

@@ -4,7 +4,10 @@
 use std::io::Read as _;
 use std::path::Path;
 
-use annal_formats::{parse_transcript, transcript_stem, ParsedSession, TranscriptFormat};
+use annal_formats::{
+    kimi_context_number, parse_kimi_context, parse_transcript, transcript_stem, ParsedSession,
+    TranscriptFormat,
+};
 
 use crate::cursor::{Cursor, Fingerprint};
 use crate::db::{self, DbReading};
@@ -148,7 +151,17 @@ fn read_transcript(path: &Path, format: TranscriptFormat, file: Fingerprint) -> 
         Some("zst") => decompress(path, &raw)?,
         _ => raw,
     };
-    let parsed = parse_transcript(&bytes, format, &transcript_stem(path));
+    let parsed = match kimi_rotations(path, format) {
+        Some(rotations) => {
+            let mut rotated = Vec::with_capacity(rotations.len());
+            for rotation in &rotations {
+                rotated.push(std::fs::read(rotation).map_err(|source| io(rotation, source))?);
+            }
+            let rotated: Vec<&[u8]> = rotated.iter().map(Vec::as_slice).collect();
+            parse_kimi_context(&rotated, &bytes, &transcript_stem(path))
+        }
+        None => parse_transcript(&bytes, format, &transcript_stem(path)),
+    };
     if parsed.unrecognised > parsed.recognised {
         let cursor = Cursor { file, ..Cursor::default() };
         let message = format!(
@@ -164,6 +177,28 @@ fn read_transcript(path: &Path, format: TranscriptFormat, file: Fingerprint) -> 
     let skipped = parsed.skipped.iter().map(|s| format!("{}:{s}", path.display())).collect();
     let cursor = Cursor { file, ..Cursor::default() };
     Ok(Reading { sessions: parsed.sessions, skipped, cursor, bytes: file.size, unsettled: false })
+}
+
+/// For a Kimi CLI `context.jsonl`, the files Kimi set aside beside it (`context_<n>.jsonl`,
+/// oldest first), which hold the session's earlier history; `None` for any other transcript.
+/// A current file is read with them, so a session Kimi cleared or compacted before it was
+/// first read is stored in its order. The caller reads them: a set-aside file is not changed
+/// again, and a new one comes with a new current file.
+pub fn kimi_rotations(path: &Path, format: TranscriptFormat) -> Option<Vec<std::path::PathBuf>> {
+    let name = path.file_name()?.to_str()?;
+    if format != TranscriptFormat::Kimi || kimi_context_number(name) != Some(0) {
+        return None;
+    }
+    let entries = std::fs::read_dir(path.parent()?).ok()?;
+    let mut rotations: Vec<(u32, std::path::PathBuf)> = entries
+        .flatten()
+        .filter_map(|entry| {
+            let number = kimi_context_number(entry.file_name().to_str()?)?;
+            (number > 0).then(|| (number, entry.path()))
+        })
+        .collect();
+    rotations.sort();
+    Some(rotations.into_iter().map(|(_, path)| path).collect())
 }
 
 fn decompress(path: &Path, raw: &[u8]) -> Result<Vec<u8>, SourceError> {

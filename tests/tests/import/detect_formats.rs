@@ -65,6 +65,14 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         r#"{"kind":1,"k":["requests",0,"response"],"v":[{"value":"done"}]}"#,
     ]
     .join("\n");
+    let kimi_context = [
+        r#"{"role":"_system_prompt","content":"You are Kimi."}"#,
+        r#"{"role":"user","content":"fix the 解析器　🦀"}"#,
+        r#"{"role":"assistant","content":"Reading.","tool_calls":[{"type":"function","id":"t1","function":{"name":"ReadFile","arguments":"{\"path\":\"a.rs\"}"}}]}"#,
+        r#"{"role":"tool","tool_call_id":"t1","content":"fn main() {}"}"#,
+        r#"{"role":"_checkpoint","id":1}"#,
+    ]
+    .join("\n");
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         (Claude, claude),
@@ -75,6 +83,7 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         (VsCodeChat, copilot_vscode.to_owned()),
         (VsCodeChat, copilot_log),
         (OpenHands, openhands_event.to_owned()),
+        (Kimi, kimi_context),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),
@@ -88,21 +97,13 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
 /// Transcripts of agents annal does not read (yet), in the shapes their own code writes: each is
 /// detected as no format and stored by no importer, so `annal import` reports and skips it.
 fn unread() -> Vec<(&'static str, String)> {
-    let kimi_context = [
-        r#"{"role":"_system_prompt","content":"You are Kimi."}"#,
-        r#"{"role":"user","content":"fix the 解析器　🦀"}"#,
-        r#"{"role":"assistant","content":"Reading.","tool_calls":[{"type":"function","id":"t1","function":{"name":"ReadFile","arguments":"{\"path\":\"a.rs\"}"}}]}"#,
-        r#"{"role":"tool","tool_call_id":"t1","content":"fn main() {}"}"#,
-        r#"{"role":"_checkpoint","id":1}"#,
-    ]
-    .join("\n");
     let kimi_wire = [
         r#"{"type":"metadata","protocol_version":"1.10"}"#,
         r#"{"timestamp":1764496801.5,"message":{"type":"TurnBegin","payload":{"user_input":"fix it"}}}"#,
         r#"{"timestamp":1764496802.5,"message":{"type":"TextPart","payload":{"type":"text","text":"ok"}}}"#,
     ]
     .join("\n");
-    vec![("Kimi CLI context.jsonl", kimi_context), ("Kimi CLI wire.jsonl", kimi_wire)]
+    vec![("Kimi CLI wire.jsonl", kimi_wire)]
 }
 
 #[test]

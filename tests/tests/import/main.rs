@@ -6,4 +6,5 @@ mod detect_formats;
 mod detection;
 mod sync_agents;
 mod sync_databases;
+mod sync_kimi;
 mod sync_sources;

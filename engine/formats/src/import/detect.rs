@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
 use super::{
-    aider, claude, cline, codex, continue_dev, copilot, gemini, openhands, pi, qwen, vscode_chat,
+    aider, claude, cline, codex, continue_dev, copilot, gemini, kimi, openhands, pi, qwen, vscode_chat,
     ParseOptions, TranscriptFormat,
 };
 use crate::export::EXPORT_FORMAT;
@@ -106,6 +106,11 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     }
     if copilot::is_copilot_line(map) {
         return Some(TranscriptFormat::Copilot);
+    }
+    // Kimi's messages are OpenAI chat messages, which many tools write: only its bookkeeping
+    // lines (the system prompt, checkpoints, token counts) tell its files.
+    if kimi::is_kimi_signature(map) {
+        return Some(TranscriptFormat::Kimi);
     }
     // Before Codex: Pi's entries share type names with an older rollout's bare items.
     if pi::is_pi_signature(map) {

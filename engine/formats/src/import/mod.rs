@@ -25,6 +25,7 @@ mod crush;
 mod detect;
 mod gemini;
 mod goose;
+mod kimi;
 mod lines;
 mod opencode;
 mod opencode_rows;
@@ -44,6 +45,7 @@ use annal_engine::Record;
 pub use self::crush::{parse_crush_session, CrushMessageRow, CrushSessionRow};
 pub use self::detect::detect_format;
 pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};
+pub use self::kimi::{kimi_context_number, parse_kimi_context};
 pub use self::opencode_rows::{parse_opencode_rows, OpenCodeMessageRows};
 pub use self::responses::{
     record_from_responses_item, record_message_blocks, responses_item_text, responses_items, session_items,
@@ -80,16 +82,19 @@ pub enum TranscriptFormat {
     VsCodeChat,
     /// OpenHands events: one event per file, or an array of them (a trajectory).
     OpenHands,
+    /// Kimi CLI context JSONL: the messages the model is given, one per line.
+    Kimi,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 13] = [
+    pub const ALL: [TranscriptFormat; 14] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Pi,
         TranscriptFormat::Qwen,
         TranscriptFormat::Copilot,
+        TranscriptFormat::Kimi,
         TranscriptFormat::Codex,
         TranscriptFormat::Claude,
         TranscriptFormat::OpenCode,
@@ -101,7 +106,7 @@ impl TranscriptFormat {
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -117,6 +122,7 @@ impl TranscriptFormat {
             TranscriptFormat::Continue => "continue",
             TranscriptFormat::VsCodeChat => "vscode",
             TranscriptFormat::OpenHands => "openhands",
+            TranscriptFormat::Kimi => "kimi",
         }
     }
 
@@ -260,13 +266,19 @@ pub const AIDER_LOG: &str = ".aider.chat.history.md";
 /// without a compression suffix (`rollout-….jsonl.zst`); for a Cline or Roo Code task file
 /// (`<task id>/api_conversation_history.json`) or a Copilot CLI session (`<session>/events.jsonl`)
 /// the folder's name, for an OpenHands event (`<conversation>/events/<event>.json`) the
-/// conversation's, and for an aider log
+/// conversation's, for a Kimi CLI context (`<session>/context.jsonl`, `context_<n>.jsonl`)
+/// the session's (`<session>/agent-<id>` for a sub-agent's), and for an aider log
 /// (`<project>/.aider.chat.history.md`) the project folder's name.
 pub fn transcript_stem(path: &std::path::Path) -> String {
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     if name == "api_conversation_history.json" || name == "events.jsonl" {
         if let Some(task) = path.parent().and_then(std::path::Path::file_name) {
             return task.to_string_lossy().into_owned();
+        }
+    }
+    if kimi::kimi_context_number(&name).is_some() {
+        if let Some(stem) = kimi::session_of(path) {
+            return stem;
         }
     }
     // An OpenHands event file: `<conversation>/events/<event>.json`.
@@ -337,6 +349,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::Continue => continue_dev::parse(bytes, stem, options),
         TranscriptFormat::VsCodeChat => vscode_chat::parse(bytes, stem, options),
         TranscriptFormat::OpenHands => openhands::parse(bytes, stem, options),
+        TranscriptFormat::Kimi => kimi::parse(bytes, stem, options),
     }
 }
 
@@ -434,6 +447,10 @@ mod tests {
         assert_eq!(transcript_stem(Path::new("tasks/1733/api_conversation_history.json")), "1733");
         assert_eq!(transcript_stem(Path::new("session-state/5f0c/events.jsonl")), "5f0c");
         assert_eq!(transcript_stem(Path::new("conversations/9ab/events/event-00001-x.json")), "9ab");
+        assert_eq!(transcript_stem(Path::new("sessions/5d41/9ab/context.jsonl")), "9ab");
+        assert_eq!(transcript_stem(Path::new("sessions/5d41/9ab/context_2.jsonl")), "9ab");
+        assert_eq!(transcript_stem(Path::new("9ab/subagents/a7/context.jsonl")), "9ab/agent-a7");
+        assert_eq!(transcript_stem(Path::new("9ab/context_x.jsonl")), "context_x");
         assert_eq!(transcript_stem(Path::new("code/app/.aider.chat.history.md")), "app");
         assert_eq!(transcript_stem(Path::new("logs/app__.aider.chat.history.md")), "app__");
         assert_eq!(transcript_stem(Path::new("noext")), "noext");
