@@ -151,6 +151,7 @@ fn source_json(source: &SourceReport) -> Value {
         "locations": source.locations.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "lookedIn": source.looked_in.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "units": source.units,
+        "notReadable": source.agent.not_readable().map(|why| json!({"sessions": source.not_readable, "why": why})),
         "unitsRead": source.units_read,
         "unitsUnsettled": source.units_unsettled,
         "bytesRead": source.bytes_read,
@@ -197,6 +198,9 @@ fn status(source: &SourceReport) -> String {
             false => format!("not found (looked in {})", places.join(", ")),
         };
     }
+    if let Some(why) = source.agent.not_readable() {
+        return format!("{} found, not readable: {why}", output::plural(source.not_readable, "session"));
+    }
     let mut line =
         format!("{} · {} read", output::plural(source.units, "source"), output::count(source.units_read));
     if source.records_new > 0 {
@@ -231,11 +235,15 @@ fn write_list(sources: &[SourceReport], json: bool, out: &mut Out) -> anyhow::Re
         ("WHERE", Align::Left),
     ]);
     for source in sources {
-        let found = if source.found() { output::count(source.units) } else { "-".to_owned() };
+        let count = source.units + source.not_readable;
+        let found = if source.found() { output::count(count) } else { "-".to_owned() };
         let places = if source.found() { &source.locations } else { &source.looked_in };
         let mut places: Vec<_> = places.iter().map(|p| p.display().to_string()).collect();
         if places.is_empty() {
             places.push("(project folders given with --path)".to_owned());
+        }
+        if let Some(why) = source.agent.not_readable() {
+            places.push(format!("not readable: {why}"));
         }
         table.row(vec![
             source.agent.name().to_owned(),

@@ -44,7 +44,8 @@ pub(super) fn run(
     loop {
         let report = pass(location, store, options)?;
         let mut added = false;
-        for source in &report.sources {
+        // An agent annal cannot read has nothing to wake a pass for.
+        for source in report.sources.iter().filter(|source| source.agent.not_readable().is_none()) {
             for place in &source.locations {
                 added |= watch(&mut watcher, &mut watched, place);
             }

@@ -71,7 +71,8 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
             "vscode",
             "zed",
             "openhands",
-            "kimi"
+            "kimi",
+            "windsurf"
         ]
     );
     assert_eq!(lines[0]["found"], true);
@@ -83,6 +84,28 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
     // Listing reads nothing.
     let sessions = annal(&sandbox, &["sessions", "--json"]).ok();
     assert!(!sessions.stdout.contains("live"), "{}", sessions.stdout);
+}
+
+#[test]
+fn an_agent_annal_cannot_read_is_listed_with_why_and_never_read() {
+    let sandbox = Sandbox::new();
+    let cascade = sandbox.dir().join(".codeium/windsurf/cascade");
+    fs::create_dir_all(&cascade).expect("the folder");
+    for id in ["5f0c2e9a", "9ab0c1d2"] {
+        fs::write(cascade.join(format!("{id}.pb")), [0x8c, 0x01, 0xff, 0x00]).expect("a conversation");
+    }
+    fs::write(cascade.join("notes.txt"), "not a conversation").expect("another file");
+    let table = annal(&sandbox, &["sync", "--list"]).ok();
+    let row = table.stdout.lines().find(|line| line.starts_with("windsurf")).expect("a windsurf row");
+    assert!(
+        row.contains(" 2 ") && row.contains("not readable: Cascade keeps each conversation encrypted"),
+        "{row}"
+    );
+    // A pass says so, stores nothing and succeeds: there is nothing it could do.
+    let pass = annal(&sandbox, &["sync", "--only", "windsurf"]).ok();
+    assert_eq!(pass.stdout.trim(), "windsurf  2 sessions found, not readable: Cascade keeps each conversation encrypted (cascade/<id>.pb)");
+    let sessions = annal(&sandbox, &["sessions", "--json"]).ok();
+    assert_eq!(sessions.stdout.trim(), "[]", "{}", sessions.stdout);
 }
 
 #[test]

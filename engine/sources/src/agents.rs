@@ -47,11 +47,13 @@ pub enum Agent {
     OpenHands,
     /// Kimi CLI.
     Kimi,
+    /// Windsurf's Cascade, whose conversations annal cannot read (see [`Agent::not_readable`]).
+    Windsurf,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 17] = [
+    pub const ALL: [Agent; 18] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -69,6 +71,7 @@ impl Agent {
         Agent::Zed,
         Agent::OpenHands,
         Agent::Kimi,
+        Agent::Windsurf,
     ];
 
     /// The name on the command line.
@@ -91,6 +94,7 @@ impl Agent {
             Agent::Zed => "zed",
             Agent::OpenHands => "openhands",
             Agent::Kimi => "kimi",
+            Agent::Windsurf => "windsurf",
         }
     }
 
@@ -114,12 +118,22 @@ impl Agent {
             Agent::Zed => "Zed",
             Agent::OpenHands => "OpenHands",
             Agent::Kimi => "Kimi CLI",
+            Agent::Windsurf => "Windsurf (Cascade)",
         }
     }
 
     /// Parses [`Agent::name`].
     pub fn parse(name: &str) -> Option<Agent> {
         Agent::ALL.into_iter().find(|agent| agent.name() == name)
+    }
+
+    /// Why annal cannot read the agent's sessions, for an agent whose files it finds but whose
+    /// format is closed to it: they are counted and listed, never read.
+    pub fn not_readable(self) -> Option<&'static str> {
+        match self {
+            Agent::Windsurf => Some("Cascade keeps each conversation encrypted (cascade/<id>.pb)"),
+            _ => None,
+        }
     }
 
     /// Whether the agent keeps sessions inside project folders rather than in one place.
@@ -213,6 +227,11 @@ impl Agent {
                 let root = env.dir_var("KIMI_SHARE_DIR").or_else(|| env.in_home(".kimi"));
                 root.map(|r| r.join("sessions")).into_iter().collect()
             }
+            // Windsurf and its preview build keep Cascade's conversations under `~/.codeium`.
+            Agent::Windsurf => ["windsurf", "windsurf-next"]
+                .iter()
+                .filter_map(|build| env.in_home(&format!(".codeium/{build}/cascade")))
+                .collect(),
         };
         out.dedup();
         out

@@ -47,6 +47,8 @@ pub(crate) struct Found {
     /// The agent's locations that exist.
     pub(crate) locations: Vec<PathBuf>,
     pub(crate) units: Vec<Unit>,
+    /// Sessions found of an agent annal cannot read ([`Agent::not_readable`]).
+    pub(crate) not_readable: u64,
     pub(crate) problems: Vec<SourceError>,
 }
 
@@ -74,6 +76,10 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
             continue;
         }
         found.locations.push(location.clone());
+        if agent.not_readable().is_some() {
+            found.not_readable += count_files(location, "pb");
+            continue;
+        }
         let mut walk =
             Walk { agent, units: &mut found.units, problems: &mut found.problems, stack: Vec::new() };
         match agent {
@@ -87,6 +93,13 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
     found.units.sort_by(|a, b| a.path.cmp(&b.path));
     found.units.dedup();
     found
+}
+
+/// How many files with `extension` a folder holds (not looking deeper).
+fn count_files(folder: &Path, extension: &str) -> u64 {
+    let Ok(entries) = fs::read_dir(folder) else { return 0 };
+    let named = |path: &Path| path.extension().is_some_and(|e| e == extension);
+    entries.flatten().filter(|entry| named(&entry.path())).count() as u64
 }
 
 struct Walk<'a> {
@@ -219,6 +232,6 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
                 && kimi_context_number(name).is_none();
             (kimi_context_number(name) == Some(0) || legacy).then_some(transcript(TranscriptFormat::Kimi))
         }
-        Agent::OpenCode | Agent::Goose | Agent::Zed => None,
+        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Windsurf => None,
     }
 }

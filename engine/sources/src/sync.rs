@@ -53,6 +53,9 @@ pub struct SourceReport {
     pub locations: Vec<PathBuf>,
     /// Files, folders and databases found.
     pub units: u64,
+    /// Sessions found that annal cannot read, of an agent whose format is closed to it
+    /// ([`Agent::not_readable`] says why).
+    pub not_readable: u64,
     /// Those read this time (the others had not changed).
     pub units_read: u64,
     /// Databases read while still being written: read again at the next pass, which a watch
@@ -81,6 +84,7 @@ impl SourceReport {
             looked_in,
             locations: Vec::new(),
             units: 0,
+            not_readable: 0,
             units_read: 0,
             units_unsettled: 0,
             bytes_read: 0,
@@ -187,6 +191,8 @@ pub fn survey(store: &Store, options: &SyncOptions) -> Result<Vec<SourceReport>,
         let found = discover(agent, &source.looked_in);
         source.locations = found.locations;
         source.units = found.units.len() as u64;
+        source.not_readable = found.not_readable;
+        source.not_readable = found.not_readable;
         source.problems.extend(found.problems.iter().map(ToString::to_string));
         out.push(source);
     }
@@ -201,6 +207,7 @@ fn sync_agent(
     let found = discover(source.agent, &source.looked_in);
     source.locations = found.locations;
     source.units = found.units.len() as u64;
+    source.not_readable = found.not_readable;
     source.problems.extend(found.problems.iter().map(ToString::to_string));
     let mut updates = Vec::new();
     let mut names = BTreeSet::new();
