@@ -6,5 +6,6 @@ mod detect_formats;
 mod detection;
 mod sync_agents;
 mod sync_databases;
+mod sync_each_source;
 mod sync_kimi;
 mod sync_sources;

@@ -1,0 +1,293 @@
+//! The same five steps for every source that reads files, each over a made-up home laid out as
+//! its agent lays out its files: discovery (a survey finds the session and reads nothing), a
+//! first sync, a second that reads nothing, the session grown or rewritten (only what is new is
+//! stored), and a bad file beside it (reported, nothing else lost). The sources' own tests hold
+//! what is particular to each; the databases' are in `sync_databases`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use annal::sync::Agent;
+use annal::Annal;
+use serde_json::{json, Value};
+
+use crate::sync_sources::{options, session_len, source, TestResult, TEXT};
+
+/// One source's fixture: where its session file goes, what it holds at first and after it grew
+/// (or was rewritten), how many records that adds, and where a bad file goes.
+struct Case {
+    agent: Agent,
+    file: &'static str,
+    session: &'static str,
+    first: String,
+    grown: String,
+    added: u64,
+    bad: &'static str,
+}
+
+fn jsonl(lines: &[Value]) -> String {
+    lines.iter().map(|line| format!("{line}\n")).collect()
+}
+
+fn claude() -> Case {
+    let line = |uuid: &str, role: &str, text: &str| {
+        json!({"type": role, "uuid": uuid, "sessionId": "s1", "timestamp": "2026-11-30T10:00:00Z",
+            "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+    };
+    let first = [line("u1", "user", TEXT), line("u2", "assistant", "ok")];
+    let grown = [first[0].clone(), first[1].clone(), line("u3", "user", "more 🦀")];
+    Case {
+        agent: Agent::Claude,
+        file: ".claude/projects/-src-app/s1.jsonl",
+        session: "s1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".claude/projects/-src-app/bad.jsonl",
+    }
+}
+
+fn codex() -> Case {
+    let item = |role: &str, text: &str| {
+        json!({"timestamp": "2026-11-30T10:00:01Z", "type": "response_item",
+            "payload": {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}})
+    };
+    let meta = json!({"timestamp": "2026-11-30T10:00:00Z", "type": "session_meta",
+        "payload": {"id": "c1", "cwd": "/src", "timestamp": "2026-11-30T10:00:00Z"}});
+    let first = [meta, item("user", TEXT)];
+    let grown = [first[0].clone(), first[1].clone(), item("assistant", "done 🦀")];
+    Case {
+        agent: Agent::Codex,
+        file: ".codex/sessions/2026/11/30/rollout-2026-11-30T10-00-00-c1.jsonl",
+        session: "c1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".codex/sessions/2026/11/30/rollout-2026-11-30T11-00-00-bad.jsonl",
+    }
+}
+
+fn gemini() -> Case {
+    let meta = json!({"sessionId": "g1", "projectHash": "p", "startTime": "2026-11-30T10:00:00Z",
+        "lastUpdated": "2026-11-30T10:00:00Z"});
+    let message = |id: &str, kind: &str, text: &str| json!({"id": id, "timestamp": "2026-11-30T10:00:01Z", "type": kind, "content": text});
+    let first = [meta, message("m1", "user", TEXT)];
+    let grown = [first[0].clone(), first[1].clone(), message("m2", "gemini", "done 🦀")];
+    Case {
+        agent: Agent::Gemini,
+        file: ".gemini/tmp/p/chats/session-2026-11-30T10-00-g1.jsonl",
+        session: "g1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".gemini/tmp/p/chats/session-bad.jsonl",
+    }
+}
+
+fn pi() -> Case {
+    let header = json!({"type": "session", "version": 3, "id": "p1", "timestamp": "2026-11-30T10:00:00.000Z",
+        "cwd": "/src"});
+    let message = |id: &str, role: &str, text: &str| {
+        json!({"type": "message", "id": id, "parentId": null, "timestamp": "2026-11-30T10:00:01.000Z",
+            "message": {"role": role, "content": [{"type": "text", "text": text}], "timestamp": 1_764_496_801_000_u64}})
+    };
+    let first = [header, message("a1b2c3d4", "user", TEXT)];
+    let grown = [first[0].clone(), first[1].clone(), message("b2c3d4e5", "assistant", "done 🦀")];
+    Case {
+        agent: Agent::Pi,
+        file: ".pi/agent/sessions/--src--/2026-11-30T10-00-00-000Z_p1.jsonl",
+        session: "p1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".pi/agent/sessions/--src--/2026-11-30T11-00-00-000Z_bad.jsonl",
+    }
+}
+
+fn qwen() -> Case {
+    let record = |uuid: &str, kind: &str, text: &str| {
+        let role = if kind == "user" { "user" } else { "model" };
+        json!({"uuid": uuid, "parentUuid": null, "sessionId": "q1", "timestamp": "2026-11-30T10:00:00.000Z",
+            "type": kind, "cwd": "/src", "version": "0.5.0", "message": {"role": role, "parts": [{"text": text}]}})
+    };
+    let first = [record("q-1", "user", TEXT)];
+    let grown = [first[0].clone(), record("q-2", "assistant", "done 🦀")];
+    Case {
+        agent: Agent::Qwen,
+        file: ".qwen/projects/-src/chats/q1.jsonl",
+        session: "q1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".qwen/projects/-src/chats/bad.jsonl",
+    }
+}
+
+fn copilot() -> Case {
+    let event = |id: &str, kind: &str, data: Value| json!({"type": kind, "data": data, "id": id, "timestamp": "2026-11-30T10:00:00.000Z", "parentId": null});
+    let first = [
+        event("e1", "session.start", json!({"sessionId": "k1", "version": 1})),
+        event("e2", "user.message", json!({"content": TEXT})),
+    ];
+    let grown =
+        [first[0].clone(), first[1].clone(), event("e3", "assistant.message", json!({"content": "done 🦀"}))];
+    Case {
+        agent: Agent::Copilot,
+        file: ".copilot/session-state/k1/events.jsonl",
+        session: "k1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".copilot/session-state/bad/events.jsonl",
+    }
+}
+
+fn kimi() -> Case {
+    let first = [json!({"role": "_checkpoint", "id": 0}), json!({"role": "user", "content": TEXT})];
+    let grown = [first[0].clone(), first[1].clone(), json!({"role": "assistant", "content": "done 🦀"})];
+    Case {
+        agent: Agent::Kimi,
+        file: ".kimi/sessions/5d41/m1/context.jsonl",
+        session: "m1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".kimi/sessions/5d41/bad/context.jsonl",
+    }
+}
+
+fn continue_dev() -> Case {
+    let session = |items: &[(&str, &str)]| {
+        let history: Vec<Value> = items
+            .iter()
+            .map(|(role, text)| json!({"message": {"role": role, "content": text}, "contextItems": []}))
+            .collect();
+        json!({"sessionId": "n1", "title": "Fix it", "workspaceDirectory": "file:///src", "history": history})
+            .to_string()
+    };
+    Case {
+        agent: Agent::Continue,
+        file: ".continue/sessions/n1.json",
+        session: "n1",
+        first: session(&[("user", TEXT)]),
+        grown: session(&[("user", TEXT), ("assistant", "done 🦀")]),
+        added: 1,
+        bad: ".continue/sessions/bad.json",
+    }
+}
+
+fn cline(agent: Agent, extension: &'static str) -> Case {
+    let history = |items: &[(&str, &str)]| {
+        let items: Vec<Value> = items
+            .iter()
+            .map(|(role, text)| json!({"role": role, "content": [{"type": "text", "text": text}]}))
+            .collect();
+        Value::Array(items).to_string()
+    };
+    let (file, bad) = match extension {
+        "saoudrizwan.claude-dev" => (
+            ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/1733/api_conversation_history.json",
+            ".config/Code/User/globalStorage/saoudrizwan.claude-dev/tasks/bad/api_conversation_history.json",
+        ),
+        _ => (
+            ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/1733/api_conversation_history.json",
+            ".config/Code/User/globalStorage/rooveterinaryinc.roo-cline/tasks/bad/api_conversation_history.json",
+        ),
+    };
+    Case {
+        agent,
+        file,
+        session: "1733",
+        first: history(&[("user", TEXT)]),
+        grown: history(&[("user", TEXT), ("assistant", "done 🦀")]),
+        added: 1,
+        bad,
+    }
+}
+
+fn vscode() -> Case {
+    let request = |id: &str, text: &str| json!({"requestId": id, "message": {"text": text, "parts": []}, "response": [{"value": "ok"}]});
+    let state = |requests: Vec<Value>| {
+        json!({"version": 3, "requesterUsername": "u", "responderUsername": "GitHub Copilot", "sessionId": "v1",
+            "creationDate": 1_764_496_800_000_u64, "requests": requests})
+        .to_string()
+    };
+    Case {
+        agent: Agent::VsCode,
+        file: ".config/Code/User/workspaceStorage/0a1b/chatSessions/v1.json",
+        session: "v1",
+        first: state(vec![request("r1", TEXT)]),
+        grown: state(vec![request("r1", TEXT), request("r2", "more 🦀")]),
+        // The request and its response.
+        added: 2,
+        bad: ".config/Code/User/workspaceStorage/0a1b/chatSessions/bad.json",
+    }
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        claude(),
+        codex(),
+        gemini(),
+        pi(),
+        qwen(),
+        copilot(),
+        kimi(),
+        continue_dev(),
+        cline(Agent::Cline, "saoudrizwan.claude-dev"),
+        cline(Agent::Roo, "rooveterinaryinc.roo-cline"),
+        vscode(),
+    ]
+}
+
+fn write(home: &Path, relative: &str, text: &str) -> Result<PathBuf, Box<dyn std::error::Error>> {
+    let path = home.join(relative);
+    fs::create_dir_all(path.parent().ok_or("a folder")?)?;
+    fs::write(&path, text)?;
+    Ok(path)
+}
+
+#[test]
+fn every_file_source_finds_syncs_grows_and_reports_bad_input() -> TestResult {
+    for case in cases() {
+        let name = case.agent.name();
+        let home = tempfile::tempdir()?;
+        let file = write(home.path(), case.file, &case.first)?;
+        let annal = Annal::open(home.path().join("annal.redb"))?;
+        let sync = options(home.path(), &[case.agent]);
+
+        let surveyed = annal.survey(&sync)?;
+        assert_eq!(source_units(&surveyed, case.agent), 1, "{name}: discovery");
+        assert_eq!(annal.sessions()?.len(), 0, "{name}: a survey reads nothing");
+
+        let first = annal.sync(&sync)?;
+        let report = source(&first, case.agent);
+        assert!(report.problems.is_empty() && report.skipped.is_empty(), "{name}: {report:?}");
+        assert!(report.records_new > 0, "{name}: {report:?}");
+        assert_eq!(session_len(&annal, case.session)?, report.records_new, "{name}");
+        let stored = report.records_new;
+
+        let again = annal.sync(&sync)?;
+        let report = source(&again, case.agent);
+        assert_eq!((report.units_read, report.records_new), (0, 0), "{name}: {report:?}");
+
+        fs::write(&file, &case.grown)?;
+        let grown = annal.sync(&sync)?;
+        assert_eq!(source(&grown, case.agent).records_new, case.added, "{name}: {grown:?}");
+        assert_eq!(session_len(&annal, case.session)?, stored + case.added, "{name}");
+
+        write(home.path(), case.bad, "{\"cut\": \"short\n\u{0}\u{1b}[31m not JSON 解析\n")?;
+        let bad = annal.sync(&sync)?;
+        let report = source(&bad, case.agent);
+        assert_eq!(report.records_new, 0, "{name}: {report:?}");
+        let said = report.problems.iter().chain(&report.skipped).any(|line| line.contains("bad"));
+        assert!(said, "{name}: the bad file is not named: {report:?}");
+        assert_eq!(session_len(&annal, case.session)?, stored + case.added, "{name}");
+        assert!(annal.verify(None)?.is_ok(), "{name}");
+    }
+    Ok(())
+}
+
+fn source_units(reports: &[annal::sync::SourceReport], agent: Agent) -> u64 {
+    reports.iter().find(|report| report.agent == agent).map_or(0, |report| report.units)
+}
