@@ -24,6 +24,9 @@ pub use crate::import::{
     GooseSessionRow, ItemError, OpenCodeMessageRows, ParseOptions, ParsedSession, ParsedTranscript,
     SkipReason, Skipped, TranscriptFormat, AIDER_LOG, RESPONSES_ITEM_KEY, RESPONSES_SEAL_KEY,
 };
-pub use crate::import::{kimi_context_number, parse_kimi_context, parse_zed_thread, ZedThreadRow};
+pub use crate::import::{
+    kimi_context_number, parse_cursor_composer, parse_kimi_context, parse_zed_thread, CursorComposerRow,
+    ZedThreadRow,
+};
 pub use crate::load::{load_session, revision_id, LoadError, SessionLoad};
 pub use crate::redact::redact;

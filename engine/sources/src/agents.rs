@@ -47,13 +47,15 @@ pub enum Agent {
     OpenHands,
     /// Kimi CLI.
     Kimi,
+    /// Cursor's chats and agent runs (Composer), as the editor keeps them.
+    Cursor,
     /// Windsurf's Cascade, whose conversations annal cannot read (see [`Agent::not_readable`]).
     Windsurf,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 18] = [
+    pub const ALL: [Agent; 19] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -71,6 +73,7 @@ impl Agent {
         Agent::Zed,
         Agent::OpenHands,
         Agent::Kimi,
+        Agent::Cursor,
         Agent::Windsurf,
     ];
 
@@ -94,6 +97,7 @@ impl Agent {
             Agent::Zed => "zed",
             Agent::OpenHands => "openhands",
             Agent::Kimi => "kimi",
+            Agent::Cursor => "cursor",
             Agent::Windsurf => "windsurf",
         }
     }
@@ -118,6 +122,7 @@ impl Agent {
             Agent::Zed => "Zed",
             Agent::OpenHands => "OpenHands",
             Agent::Kimi => "Kimi CLI",
+            Agent::Cursor => "Cursor",
             Agent::Windsurf => "Windsurf (Cascade)",
         }
     }
@@ -226,6 +231,10 @@ impl Agent {
             Agent::Kimi => {
                 let root = env.dir_var("KIMI_SHARE_DIR").or_else(|| env.in_home(".kimi"));
                 root.map(|r| r.join("sessions")).into_iter().collect()
+            }
+            // The editor's global storage, in its user data folder.
+            Agent::Cursor => {
+                env.config_dir.iter().map(|config| config.join("Cursor/User/globalStorage")).collect()
             }
             // Windsurf and its preview build keep Cascade's conversations under `~/.codeium`.
             Agent::Windsurf => ["windsurf", "windsurf-next"]

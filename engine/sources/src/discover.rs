@@ -28,6 +28,8 @@ pub enum UnitKind {
     GooseDb,
     /// Zed's `threads.db`.
     ZedDb,
+    /// Cursor's global `state.vscdb`.
+    CursorDb,
 }
 
 /// One file, folder or database to read.
@@ -86,6 +88,7 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
             Agent::OpenCode => walk.opencode(location),
             Agent::Goose => walk.file_if(location.join("sessions.db"), UnitKind::GooseDb),
             Agent::Zed => walk.file_if(location.join("threads.db"), UnitKind::ZedDb),
+            Agent::Cursor => walk.file_if(location.join("state.vscdb"), UnitKind::CursorDb),
             Agent::Crush | Agent::Aider => walk.dir(location, PROJECT_DEPTH_MAX),
             _ => walk.dir(location, AGENT_DEPTH_MAX),
         }
@@ -232,6 +235,6 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
                 && kimi_context_number(name).is_none();
             (kimi_context_number(name) == Some(0) || legacy).then_some(transcript(TranscriptFormat::Kimi))
         }
-        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Windsurf => None,
+        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Windsurf => None,
     }
 }

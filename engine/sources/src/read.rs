@@ -80,7 +80,11 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
             let file = if reading.held { Fingerprint::default() } else { file };
             Ok(from_db(reading, Cursor { file, ..Cursor::default() }, file.size, false))
         }
-        UnitKind::OpenCodeDb | UnitKind::CrushDb | UnitKind::GooseDb | UnitKind::ZedDb => {
+        UnitKind::OpenCodeDb
+        | UnitKind::CrushDb
+        | UnitKind::GooseDb
+        | UnitKind::ZedDb
+        | UnitKind::CursorDb => {
             let wal = Fingerprint::of_path(&wal_path(&unit.path));
             if previous.is_some_and(|p| p.file == file && p.wal == wal) {
                 return Err(NotRead::Unchanged);
@@ -90,6 +94,7 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
                 UnitKind::OpenCodeDb => db::opencode::read(&unit.path, since)?,
                 UnitKind::CrushDb => db::crush::read(&unit.path, since)?,
                 UnitKind::ZedDb => db::zed::read(&unit.path, since)?,
+                UnitKind::CursorDb => db::cursor::read(&unit.path, since)?,
                 _ => db::goose::read(&unit.path, since)?,
             };
             // A message left for later is looked for again at the next pass, even if the

@@ -84,3 +84,10 @@ pub const ZED: &str = "
         ALTER TABLE threads ADD COLUMN folder_paths_order TEXT;
         ALTER TABLE threads ADD COLUMN created_at TEXT;
 ";
+
+/// Cursor's global `state.vscdb`: VS Code's key-value table, and Cursor's own beside it (the
+/// same shape), as the public readers of it find them.
+pub const CURSOR: &str = "
+        CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
+        CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
+";

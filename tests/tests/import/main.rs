@@ -5,6 +5,7 @@
 mod detect_formats;
 mod detection;
 mod sync_agents;
+mod sync_cursor;
 mod sync_databases;
 mod sync_each_source;
 mod sync_kimi;

@@ -22,6 +22,7 @@ mod codex;
 mod continue_dev;
 mod copilot;
 mod crush;
+mod cursor_ide;
 mod detect;
 mod gemini;
 mod goose;
@@ -43,6 +44,7 @@ use annal_engine::Hash;
 use annal_engine::Record;
 
 pub use self::crush::{parse_crush_session, CrushMessageRow, CrushSessionRow};
+pub use self::cursor_ide::{parse_cursor_composer, CursorComposerRow};
 pub use self::detect::detect_format;
 pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};
 pub use self::kimi::{kimi_context_number, parse_kimi_context};

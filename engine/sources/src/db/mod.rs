@@ -3,6 +3,7 @@
 //! sessions of records by the formats crate.
 
 pub(crate) mod crush;
+pub(crate) mod cursor;
 pub(crate) mod goose;
 pub(crate) mod opencode;
 mod sqlite;
@@ -34,7 +35,7 @@ pub(crate) struct DbReading {
 
 /// Reads the database at `path` whole, as the agent's whose tables it has: OpenCode's (a
 /// `part` table), Crush's or the Go OpenCode's (`messages` with `parts`), goose's (`messages`
-/// with `content_json`) or Zed's (`threads` with `data_type`). Where it lies says nothing: a copy anywhere reads the same.
+/// with `content_json`), Zed's (`threads` with `data_type`) or Cursor's (`cursorDiskKV`). Where it lies says nothing: a copy anywhere reads the same.
 pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError> {
     let agent = {
         let conn = open(path)?;
@@ -52,9 +53,11 @@ pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError>
             Agent::Goose
         } else if has("threads", "data_type")? {
             Agent::Zed
+        } else if has("cursorDiskKV", "value")? {
+            Agent::Cursor
         } else {
             let message =
-                "a SQLite database of no schema annal reads (OpenCode's, Crush's, goose's or Zed's)";
+                "a SQLite database of no schema annal reads (OpenCode's, Crush's, goose's, Zed's or Cursor's)";
             return Err(SourceError::Unrecognised { path: path.to_owned(), message: message.to_owned() });
         }
     };
@@ -62,6 +65,7 @@ pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError>
         Agent::OpenCode => opencode::read(path, None)?,
         Agent::Crush => crush::read(path, None)?,
         Agent::Zed => zed::read(path, None)?,
+        Agent::Cursor => cursor::read(path, None)?,
         _ => goose::read(path, None)?,
     };
     Ok((agent, reading))

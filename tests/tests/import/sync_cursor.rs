@@ -1,0 +1,116 @@
+//! `annal sync` of Cursor over a global `state.vscdb` built as the editor keeps it (its
+//! key-value tables, values replaced whole by key), and `annal import` of the file by path:
+//! conversations read from the last row read, a reply that changed kept as a revision, the
+//! editor's other writes reading nothing, a bad value reported while the rest is stored.
+
+use std::error::Error;
+use std::path::Path;
+
+use annal::sync::Agent;
+use annal::Annal;
+use rusqlite::{params, Connection};
+use serde_json::json;
+
+use crate::sync_sources::{options, session_len, source, TestResult, TEXT};
+
+/// Writes a key as Cursor does: the table's `ON CONFLICT REPLACE` replaces the row.
+fn put(db: &Connection, table: &str, key: &str, value: &str) -> TestResult {
+    db.execute(&format!("INSERT INTO {table} (key, value) VALUES (?1, ?2)"), params![key, value])?;
+    Ok(())
+}
+
+fn composer(id: &str, bubbles: &[(&str, u8)]) -> String {
+    let headers: Vec<_> = bubbles.iter().map(|(id, kind)| json!({"bubbleId": id, "type": kind})).collect();
+    json!({"_v": 10, "composerId": id, "name": "Fix the parser", "createdAt": 1_764_496_800_000_u64,
+        "unifiedMode": "agent", "status": "completed", "fullConversationHeadersOnly": headers})
+    .to_string()
+}
+
+fn bubble(id: &str, kind: u8, text: &str) -> String {
+    json!({"_v": 3, "type": kind, "bubbleId": id, "text": text, "createdAt": "2026-11-30T10:00:00.000Z"})
+        .to_string()
+}
+
+/// Ages the database as if its last write were seconds ago (one just written is read again).
+fn settle(db: &Path) -> TestResult {
+    let before = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    for suffix in ["", "-wal"] {
+        let mut path = db.as_os_str().to_owned();
+        path.push(suffix);
+        if let Ok(file) = std::fs::File::options().append(true).open(&path) {
+            file.set_modified(before)?;
+        }
+    }
+    Ok(())
+}
+
+fn texts(annal: &Annal, session: &str) -> Result<Vec<String>, Box<dyn Error>> {
+    let snapshot = annal.snapshot()?;
+    let mut out = Vec::new();
+    for guard in snapshot.records(session, 0..u64::MAX)? {
+        let record = snapshot.to_record(&guard?.view()?)?;
+        for block in record.blocks {
+            if let annal::Block::Text { text } = block {
+                out.push(text);
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[test]
+fn cursor_conversations_read_from_the_last_row_read() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let folder = home.path().join(".config/Cursor/User/globalStorage");
+    std::fs::create_dir_all(&folder)?;
+    let path = folder.join("state.vscdb");
+    let db = Connection::open(&path)?;
+    db.execute_batch("PRAGMA journal_mode = WAL;")?;
+    db.execute_batch(annal_support::agent_schemas::CURSOR)?;
+    put(&db, "cursorDiskKV", "composerData:c1", &composer("c1", &[("b1", 1), ("b2", 2)]))?;
+    put(&db, "cursorDiskKV", "bubbleId:c1:b1", &bubble("b1", 1, TEXT))?;
+    put(&db, "cursorDiskKV", "bubbleId:c1:b2", &bubble("b2", 2, "Reading"))?;
+    // The editor's other keys: file contents, and its own state.
+    put(&db, "cursorDiskKV", "composer.content.0a1b", "fn main() {}")?;
+    put(&db, "ItemTable", "workbench.panel.width", "300")?;
+    settle(&path)?;
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let cursor = options(home.path(), &[Agent::Cursor]);
+    let first = annal.sync(&cursor)?;
+    let report = source(&first, Agent::Cursor);
+    // Two messages and the conversation's fields.
+    assert_eq!((report.units, report.records_new), (1, 3), "{report:?}");
+    assert!(report.problems.is_empty() && report.skipped.is_empty(), "{report:?}");
+    assert_eq!(texts(&annal, "c1")?, [TEXT, "Reading"]);
+    assert_eq!(source(&annal.sync(&cursor)?, Agent::Cursor).units_read, 0);
+
+    // The editor writes its own state: the file changes, no conversation does.
+    put(&db, "ItemTable", "workbench.panel.width", "320")?;
+    settle(&path)?;
+    let again = annal.sync(&cursor)?;
+    assert_eq!((source(&again, Agent::Cursor).units_read, source(&again, Agent::Cursor).records_new), (1, 0));
+
+    // The reply finished streaming, and the user asked again: the reply as a revision, the
+    // new message, and the same conversation fields (its order and status are not among them).
+    put(&db, "cursorDiskKV", "bubbleId:c1:b2", &bubble("b2", 2, "Reading it. Done."))?;
+    put(&db, "cursorDiskKV", "bubbleId:c1:b3", &bubble("b3", 1, "thanks 🦀"))?;
+    put(&db, "cursorDiskKV", "composerData:c1", &composer("c1", &[("b1", 1), ("b2", 2), ("b3", 1)]))?;
+    // A value that cannot be read, in another conversation.
+    put(&db, "cursorDiskKV", "bubbleId:c2:x1", "{\"type\": 1, \"text\": \"cut")?;
+    settle(&path)?;
+    let grown = annal.sync(&cursor)?;
+    let report = source(&grown, Agent::Cursor);
+    assert_eq!((report.records_new, report.records_revised), (2, 1), "{report:?}");
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    assert!(report.skipped[0].contains("conversation \"c2\", bubble \"x1\": not JSON"), "{report:?}");
+    assert_eq!(session_len(&annal, "c1")?, 5);
+
+    // Given by its path, as `annal import` takes it: the same records, stored once.
+    let copy = Annal::open(home.path().join("imported.redb"))?;
+    let imported = copy.import_file(&path, None)?;
+    assert_eq!(imported.agent, Some(Agent::Cursor));
+    assert_eq!(imported.skipped_rows.len(), 1, "{imported:?}");
+    assert_eq!(texts(&copy, "c1")?, [TEXT, "Reading it. Done.", "thanks 🦀"]);
+    assert!(annal.verify(None)?.is_ok() && copy.verify(None)?.is_ok());
+    Ok(())
+}
