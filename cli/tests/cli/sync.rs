@@ -72,6 +72,7 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
             "zed",
             "openhands",
             "kimi",
+            "factory",
             "cursor",
             "windsurf"
         ]

@@ -47,6 +47,8 @@ pub enum Agent {
     OpenHands,
     /// Kimi CLI.
     Kimi,
+    /// Factory's Droid.
+    Factory,
     /// Cursor's chats and agent runs (Composer), as the editor keeps them.
     Cursor,
     /// Windsurf's Cascade, whose conversations annal cannot read (see [`Agent::not_readable`]).
@@ -55,7 +57,7 @@ pub enum Agent {
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 19] = [
+    pub const ALL: [Agent; 20] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -73,6 +75,7 @@ impl Agent {
         Agent::Zed,
         Agent::OpenHands,
         Agent::Kimi,
+        Agent::Factory,
         Agent::Cursor,
         Agent::Windsurf,
     ];
@@ -97,6 +100,7 @@ impl Agent {
             Agent::Zed => "zed",
             Agent::OpenHands => "openhands",
             Agent::Kimi => "kimi",
+            Agent::Factory => "factory",
             Agent::Cursor => "cursor",
             Agent::Windsurf => "windsurf",
         }
@@ -122,6 +126,7 @@ impl Agent {
             Agent::Zed => "Zed",
             Agent::OpenHands => "OpenHands",
             Agent::Kimi => "Kimi CLI",
+            Agent::Factory => "Factory Droid",
             Agent::Cursor => "Cursor",
             Agent::Windsurf => "Windsurf (Cascade)",
         }
@@ -231,6 +236,11 @@ impl Agent {
             Agent::Kimi => {
                 let root = env.dir_var("KIMI_SHARE_DIR").or_else(|| env.in_home(".kimi"));
                 root.map(|r| r.join("sessions")).into_iter().collect()
+            }
+            // Droid takes `FACTORY_HOME_OVERRIDE` for the home folder it keeps `.factory` in.
+            Agent::Factory => {
+                let home = env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone());
+                home.map(|h| h.join(".factory/sessions")).into_iter().collect()
             }
             // The editor's global storage, in its user data folder.
             Agent::Cursor => {

@@ -235,6 +235,9 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
                 && kimi_context_number(name).is_none();
             (kimi_context_number(name) == Some(0) || legacy).then_some(transcript(TranscriptFormat::Kimi))
         }
+        // `sessions/<cwd>/<session>.jsonl` (with `<session>.settings.json` beside it, not read);
+        // the first versions kept them in `sessions/` itself.
+        Agent::Factory => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::Factory)),
         Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Windsurf => None,
     }
 }

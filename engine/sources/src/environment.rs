@@ -7,11 +7,12 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 /// The environment variables through which agents move their folders.
-pub const OVERRIDES: [&str; 14] = [
+pub const OVERRIDES: [&str; 15] = [
     "CLAUDE_CONFIG_DIR",
     "CODEX_HOME",
     "CONTINUE_GLOBAL_DIR",
     "COPILOT_HOME",
+    "FACTORY_HOME_OVERRIDE",
     "GEMINI_CLI_HOME",
     "GOOSE_PATH_ROOT",
     "KIMI_SHARE_DIR",

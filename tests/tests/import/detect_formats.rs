@@ -73,6 +73,13 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         r#"{"role":"_checkpoint","id":1}"#,
     ]
     .join("\n");
+    let factory = [
+        r#"{"type":"session_start","id":"d1","title":"fix it","sessionTitle":"fix it","owner":"u","version":2,"cwd":"/src"}"#,
+        r#"{"type":"message","id":"m1","timestamp":"2026-11-30T10:00:00.000Z","message":{"role":"user","content":[{"type":"text","text":"fix the 解析器 🦀"}]}}"#,
+        r#"{"type":"message","id":"m2","parentId":"m1","timestamp":"2026-11-30T10:00:01.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"tu1","name":"Read","input":{"file_path":"a.rs"}}]}}"#,
+        r#"{"type":"message","id":"m3","parentId":"m2","timestamp":"2026-11-30T10:00:02.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"fn main() {}"}]}}"#,
+    ]
+    .join("\n");
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         (Claude, claude),
@@ -84,6 +91,7 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         (VsCodeChat, copilot_log),
         (OpenHands, openhands_event.to_owned()),
         (Kimi, kimi_context),
+        (Factory, factory),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),

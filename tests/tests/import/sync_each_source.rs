@@ -156,6 +156,26 @@ fn kimi() -> Case {
     }
 }
 
+fn factory() -> Case {
+    let start = json!({"type": "session_start", "id": "d1", "title": "fix it", "sessionTitle": "fix it",
+        "owner": "u", "version": 2, "cwd": "/src"});
+    let message = |id: &str, role: &str, text: &str| {
+        json!({"type": "message", "id": id, "timestamp": "2026-11-30T10:00:00.000Z",
+            "message": {"role": role, "content": [{"type": "text", "text": text}]}})
+    };
+    let first = [start, message("m1", "user", TEXT)];
+    let grown = [first[0].clone(), first[1].clone(), message("m2", "assistant", "done 🦀")];
+    Case {
+        agent: Agent::Factory,
+        file: ".factory/sessions/-src/d1.jsonl",
+        session: "d1",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".factory/sessions/-src/bad.jsonl",
+    }
+}
+
 fn continue_dev() -> Case {
     let session = |items: &[(&str, &str)]| {
         let history: Vec<Value> = items
@@ -233,6 +253,7 @@ fn cases() -> Vec<Case> {
         qwen(),
         copilot(),
         kimi(),
+        factory(),
         continue_dev(),
         cline(Agent::Cline, "saoudrizwan.claude-dev"),
         cline(Agent::Roo, "rooveterinaryinc.roo-cline"),

@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
 use super::{
-    aider, claude, cline, codex, continue_dev, copilot, gemini, kimi, openhands, pi, qwen, vscode_chat,
-    ParseOptions, TranscriptFormat,
+    aider, claude, cline, codex, continue_dev, copilot, factory, gemini, kimi, openhands, pi, qwen,
+    vscode_chat, ParseOptions, TranscriptFormat,
 };
 use crate::export::EXPORT_FORMAT;
 
@@ -111,6 +111,10 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     // lines (the system prompt, checkpoints, token counts) tell its files.
     if kimi::is_kimi_signature(map) {
         return Some(TranscriptFormat::Kimi);
+    }
+    // Before Pi: Droid's messages have Pi's envelope (Pi's messages carry a time of their own).
+    if factory::is_factory_line(map) {
+        return Some(TranscriptFormat::Factory);
     }
     // Before Codex: Pi's entries share type names with an older rollout's bare items.
     if pi::is_pi_signature(map) {

@@ -24,6 +24,7 @@ mod copilot;
 mod crush;
 mod cursor_ide;
 mod detect;
+mod factory;
 mod gemini;
 mod goose;
 mod kimi;
@@ -86,13 +87,16 @@ pub enum TranscriptFormat {
     OpenHands,
     /// Kimi CLI context JSONL: the messages the model is given, one per line.
     Kimi,
+    /// Factory's Droid session JSONL: a `session_start` line, then one typed line per event.
+    Factory,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 14] = [
+    pub const ALL: [TranscriptFormat; 15] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
+        TranscriptFormat::Factory,
         TranscriptFormat::Pi,
         TranscriptFormat::Qwen,
         TranscriptFormat::Copilot,
@@ -108,7 +112,7 @@ impl TranscriptFormat {
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`, `factory`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -125,6 +129,7 @@ impl TranscriptFormat {
             TranscriptFormat::VsCodeChat => "vscode",
             TranscriptFormat::OpenHands => "openhands",
             TranscriptFormat::Kimi => "kimi",
+            TranscriptFormat::Factory => "factory",
         }
     }
 
@@ -352,6 +357,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::VsCodeChat => vscode_chat::parse(bytes, stem, options),
         TranscriptFormat::OpenHands => openhands::parse(bytes, stem, options),
         TranscriptFormat::Kimi => kimi::parse(bytes, stem, options),
+        TranscriptFormat::Factory => factory::parse(bytes, stem, options),
     }
 }
 

@@ -88,7 +88,7 @@ pub(super) fn is_pi_signature(map: &Map<String, Value>) -> bool {
     is_header(map)
         || (str_of(map, "type") == Some("message")
             && map.get("timestamp").is_some_and(Value::is_string)
-            && map.get("message").and_then(Value::as_object).is_some_and(|m| str_of(m, "role").is_some())
+            && map.get("message").and_then(Value::as_object).is_some_and(is_pi_message)
             && !foreign.iter().any(|key| map.contains_key(*key)))
 }
 
@@ -103,12 +103,16 @@ pub(super) fn is_pi_line(map: &Map<String, Value>) -> bool {
         return false;
     }
     match kind {
-        "message" => {
-            map.get("message").and_then(Value::as_object).is_some_and(|m| str_of(m, "role").is_some())
-        }
+        "message" => map.get("message").and_then(Value::as_object).is_some_and(is_pi_message),
         "compaction" | "branch_summary" => map.get("summary").is_some_and(Value::is_string),
         _ => !map.contains_key("payload") && !map.contains_key("sessionId"),
     }
+}
+
+/// Whether a message is one of Pi's: a role, and the time Pi stamps on every message (Factory's
+/// Droid writes the same envelope, without it).
+fn is_pi_message(message: &Map<String, Value>) -> bool {
+    str_of(message, "role").is_some() && message.get("timestamp").is_some_and(Value::is_number)
 }
 
 fn system() -> Record {
