@@ -1,6 +1,6 @@
 //! Importing a user's existing sessions: transcript bytes in every format `sync` reads, and
 //! annal exports, detected, parsed and appended idempotently, and the agents' databases `sync`
-//! reads (OpenCode, Crush, goose, Zed, Cursor) given by their path, as `annal import` does.
+//! reads (OpenCode, Crush, goose, Zed, Cursor, Kiro CLI) given by their path, as `annal import` does.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -100,8 +100,8 @@ impl Annal {
     /// Imports the transcript file at `path` (its stem names a session without an id of its
     /// own), as [`Annal::import`] does; or, when `path` is an agent's database (OpenCode's
     /// `opencode.db`, Crush's `crush.db` or the Go OpenCode's `opencode.db`, goose's
-    /// `sessions.db`, Zed's `threads.db`, Cursor's `state.vscdb`, known by its tables wherever
-    /// it lies) or OpenCode's `storage/` folder,
+    /// `sessions.db`, Zed's `threads.db`, Cursor's `state.vscdb`, Kiro CLI's `data.sqlite3`,
+    /// known by its tables wherever it lies) or OpenCode's `storage/` folder,
     /// every session in it, as `sync` reads them (`format` does not apply). Importing a
     /// database again stores only what changed in it.
     ///

@@ -74,6 +74,7 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
             "kimi",
             "factory",
             "cursor",
+            "kiro",
             "windsurf"
         ]
     );

@@ -25,8 +25,8 @@ pub use crate::import::{
     SkipReason, Skipped, TranscriptFormat, AIDER_LOG, RESPONSES_ITEM_KEY, RESPONSES_SEAL_KEY,
 };
 pub use crate::import::{
-    kimi_context_number, parse_cursor_composer, parse_kimi_context, parse_zed_thread, CursorComposerRow,
-    ZedThreadRow,
+    kimi_context_number, parse_cursor_composer, parse_kimi_context, parse_kiro_conversation,
+    parse_zed_thread, CursorComposerRow, KiroConversationRow, ZedThreadRow,
 };
 pub use crate::load::{load_session, revision_id, LoadError, SessionLoad};
 pub use crate::redact::redact;

@@ -51,13 +51,15 @@ pub enum Agent {
     Factory,
     /// Cursor's chats and agent runs (Composer), as the editor keeps them.
     Cursor,
+    /// Kiro's CLI (the Amazon Q Developer CLI before it).
+    Kiro,
     /// Windsurf's Cascade, whose conversations annal cannot read (see [`Agent::not_readable`]).
     Windsurf,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 20] = [
+    pub const ALL: [Agent; 21] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -77,6 +79,7 @@ impl Agent {
         Agent::Kimi,
         Agent::Factory,
         Agent::Cursor,
+        Agent::Kiro,
         Agent::Windsurf,
     ];
 
@@ -102,6 +105,7 @@ impl Agent {
             Agent::Kimi => "kimi",
             Agent::Factory => "factory",
             Agent::Cursor => "cursor",
+            Agent::Kiro => "kiro",
             Agent::Windsurf => "windsurf",
         }
     }
@@ -128,6 +132,7 @@ impl Agent {
             Agent::Kimi => "Kimi CLI",
             Agent::Factory => "Factory Droid",
             Agent::Cursor => "Cursor",
+            Agent::Kiro => "Kiro CLI",
             Agent::Windsurf => "Windsurf (Cascade)",
         }
     }
@@ -245,6 +250,11 @@ impl Agent {
             // The editor's global storage, in its user data folder.
             Agent::Cursor => {
                 env.config_dir.iter().map(|config| config.join("Cursor/User/globalStorage")).collect()
+            }
+            // Kiro CLI's data folder in the platform's local data folder, and the Amazon Q
+            // Developer CLI's it was renamed from.
+            Agent::Kiro => {
+                env.data_dirs().into_iter().flat_map(|d| [d.join("kiro-cli"), d.join("amazon-q")]).collect()
             }
             // Windsurf and its preview build keep Cascade's conversations under `~/.codeium`.
             Agent::Windsurf => ["windsurf", "windsurf-next"]

@@ -30,6 +30,8 @@ pub enum UnitKind {
     ZedDb,
     /// Cursor's global `state.vscdb`.
     CursorDb,
+    /// Kiro CLI's `data.sqlite3`.
+    KiroDb,
 }
 
 /// One file, folder or database to read.
@@ -89,6 +91,7 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
             Agent::Goose => walk.file_if(location.join("sessions.db"), UnitKind::GooseDb),
             Agent::Zed => walk.file_if(location.join("threads.db"), UnitKind::ZedDb),
             Agent::Cursor => walk.file_if(location.join("state.vscdb"), UnitKind::CursorDb),
+            Agent::Kiro => walk.file_if(location.join("data.sqlite3"), UnitKind::KiroDb),
             Agent::Crush | Agent::Aider => walk.dir(location, PROJECT_DEPTH_MAX),
             _ => walk.dir(location, AGENT_DEPTH_MAX),
         }
@@ -238,6 +241,6 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
         // `sessions/<cwd>/<session>.jsonl` (with `<session>.settings.json` beside it, not read);
         // the first versions kept them in `sessions/` itself.
         Agent::Factory => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::Factory)),
-        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Windsurf => None,
+        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Kiro | Agent::Windsurf => None,
     }
 }

@@ -91,3 +91,20 @@ pub const CURSOR: &str = "
         CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
         CREATE TABLE cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB);
 ";
+
+/// Kiro CLI's `data.sqlite3` (`crates/chat-cli/src/database/sqlite_migrations/`): the older
+/// one-per-folder table, and `008_multiple_conversations_per_path.sql` after it.
+pub const KIRO: &str = "
+        CREATE TABLE conversations (key TEXT PRIMARY KEY, value TEXT);
+        CREATE TABLE conversations_v2 (
+            key TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at INTEGER NOT NULL,
+            updated_at INTEGER NOT NULL,
+            PRIMARY KEY (key, conversation_id)
+        );
+        CREATE INDEX idx_conversations_v2_key_updated ON conversations_v2(key, updated_at DESC);
+        CREATE INDEX idx_conversations_v2_updated_at ON conversations_v2(updated_at DESC);
+        CREATE TABLE auth_kv (key TEXT PRIMARY KEY, value TEXT);
+";

@@ -9,4 +9,5 @@ mod sync_cursor;
 mod sync_databases;
 mod sync_each_source;
 mod sync_kimi;
+mod sync_kiro;
 mod sync_sources;

@@ -28,6 +28,7 @@ mod factory;
 mod gemini;
 mod goose;
 mod kimi;
+mod kiro;
 mod lines;
 mod opencode;
 mod opencode_rows;
@@ -49,6 +50,7 @@ pub use self::cursor_ide::{parse_cursor_composer, CursorComposerRow};
 pub use self::detect::detect_format;
 pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};
 pub use self::kimi::{kimi_context_number, parse_kimi_context};
+pub use self::kiro::{parse_kiro_conversation, KiroConversationRow};
 pub use self::opencode_rows::{parse_opencode_rows, OpenCodeMessageRows};
 pub use self::responses::{
     record_from_responses_item, record_message_blocks, responses_item_text, responses_items, session_items,

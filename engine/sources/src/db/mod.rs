@@ -5,6 +5,7 @@
 pub(crate) mod crush;
 pub(crate) mod cursor;
 pub(crate) mod goose;
+pub(crate) mod kiro;
 pub(crate) mod opencode;
 mod sqlite;
 pub(crate) mod zed;
@@ -35,7 +36,7 @@ pub(crate) struct DbReading {
 
 /// Reads the database at `path` whole, as the agent's whose tables it has: OpenCode's (a
 /// `part` table), Crush's or the Go OpenCode's (`messages` with `parts`), goose's (`messages`
-/// with `content_json`), Zed's (`threads` with `data_type`) or Cursor's (`cursorDiskKV`). Where it lies says nothing: a copy anywhere reads the same.
+/// with `content_json`), Zed's (`threads` with `data_type`) Cursor's (`cursorDiskKV`) or Kiro CLI's (`conversations_v2`). Where it lies says nothing: a copy anywhere reads the same.
 pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError> {
     let agent = {
         let conn = open(path)?;
@@ -55,9 +56,11 @@ pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError>
             Agent::Zed
         } else if has("cursorDiskKV", "value")? {
             Agent::Cursor
+        } else if has("conversations_v2", "conversation_id")? {
+            Agent::Kiro
         } else {
             let message =
-                "a SQLite database of no schema annal reads (OpenCode's, Crush's, goose's, Zed's or Cursor's)";
+                "a SQLite database of no schema annal reads (OpenCode's, Crush's, goose's, Zed's, Cursor's or Kiro CLI's)";
             return Err(SourceError::Unrecognised { path: path.to_owned(), message: message.to_owned() });
         }
     };
@@ -66,6 +69,7 @@ pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError>
         Agent::Crush => crush::read(path, None)?,
         Agent::Zed => zed::read(path, None)?,
         Agent::Cursor => cursor::read(path, None)?,
+        Agent::Kiro => kiro::read(path, None)?,
         _ => goose::read(path, None)?,
     };
     Ok((agent, reading))
