@@ -75,6 +75,7 @@ fn list_shows_every_agent_and_where_it_was_looked_for() {
             "factory",
             "cursor",
             "kiro",
+            "amp",
             "windsurf"
         ]
     );

@@ -53,13 +53,15 @@ pub enum Agent {
     Cursor,
     /// Kiro's CLI (the Amazon Q Developer CLI before it).
     Kiro,
+    /// Amp: the threads its earlier versions kept on the machine.
+    Amp,
     /// Windsurf's Cascade, whose conversations annal cannot read (see [`Agent::not_readable`]).
     Windsurf,
 }
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 21] = [
+    pub const ALL: [Agent; 22] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -80,6 +82,7 @@ impl Agent {
         Agent::Factory,
         Agent::Cursor,
         Agent::Kiro,
+        Agent::Amp,
         Agent::Windsurf,
     ];
 
@@ -106,6 +109,7 @@ impl Agent {
             Agent::Factory => "factory",
             Agent::Cursor => "cursor",
             Agent::Kiro => "kiro",
+            Agent::Amp => "amp",
             Agent::Windsurf => "windsurf",
         }
     }
@@ -133,6 +137,7 @@ impl Agent {
             Agent::Factory => "Factory Droid",
             Agent::Cursor => "Cursor",
             Agent::Kiro => "Kiro CLI",
+            Agent::Amp => "Amp",
             Agent::Windsurf => "Windsurf (Cascade)",
         }
     }
@@ -255,6 +260,18 @@ impl Agent {
             // Developer CLI's it was renamed from.
             Agent::Kiro => {
                 env.data_dirs().into_iter().flat_map(|d| [d.join("kiro-cli"), d.join("amazon-q")]).collect()
+            }
+            // The CLI's `amp/threads` in the XDG data folder, and the editor extension's
+            // `threads3` in each editor's global storage.
+            Agent::Amp => {
+                let mut places: Vec<PathBuf> =
+                    env.data_dirs().into_iter().map(|d| d.join("amp/threads")).collect();
+                places.extend(
+                    editor_storage(env, "sourcegraph.amp")
+                        .into_iter()
+                        .map(|tasks| tasks.with_file_name("threads3")),
+                );
+                places
             }
             // Windsurf and its preview build keep Cascade's conversations under `~/.codeium`.
             Agent::Windsurf => ["windsurf", "windsurf-next"]

@@ -241,6 +241,11 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
         // `sessions/<cwd>/<session>.jsonl` (with `<session>.settings.json` beside it, not read);
         // the first versions kept them in `sessions/` itself.
         Agent::Factory => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::Factory)),
+        // `threads/T-<id>.json`, the editor extension's `threads3/<id>.json`.
+        Agent::Amp => {
+            let thread = (parent == "threads" || parent == "threads3") && name.ends_with(".json");
+            thread.then_some(transcript(TranscriptFormat::Amp))
+        }
         Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Kiro | Agent::Windsurf => None,
     }
 }

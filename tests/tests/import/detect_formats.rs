@@ -80,6 +80,7 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         r#"{"type":"message","id":"m3","parentId":"m2","timestamp":"2026-11-30T10:00:02.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"tu1","content":"fn main() {}"}]}}"#,
     ]
     .join("\n");
+    let amp = r#"{"v":5,"id":"T-5f0c","created":1764496800000,"title":"Fix it","messages":[{"role":"user","messageId":0,"content":[{"type":"text","text":"fix the 解析器 🦀"}]},{"role":"assistant","messageId":1,"content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"path":"a.rs"}}]},{"role":"user","messageId":2,"content":[{"type":"tool_result","toolUseID":"toolu_1","run":{"status":"done","result":{"output":"fn main() {}"}}}]}]}"#;
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         (Claude, claude),
@@ -92,6 +93,7 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         (OpenHands, openhands_event.to_owned()),
         (Kimi, kimi_context),
         (Factory, factory),
+        (Amp, amp.to_owned()),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),

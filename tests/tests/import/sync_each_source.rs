@@ -176,6 +176,28 @@ fn factory() -> Case {
     }
 }
 
+fn amp() -> Case {
+    let thread = |texts: &[(&str, &str)]| {
+        let messages: Vec<Value> = texts
+            .iter()
+            .enumerate()
+            .map(|(id, (role, text))| json!({"role": role, "messageId": id, "content": [{"type": "text", "text": text}]}))
+            .collect();
+        json!({"v": 5, "id": "T-a1", "created": 1_764_496_800_000_u64, "title": "Fix it",
+            "nextMessageId": texts.len(), "messages": messages})
+        .to_string()
+    };
+    Case {
+        agent: Agent::Amp,
+        file: ".local/share/amp/threads/T-a1.json",
+        session: "T-a1",
+        first: thread(&[("user", TEXT)]),
+        grown: thread(&[("user", TEXT), ("assistant", "done 🦀")]),
+        added: 1,
+        bad: ".local/share/amp/threads/T-bad.json",
+    }
+}
+
 fn continue_dev() -> Case {
     let session = |items: &[(&str, &str)]| {
         let history: Vec<Value> = items
@@ -254,6 +276,7 @@ fn cases() -> Vec<Case> {
         copilot(),
         kimi(),
         factory(),
+        amp(),
         continue_dev(),
         cline(Agent::Cline, "saoudrizwan.claude-dev"),
         cline(Agent::Roo, "rooveterinaryinc.roo-cline"),

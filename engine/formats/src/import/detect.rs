@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
 use super::{
-    aider, claude, cline, codex, continue_dev, copilot, factory, gemini, kimi, openhands, pi, qwen,
+    aider, amp, claude, cline, codex, continue_dev, copilot, factory, gemini, kimi, openhands, pi, qwen,
     vscode_chat, ParseOptions, TranscriptFormat,
 };
 use crate::export::EXPORT_FORMAT;
@@ -78,6 +78,8 @@ fn classify_document(bytes: &[u8]) -> Option<TranscriptFormat> {
         Some(TranscriptFormat::VsCodeChat)
     } else if openhands::is_events_document(bytes) {
         Some(TranscriptFormat::OpenHands)
+    } else if amp::is_amp_document(bytes) {
+        Some(TranscriptFormat::Amp)
     } else {
         None
     }
@@ -95,6 +97,9 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     }
     if openhands::is_event(map) {
         return Some(TranscriptFormat::OpenHands);
+    }
+    if amp::is_amp_thread(map) {
+        return Some(TranscriptFormat::Amp);
     }
     // A chat session written on one line, or the first line of its change log.
     if vscode_chat::is_chat_line(map) {

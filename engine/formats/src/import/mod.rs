@@ -14,6 +14,7 @@
 //! text per key, so an export loses nothing. Bad input never aborts a file.
 
 mod aider;
+mod amp;
 mod annal;
 mod anthropic;
 mod claude;
@@ -91,11 +92,13 @@ pub enum TranscriptFormat {
     Kimi,
     /// Factory's Droid session JSONL: a `session_start` line, then one typed line per event.
     Factory,
+    /// An Amp thread: one JSON document (a local thread file, or `amp threads export`).
+    Amp,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 15] = [
+    pub const ALL: [TranscriptFormat; 16] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Factory,
@@ -110,11 +113,12 @@ impl TranscriptFormat {
         TranscriptFormat::Continue,
         TranscriptFormat::VsCodeChat,
         TranscriptFormat::OpenHands,
+        TranscriptFormat::Amp,
         TranscriptFormat::Aider,
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`, `factory`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`, `factory`, `amp`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -132,6 +136,7 @@ impl TranscriptFormat {
             TranscriptFormat::OpenHands => "openhands",
             TranscriptFormat::Kimi => "kimi",
             TranscriptFormat::Factory => "factory",
+            TranscriptFormat::Amp => "amp",
         }
     }
 
@@ -360,6 +365,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::OpenHands => openhands::parse(bytes, stem, options),
         TranscriptFormat::Kimi => kimi::parse(bytes, stem, options),
         TranscriptFormat::Factory => factory::parse(bytes, stem, options),
+        TranscriptFormat::Amp => amp::parse(bytes, stem, options),
     }
 }
 
