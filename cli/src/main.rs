@@ -58,7 +58,7 @@ enum Command {
     #[command(long_about = append::LONG_ABOUT)]
     Append(append::AppendArgs),
     /// Import transcripts of Claude Code, Codex, OpenCode, Gemini CLI, aider, Cline, Pi, Qwen Code,
-    /// Copilot CLI and Copilot Chat in VS Code, Continue, OpenHands, Kimi CLI, Factory Droid, Amp or annal exports.
+    /// Copilot CLI and Copilot Chat in VS Code, Continue, OpenHands, Kimi CLI, Factory Droid, Amp, Kiro CLI or annal exports.
     Import(import::ImportArgs),
     /// Capture every session the machine's agents write: once, or continuously with --watch.
     Sync(sync::SyncArgs),

@@ -330,7 +330,7 @@ impl Store {
 
     /// Imports a transcript given as bytes or text (Claude Code, Codex, OpenCode, Gemini CLI,
     /// aider, Cline, Pi, Qwen Code, Copilot CLI and Chat, Continue, OpenHands, Kimi CLI,
-    /// Factory Droid, Amp, an annal export), in `format` or the one detected.
+    /// Factory Droid, Amp, Kiro CLI, an annal export), in `format` or the one detected.
     #[pyo3(name = "import_", signature = (data, name, *, format = None))]
     fn import_bytes(
         &self,

@@ -258,8 +258,15 @@ impl Agent {
             }
             // Kiro CLI's data folder in the platform's local data folder, and the Amazon Q
             // Developer CLI's it was renamed from.
+            // Newer builds keep a log per session in `~/.kiro/sessions/cli`.
             Agent::Kiro => {
-                env.data_dirs().into_iter().flat_map(|d| [d.join("kiro-cli"), d.join("amazon-q")]).collect()
+                let mut places: Vec<PathBuf> = env
+                    .data_dirs()
+                    .into_iter()
+                    .flat_map(|d| [d.join("kiro-cli"), d.join("amazon-q")])
+                    .collect();
+                places.extend(env.in_home(".kiro/sessions/cli"));
+                places
             }
             // The CLI's `amp/threads` in the XDG data folder, and the editor extension's
             // `threads3` in each editor's global storage.

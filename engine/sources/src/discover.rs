@@ -91,6 +91,8 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
             Agent::Goose => walk.file_if(location.join("sessions.db"), UnitKind::GooseDb),
             Agent::Zed => walk.file_if(location.join("threads.db"), UnitKind::ZedDb),
             Agent::Cursor => walk.file_if(location.join("state.vscdb"), UnitKind::CursorDb),
+            // The session logs' folder, or a data folder holding the database.
+            Agent::Kiro if location.ends_with("sessions/cli") => walk.dir(location, 0),
             Agent::Kiro => walk.file_if(location.join("data.sqlite3"), UnitKind::KiroDb),
             Agent::Crush | Agent::Aider => walk.dir(location, PROJECT_DEPTH_MAX),
             _ => walk.dir(location, AGENT_DEPTH_MAX),
@@ -246,6 +248,8 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
             let thread = (parent == "threads" || parent == "threads3") && name.ends_with(".json");
             thread.then_some(transcript(TranscriptFormat::Amp))
         }
-        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Kiro | Agent::Windsurf => None,
+        // `sessions/cli/<session>.jsonl`, beside its `<session>.json` (not read).
+        Agent::Kiro => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::KiroLog)),
+        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Windsurf => None,
     }
 }

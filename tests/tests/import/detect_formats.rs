@@ -81,6 +81,12 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
     ]
     .join("\n");
     let amp = r#"{"v":5,"id":"T-5f0c","created":1764496800000,"title":"Fix it","messages":[{"role":"user","messageId":0,"content":[{"type":"text","text":"fix the 解析器 🦀"}]},{"role":"assistant","messageId":1,"content":[{"type":"tool_use","id":"toolu_1","name":"Read","input":{"path":"a.rs"}}]},{"role":"user","messageId":2,"content":[{"type":"tool_result","toolUseID":"toolu_1","run":{"status":"done","result":{"output":"fn main() {}"}}}]}]}"#;
+    let kiro_log = [
+        r#"{"version":"v1","kind":"Prompt","data":{"message_id":"msg-1","content":[{"kind":"text","data":"fix the 解析器 🦀"}],"meta":{"timestamp":1764496800}}}"#,
+        r#"{"version":"v1","kind":"AssistantMessage","data":{"message_id":"msg-2","content":[{"kind":"toolUse","data":{"toolUseId":"t1","name":"read","input":{"path":"a.rs"}}}]}}"#,
+        r#"{"version":"v1","kind":"ToolResults","data":{"message_id":"msg-3","content":[{"kind":"toolResult","data":{"toolUseId":"t1","content":[{"kind":"text","data":"fn main() {}"}],"status":"success"}}],"results":{}}}"#,
+    ]
+    .join("\n");
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         (Claude, claude),
@@ -94,6 +100,7 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         (Kimi, kimi_context),
         (Factory, factory),
         (Amp, amp.to_owned()),
+        (KiroLog, kiro_log),
         (Codex, codex),
         (OpenCode, opencode.to_owned()),
         (Annal, annal),

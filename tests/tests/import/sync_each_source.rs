@@ -198,6 +198,21 @@ fn amp() -> Case {
     }
 }
 
+fn kiro() -> Case {
+    let entry = |kind: &str, id: &str, text: &str| json!({"version": "v1", "kind": kind, "data": {"message_id": id, "content": [{"kind": "text", "data": text}]}});
+    let first = [entry("Prompt", "msg-1", TEXT)];
+    let grown = [first[0].clone(), entry("AssistantMessage", "msg-2", "done 🦀")];
+    Case {
+        agent: Agent::Kiro,
+        file: ".kiro/sessions/cli/5f0c.jsonl",
+        session: "5f0c",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".kiro/sessions/cli/bad.jsonl",
+    }
+}
+
 fn continue_dev() -> Case {
     let session = |items: &[(&str, &str)]| {
         let history: Vec<Value> = items
@@ -277,6 +292,7 @@ fn cases() -> Vec<Case> {
         kimi(),
         factory(),
         amp(),
+        kiro(),
         continue_dev(),
         cline(Agent::Cline, "saoudrizwan.claude-dev"),
         cline(Agent::Roo, "rooveterinaryinc.roo-cline"),

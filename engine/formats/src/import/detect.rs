@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
 use super::{
-    aider, amp, claude, cline, codex, continue_dev, copilot, factory, gemini, kimi, openhands, pi, qwen,
-    vscode_chat, ParseOptions, TranscriptFormat,
+    aider, amp, claude, cline, codex, continue_dev, copilot, factory, gemini, kimi, kiro_log, openhands, pi,
+    qwen, vscode_chat, ParseOptions, TranscriptFormat,
 };
 use crate::export::EXPORT_FORMAT;
 
@@ -116,6 +116,9 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     // lines (the system prompt, checkpoints, token counts) tell its files.
     if kimi::is_kimi_signature(map) {
         return Some(TranscriptFormat::Kimi);
+    }
+    if kiro_log::is_kiro_entry(map) {
+        return Some(TranscriptFormat::KiroLog);
     }
     // Before Pi: Droid's messages have Pi's envelope (Pi's messages carry a time of their own).
     if factory::is_factory_line(map) {

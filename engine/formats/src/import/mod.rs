@@ -30,6 +30,7 @@ mod gemini;
 mod goose;
 mod kimi;
 mod kiro;
+mod kiro_log;
 mod lines;
 mod opencode;
 mod opencode_rows;
@@ -94,14 +95,17 @@ pub enum TranscriptFormat {
     Factory,
     /// An Amp thread: one JSON document (a local thread file, or `amp threads export`).
     Amp,
+    /// Kiro CLI's session log (`~/.kiro/sessions/cli/<session>.jsonl`): one entry per line.
+    KiroLog,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 16] = [
+    pub const ALL: [TranscriptFormat; 17] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Factory,
+        TranscriptFormat::KiroLog,
         TranscriptFormat::Pi,
         TranscriptFormat::Qwen,
         TranscriptFormat::Copilot,
@@ -118,7 +122,7 @@ impl TranscriptFormat {
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`, `factory`, `amp`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`, `factory`, `amp`, `kiro`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -137,6 +141,7 @@ impl TranscriptFormat {
             TranscriptFormat::Kimi => "kimi",
             TranscriptFormat::Factory => "factory",
             TranscriptFormat::Amp => "amp",
+            TranscriptFormat::KiroLog => "kiro",
         }
     }
 
@@ -366,6 +371,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::Kimi => kimi::parse(bytes, stem, options),
         TranscriptFormat::Factory => factory::parse(bytes, stem, options),
         TranscriptFormat::Amp => amp::parse(bytes, stem, options),
+        TranscriptFormat::KiroLog => kiro_log::parse(bytes, stem, options),
     }
 }
 
