@@ -49,7 +49,7 @@ pub enum Agent {
     Kimi,
     /// Factory's Droid.
     Factory,
-    /// Cursor's chats and agent runs (Composer), as the editor keeps them.
+    /// Cursor: the editor's chats and agent runs (Composer), and the CLI's chats.
     Cursor,
     /// Kiro's CLI (the Amazon Q Developer CLI before it).
     Kiro,
@@ -252,9 +252,12 @@ impl Agent {
                 let home = env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone());
                 home.map(|h| h.join(".factory/sessions")).into_iter().collect()
             }
-            // The editor's global storage, in its user data folder.
+            // The editor's global storage, in its user data folder, and the CLI's chats.
             Agent::Cursor => {
-                env.config_dir.iter().map(|config| config.join("Cursor/User/globalStorage")).collect()
+                let mut places: Vec<PathBuf> =
+                    env.config_dir.iter().map(|config| config.join("Cursor/User/globalStorage")).collect();
+                places.extend(env.in_home(".cursor/chats"));
+                places
             }
             // Kiro CLI's data folder in the platform's local data folder, and the Amazon Q
             // Developer CLI's it was renamed from.

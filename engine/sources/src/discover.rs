@@ -32,6 +32,8 @@ pub enum UnitKind {
     CursorDb,
     /// Kiro CLI's `data.sqlite3`.
     KiroDb,
+    /// A Cursor CLI chat's `store.db`.
+    CursorChatDb,
 }
 
 /// One file, folder or database to read.
@@ -90,6 +92,8 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
             Agent::OpenCode => walk.opencode(location),
             Agent::Goose => walk.file_if(location.join("sessions.db"), UnitKind::GooseDb),
             Agent::Zed => walk.file_if(location.join("threads.db"), UnitKind::ZedDb),
+            // The CLI's chats (`chats/<folder hash>/<agent>/store.db`), or the editor's database.
+            Agent::Cursor if location.ends_with("chats") => walk.dir(location, 2),
             Agent::Cursor => walk.file_if(location.join("state.vscdb"), UnitKind::CursorDb),
             // The session logs' folder, or a data folder holding the database.
             Agent::Kiro if location.ends_with("sessions/cli") => walk.dir(location, 0),
@@ -250,6 +254,7 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
         }
         // `sessions/cli/<session>.jsonl`, beside its `<session>.json` (not read).
         Agent::Kiro => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::KiroLog)),
-        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Cursor | Agent::Windsurf => None,
+        Agent::Cursor => (name == "store.db").then_some(UnitKind::CursorChatDb),
+        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Windsurf => None,
     }
 }

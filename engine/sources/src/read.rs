@@ -85,7 +85,8 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
         | UnitKind::GooseDb
         | UnitKind::ZedDb
         | UnitKind::CursorDb
-        | UnitKind::KiroDb => {
+        | UnitKind::KiroDb
+        | UnitKind::CursorChatDb => {
             let wal = Fingerprint::of_path(&wal_path(&unit.path));
             if previous.is_some_and(|p| p.file == file && p.wal == wal) {
                 return Err(NotRead::Unchanged);
@@ -97,6 +98,7 @@ pub(crate) fn read(unit: &Unit, previous: Option<Cursor>) -> Result<Reading, Not
                 UnitKind::ZedDb => db::zed::read(&unit.path, since)?,
                 UnitKind::CursorDb => db::cursor::read(&unit.path, since)?,
                 UnitKind::KiroDb => db::kiro::read(&unit.path, since)?,
+                UnitKind::CursorChatDb => db::cursor_cli::read(&unit.path)?,
                 _ => db::goose::read(&unit.path, since)?,
             };
             // A message left for later is looked for again at the next pass, even if the

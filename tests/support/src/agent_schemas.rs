@@ -108,3 +108,10 @@ pub const KIRO: &str = "
         CREATE INDEX idx_conversations_v2_updated_at ON conversations_v2(updated_at DESC);
         CREATE TABLE auth_kv (key TEXT PRIMARY KEY, value TEXT);
 ";
+
+/// A Cursor CLI chat's `store.db` (`~/.cursor/chats/<folder hash>/<agent>/`), as the public
+/// readers of it create one.
+pub const CURSOR_CHAT: &str = "
+        CREATE TABLE blobs (id TEXT PRIMARY KEY, data BLOB);
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT);
+";

@@ -1,7 +1,8 @@
 //! `annal sync` of Cursor over a global `state.vscdb` built as the editor keeps it (its
 //! key-value tables, values replaced whole by key), and `annal import` of the file by path:
 //! conversations read from the last row read, a reply that changed kept as a revision, the
-//! editor's other writes reading nothing, a bad value reported while the rest is stored.
+//! editor's other writes reading nothing, a bad value reported while the rest is stored; and
+//! the CLI's chats, a store of blobs read from its root.
 
 use std::error::Error;
 use std::path::Path;
@@ -112,5 +113,63 @@ fn cursor_conversations_read_from_the_last_row_read() -> TestResult {
     assert_eq!(imported.skipped_rows.len(), 1, "{imported:?}");
     assert_eq!(texts(&copy, "c1")?, [TEXT, "Reading it. Done.", "thanks 🦀"]);
     assert!(annal.verify(None)?.is_ok() && copy.verify(None)?.is_ok());
+    Ok(())
+}
+
+/// A Cursor CLI chat: its blobs under the given ids, a root listing them, and the meta row
+/// naming the root, as the CLI writes them.
+fn cli_chat(db: &Connection, blobs: &[([u8; 32], &str)]) -> TestResult {
+    let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
+    let mut root = Vec::new();
+    for (id, data) in blobs {
+        db.execute("INSERT OR IGNORE INTO blobs VALUES (?1, ?2)", params![hex(id), data.as_bytes()])?;
+        root.extend([0x0a, 32]);
+        root.extend(id);
+    }
+    let root_id = hex(&[0xf0; 32][..]) + &hex(&[blobs.len() as u8]);
+    db.execute("INSERT OR REPLACE INTO blobs VALUES (?1, ?2)", params![root_id, root])?;
+    let meta = json!({"agentId": "a1", "name": "Fix it", "mode": "default", "createdAt": 1_764_496_800_000_u64,
+        "latestRootBlobId": root_id});
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('0', ?1)", params![hex(meta.to_string().as_bytes())])?;
+    Ok(())
+}
+
+#[test]
+fn cursor_cli_chats_read_from_their_root() -> TestResult {
+    let home = tempfile::tempdir()?;
+    let folder = home.path().join(".cursor/chats/0a1b2c3d/a1");
+    std::fs::create_dir_all(&folder)?;
+    let path = folder.join("store.db");
+    let db = Connection::open(&path)?;
+    db.execute_batch(annal_support::agent_schemas::CURSOR_CHAT)?;
+    let user = json!({"role": "user", "content": [{"type": "text", "text": TEXT}]}).to_string();
+    let answer = json!({"role": "assistant", "content": [{"type": "text", "text": "On it."},
+        {"type": "tool-call", "toolCallId": "t1", "toolName": "Shell", "args": {"command": "ls"}}]})
+    .to_string();
+    cli_chat(&db, &[([1; 32], &user), ([2; 32], &answer)])?;
+    settle(&path)?;
+    let annal = Annal::open(home.path().join("annal.redb"))?;
+    let cursor = options(home.path(), &[Agent::Cursor]);
+    let first = annal.sync(&cursor)?;
+    let report = source(&first, Agent::Cursor);
+    assert_eq!((report.units, report.records_new), (1, 3), "{report:?}");
+    assert!(report.problems.is_empty() && report.skipped.is_empty(), "{report:?}");
+    assert_eq!(texts(&annal, "a1")?, [TEXT, "On it."]);
+    assert_eq!(source(&annal.sync(&cursor)?, Agent::Cursor).units_read, 0);
+
+    // The tool's result and the same request again: a new root over the old blobs and new ones.
+    let result = json!({"role": "tool", "content": [{"type": "tool-result", "toolCallId": "t1",
+        "toolName": "Shell", "result": "a.rs"}]})
+    .to_string();
+    cli_chat(&db, &[([1; 32], &user), ([2; 32], &answer), ([3; 32], &result), ([1; 32], &user)])?;
+    settle(&path)?;
+    let report = annal.sync(&cursor)?;
+    assert_eq!(source(&report, Agent::Cursor).records_new, 2, "{report:?}");
+    assert_eq!(texts(&annal, "a1")?, [TEXT, "On it.", TEXT]);
+    // Given by its path.
+    let copy = Annal::open(home.path().join("imported.redb"))?;
+    let imported = copy.import_file(&path, None)?;
+    assert_eq!((imported.agent, imported.records_new), (Some(Agent::Cursor), 5), "{imported:?}");
+    assert!(annal.verify(None)?.is_ok());
     Ok(())
 }

@@ -23,6 +23,7 @@ mod codex;
 mod continue_dev;
 mod copilot;
 mod crush;
+mod cursor_cli;
 mod cursor_ide;
 mod detect;
 mod factory;
@@ -48,6 +49,7 @@ use annal_engine::Hash;
 use annal_engine::Record;
 
 pub use self::crush::{parse_crush_session, CrushMessageRow, CrushSessionRow};
+pub use self::cursor_cli::{cursor_cli_children, cursor_cli_meta, parse_cursor_cli_chat};
 pub use self::cursor_ide::{parse_cursor_composer, CursorComposerRow};
 pub use self::detect::detect_format;
 pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};

@@ -4,6 +4,7 @@
 
 pub(crate) mod crush;
 pub(crate) mod cursor;
+pub(crate) mod cursor_cli;
 pub(crate) mod goose;
 pub(crate) mod kiro;
 pub(crate) mod opencode;
@@ -58,9 +59,13 @@ pub(crate) fn read_whole(path: &Path) -> Result<(Agent, DbReading), SourceError>
             Agent::Cursor
         } else if has("conversations_v2", "conversation_id")? {
             Agent::Kiro
+        } else if has("blobs", "data")? && has("meta", "value")? {
+            // The Cursor CLI's chat store: read below, it is not the editor's database.
+            drop(conn);
+            return Ok((Agent::Cursor, cursor_cli::read(path)?));
         } else {
             let message =
-                "a SQLite database of no schema annal reads (OpenCode's, Crush's, goose's, Zed's, Cursor's or Kiro CLI's)";
+                "a SQLite database of no schema annal reads (OpenCode's, Crush's, goose's, Zed's, Cursor's (editor or CLI) or Kiro CLI's)";
             return Err(SourceError::Unrecognised { path: path.to_owned(), message: message.to_owned() });
         }
     };
