@@ -4,15 +4,13 @@
 //! editor's other writes reading nothing, a bad value reported while the rest is stored; and
 //! the CLI's chats, a store of blobs read from its root.
 
-use std::error::Error;
-use std::path::Path;
-
 use annal::sync::Agent;
 use annal::Annal;
 use rusqlite::{params, Connection};
 use serde_json::json;
 
-use crate::sync_sources::{options, session_len, source, TestResult, TEXT};
+use crate::sync_databases::{agent_db, settle};
+use crate::sync_sources::{options, session_len, source, texts, TestResult, TEXT};
 
 /// Writes a key as Cursor does: the table's `ON CONFLICT REPLACE` replaces the row.
 fn put(db: &Connection, table: &str, key: &str, value: &str) -> TestResult {
@@ -32,42 +30,11 @@ fn bubble(id: &str, kind: u8, text: &str) -> String {
         .to_string()
 }
 
-/// Ages the database as if its last write were seconds ago (one just written is read again).
-fn settle(db: &Path) -> TestResult {
-    let before = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
-    for suffix in ["", "-wal"] {
-        let mut path = db.as_os_str().to_owned();
-        path.push(suffix);
-        if let Ok(file) = std::fs::File::options().append(true).open(&path) {
-            file.set_modified(before)?;
-        }
-    }
-    Ok(())
-}
-
-fn texts(annal: &Annal, session: &str) -> Result<Vec<String>, Box<dyn Error>> {
-    let snapshot = annal.snapshot()?;
-    let mut out = Vec::new();
-    for guard in snapshot.records(session, 0..u64::MAX)? {
-        let record = snapshot.to_record(&guard?.view()?)?;
-        for block in record.blocks {
-            if let annal::Block::Text { text } = block {
-                out.push(text);
-            }
-        }
-    }
-    Ok(out)
-}
-
 #[test]
 fn cursor_conversations_read_from_the_last_row_read() -> TestResult {
     let home = tempfile::tempdir()?;
-    let folder = home.path().join(".config/Cursor/User/globalStorage");
-    std::fs::create_dir_all(&folder)?;
-    let path = folder.join("state.vscdb");
-    let db = Connection::open(&path)?;
-    db.execute_batch("PRAGMA journal_mode = WAL;")?;
-    db.execute_batch(annal_support::agent_schemas::CURSOR)?;
+    let path = home.path().join(".config/Cursor/User/globalStorage/state.vscdb");
+    let db = agent_db(&path, annal_support::agent_schemas::CURSOR)?;
     put(&db, "cursorDiskKV", "composerData:c1", &composer("c1", &[("b1", 1), ("b2", 2)]))?;
     put(&db, "cursorDiskKV", "bubbleId:c1:b1", &bubble("b1", 1, TEXT))?;
     put(&db, "cursorDiskKV", "bubbleId:c1:b2", &bubble("b2", 2, "Reading"))?;
@@ -137,11 +104,8 @@ fn cli_chat(db: &Connection, blobs: &[([u8; 32], &str)]) -> TestResult {
 #[test]
 fn cursor_cli_chats_read_from_their_root() -> TestResult {
     let home = tempfile::tempdir()?;
-    let folder = home.path().join(".cursor/chats/0a1b2c3d/a1");
-    std::fs::create_dir_all(&folder)?;
-    let path = folder.join("store.db");
-    let db = Connection::open(&path)?;
-    db.execute_batch(annal_support::agent_schemas::CURSOR_CHAT)?;
+    let path = home.path().join(".cursor/chats/0a1b2c3d/a1/store.db");
+    let db = agent_db(&path, annal_support::agent_schemas::CURSOR_CHAT)?;
     let user = json!({"role": "user", "content": [{"type": "text", "text": TEXT}]}).to_string();
     let answer = json!({"role": "assistant", "content": [{"type": "text", "text": "On it."},
         {"type": "tool-call", "toolCallId": "t1", "toolName": "Shell", "args": {"command": "ls"}}]})

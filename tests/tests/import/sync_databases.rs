@@ -60,7 +60,7 @@ fn opencode_message(db: &Connection, id: &str, at: i64, data: &str, text: &str) 
 
 /// Ages a database and its log as if their last write were seconds ago: a database written
 /// within the last moments is read again at every pass (see the test below).
-fn settle(db: &Path) -> TestResult {
+pub(crate) fn settle(db: &Path) -> TestResult {
     let before = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
     let mut wal = db.as_os_str().to_owned();
     wal.push("-wal");
@@ -70,6 +70,15 @@ fn settle(db: &Path) -> TestResult {
         }
     }
     Ok(())
+}
+
+/// A database at `path` in WAL mode, as the agents keep theirs, made from `schema`.
+pub(crate) fn agent_db(path: &Path, schema: &str) -> Result<Connection, Box<dyn Error>> {
+    std::fs::create_dir_all(path.parent().ok_or("a folder")?)?;
+    let db = Connection::open(path)?;
+    db.execute_batch("PRAGMA journal_mode = WAL;")?;
+    db.execute_batch(schema)?;
+    Ok(db)
 }
 
 #[test]

@@ -7,6 +7,7 @@ use annal::Annal;
 use rusqlite::{params, Connection};
 use serde_json::{json, Value};
 
+use crate::sync_databases::{agent_db, settle};
 use crate::sync_sources::{options, session_len, source, TestResult, TEXT};
 
 fn entry(text: &str, answer: &str) -> Value {
@@ -27,27 +28,11 @@ fn save(db: &Connection, id: &str, history: Vec<Value>, summary: Value, at: i64)
     Ok(())
 }
 
-fn settle(db: &std::path::Path) -> TestResult {
-    let before = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
-    for suffix in ["", "-wal"] {
-        let mut path = db.as_os_str().to_owned();
-        path.push(suffix);
-        if let Ok(file) = std::fs::File::options().append(true).open(&path) {
-            file.set_modified(before)?;
-        }
-    }
-    Ok(())
-}
-
 #[test]
 fn kiro_conversations_read_from_their_cursor() -> TestResult {
     let home = tempfile::tempdir()?;
-    let folder = home.path().join(".local/share/kiro-cli");
-    std::fs::create_dir_all(&folder)?;
-    let path = folder.join("data.sqlite3");
-    let db = Connection::open(&path)?;
-    db.execute_batch("PRAGMA journal_mode = WAL;")?;
-    db.execute_batch(annal_support::agent_schemas::KIRO)?;
+    let path = home.path().join(".local/share/kiro-cli/data.sqlite3");
+    let db = agent_db(&path, annal_support::agent_schemas::KIRO)?;
     db.execute("INSERT INTO auth_kv VALUES ('token', 'secret')", [])?;
     save(&db, "k1", vec![entry(TEXT, "On it.")], Value::Null, 1_764_496_800_000)?;
     save(&db, "k0", vec![entry("older 🦀", "ok")], Value::Null, 1_764_410_400_000)?;

@@ -41,6 +41,20 @@ pub(crate) fn session_len(annal: &Annal, name: &str) -> Result<u64, Box<dyn Erro
     Ok(annal.snapshot()?.session(name)?.map_or(0, |s| s.len))
 }
 
+/// The text blocks of a session's records, in order.
+pub(crate) fn texts(annal: &Annal, session: &str) -> Result<Vec<String>, Box<dyn Error>> {
+    let snapshot = annal.snapshot()?;
+    let mut out = Vec::new();
+    for guard in snapshot.records(session, 0..u64::MAX)? {
+        for block in snapshot.to_record(&guard?.view()?)?.blocks {
+            if let annal::Block::Text { text } = block {
+                out.push(text);
+            }
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn append(path: &Path, text: &str) -> TestResult {
     fs::OpenOptions::new().append(true).open(path)?.write_all(text.as_bytes())?;
     Ok(())

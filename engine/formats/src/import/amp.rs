@@ -18,12 +18,12 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::lines::{document_body, json_error};
+use super::lines::document_object;
 use super::session::{
-    base64_bytes, fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of,
-    usable_name, SessionBuilder,
+    base64_bytes, content_parts, drop_lone_type, fields_record, put, put_all, put_nonempty, str_of,
+    take_array, take_str, text_of, usable_name, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
+use super::{ParseOptions, ParsedTranscript};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 /// Message roles Amp writes.
@@ -31,19 +31,8 @@ const ROLES: [&str; 3] = ["user", "assistant", "info"];
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut parsed = ParsedTranscript::default();
-    let Some(bytes) = document_body(bytes, options, &mut parsed) else { return parsed };
-    let mut thread = match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(thread)) => thread,
-        Ok(_) => {
-            let reason = SkipReason::Invalid("an Amp thread is a JSON object".into());
-            parsed.skipped.push(Skipped { line: 1, reason });
-            return parsed;
-        }
-        Err(err) => {
-            let reason = if err.is_eof() { SkipReason::Truncated } else { json_error(&err) };
-            parsed.skipped.push(Skipped { line: err.line().max(1), reason });
-            return parsed;
-        }
+    let Some(mut thread) = document_object(bytes, options, &mut parsed, "an Amp thread") else {
+        return parsed;
     };
     let name = str_of(&thread, "id").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let mut builder = SessionBuilder::new("amp", true);
@@ -113,22 +102,17 @@ fn message_record(message: Value, thread: &str) -> (Record, bool) {
     let role = str_of(&message, "role").unwrap_or_default().to_owned();
     let known = ROLES.contains(&role.as_str()) && message.get("content").is_some_and(Value::is_array);
     let mut only_results = false;
-    if let Some(Value::Array(parts)) = message.remove("content") {
-        only_results = !parts.is_empty();
-        let mut extra = Map::new();
-        for (index, part) in parts.into_iter().enumerate() {
-            let Value::Object(mut part) = part else {
-                extra.insert(index.to_string(), part);
-                continue;
-            };
-            only_results &= str_of(&part, "type") == Some("tool_result");
-            if let Some(block) = part_block(&mut part) {
-                record.blocks.push(block);
+    if let Some(content @ Value::Array(_)) = message.remove("content") {
+        let parts = content.as_array().map_or(&[][..], Vec::as_slice);
+        only_results = !parts.is_empty()
+            && parts.iter().all(|p| p.get("type").and_then(Value::as_str) == Some("tool_result"));
+        let extra = content_parts(content, &mut record.blocks, |part| {
+            let block = part_block(part);
+            if block.is_some() {
+                drop_lone_type(part);
             }
-            if !part.is_empty() {
-                extra.insert(index.to_string(), Value::Object(part));
-            }
-        }
+            block
+        });
         put_nonempty(&mut record.meta, "contentExtra", extra);
     }
     record.role = match role.as_str() {
@@ -141,11 +125,10 @@ fn message_record(message: Value, thread: &str) -> (Record, bool) {
     (record, known)
 }
 
-/// The block of one content part, taking what it uses out of `part` (its `type` too, once
-/// nothing else of it is left).
+/// The block of one content part, taking what it holds out of `part`.
 fn part_block(part: &mut Map<String, Value>) -> Option<Block> {
     let kind = str_of(part, "type")?.to_owned();
-    let block = match kind.as_str() {
+    match kind.as_str() {
         "text" => take_str(part, "text").map(|text| Block::Text { text }),
         "thinking" => take_str(part, "thinking").map(|text| Block::Thinking { text }),
         "tool_use" => {
@@ -162,11 +145,7 @@ fn part_block(part: &mut Map<String, Value>) -> Option<Block> {
             take_str(summary, "summary").map(|text| Block::Text { text })
         }
         _ => None,
-    };
-    if block.is_some() && part.len() == 1 {
-        part.remove("type");
     }
-    block
 }
 
 /// A tool's result: `{toolUseID, run: {status, result?, error?}}`.

@@ -16,12 +16,12 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::lines::{document_body, json_error};
+use super::lines::document_object;
 use super::session::{
     data_url_blob, fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of,
     usable_name, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
+use super::{ParseOptions, ParsedTranscript};
 use annal_engine::{Block, Record, Role};
 
 /// Message roles Continue writes.
@@ -29,19 +29,8 @@ const ROLES: [&str; 5] = ["user", "assistant", "thinking", "tool", "system"];
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut parsed = ParsedTranscript::default();
-    let Some(bytes) = document_body(bytes, options, &mut parsed) else { return parsed };
-    let mut document = match serde_json::from_slice::<Value>(bytes) {
-        Ok(Value::Object(document)) => document,
-        Ok(_) => {
-            let reason = SkipReason::Invalid("a Continue session is a JSON object".into());
-            parsed.skipped.push(Skipped { line: 1, reason });
-            return parsed;
-        }
-        Err(err) => {
-            let reason = if err.is_eof() { SkipReason::Truncated } else { json_error(&err) };
-            parsed.skipped.push(Skipped { line: err.line().max(1), reason });
-            return parsed;
-        }
+    let Some(mut document) = document_object(bytes, options, &mut parsed, "a Continue session") else {
+        return parsed;
     };
     let name = str_of(&document, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let items = take_array(&mut document, "history");

@@ -14,7 +14,10 @@
 use serde_json::{Map, Value};
 
 use super::session::SessionBuilder;
-use super::session::{fields_record, put, put_all, put_nonempty, str_of, take_str, text_of, usable_name};
+use super::session::{
+    content_parts, drop_lone_type, fields_record, put_all, put_nonempty, str_of, take_str, text_of,
+    usable_name,
+};
 use super::ParsedSession;
 use annal_engine::{canonical_json, Block, Record, Role};
 
@@ -130,35 +133,23 @@ fn message_record(mut message: Map<String, Value>, entry: String) -> Record {
         Some("tool") => Role::Tool,
         _ => Role::System,
     };
-    match message.remove("content") {
-        Some(Value::String(text)) => record.blocks.push(Block::Text { text }),
-        Some(Value::Array(parts)) => {
-            let mut extra = Map::new();
-            for (index, part) in parts.into_iter().enumerate() {
-                let Value::Object(mut part) = part else {
-                    extra.insert(index.to_string(), part);
-                    continue;
-                };
-                if let Some(block) = part_block(&mut part) {
-                    record.blocks.push(block);
-                }
-                if !part.is_empty() {
-                    extra.insert(index.to_string(), Value::Object(part));
-                }
+    if let Some(content) = message.remove("content") {
+        let extra = content_parts(content, &mut record.blocks, |part| {
+            let block = part_block(part);
+            if block.is_some() {
+                drop_lone_type(part);
             }
-            put_nonempty(&mut record.meta, "contentExtra", extra);
-        }
-        Some(other) => put(&mut record.meta, "content", &other),
-        None => {}
+            block
+        });
+        put_nonempty(&mut record.meta, "contentExtra", extra);
     }
     put_all(&mut record.meta, message);
     record
 }
 
-/// The block of one part, taking what it uses out of `part` (its `type` too, once nothing else
-/// of it is left).
+/// The block of one part, taking what it holds out of `part`.
 fn part_block(part: &mut Map<String, Value>) -> Option<Block> {
-    let block = match str_of(part, "type")? {
+    match str_of(part, "type")? {
         "text" => take_str(part, "text").map(|text| Block::Text { text }),
         "reasoning" => take_str(part, "text").map(|text| Block::Thinking { text }),
         "tool-call" => {
@@ -183,11 +174,7 @@ fn part_block(part: &mut Map<String, Value>) -> Option<Block> {
             Some(Block::ToolResult { call_id, tool, is_error, output })
         }
         _ => None,
-    };
-    if block.is_some() && part.len() == 1 {
-        part.remove("type");
     }
-    block
 }
 
 #[cfg(test)]

@@ -23,7 +23,8 @@ use serde_json::{Map, Value};
 
 use super::lines::read_json_lines;
 use super::session::{
-    data_url_blob, line_object, put, put_all, put_nonempty, str_of, take_str, text_of, SessionBuilder,
+    content_parts, data_url_blob, drop_lone_type, line_object, put, put_all, put_nonempty, str_of, take_str,
+    text_of, SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript};
 use annal_engine::{canonical_json, Block, Record, Role};
@@ -195,40 +196,18 @@ fn line_record(value: Value) -> Record {
 /// A message's content as blocks appended to `blocks`: a string is one text block, parts each
 /// one block. Returns, keyed by part index, each part's fields that no block holds.
 fn content_into(content: Value, blocks: &mut Vec<Block>) -> Map<String, Value> {
-    let mut extra = Map::new();
-    let parts = match content {
-        Value::String(text) => {
-            blocks.push(Block::Text { text });
-            return extra;
-        }
-        Value::Array(parts) => parts,
-        other => {
-            extra.insert("content".into(), other);
-            return extra;
-        }
-    };
-    for (index, part) in parts.into_iter().enumerate() {
-        let Value::Object(mut part) = part else {
-            extra.insert(index.to_string(), part);
-            continue;
-        };
-        let block = match str_of(&part, "type") {
-            Some("text") => take_str(&mut part, "text").map(|text| Block::Text { text }),
-            Some("think") => take_str(&mut part, "think").map(|text| Block::Thinking { text }),
-            Some("image_url") => image_block(&mut part),
+    content_parts(content, blocks, |part| {
+        let block = match str_of(part, "type") {
+            Some("text") => take_str(part, "text").map(|text| Block::Text { text }),
+            Some("think") => take_str(part, "think").map(|text| Block::Thinking { text }),
+            Some("image_url") => image_block(part),
             _ => None,
         };
-        if let Some(block) = block {
-            blocks.push(block);
-            if part.len() == 1 {
-                part.remove("type");
-            }
+        if block.is_some() {
+            drop_lone_type(part);
         }
-        if !part.is_empty() {
-            extra.insert(index.to_string(), Value::Object(part));
-        }
-    }
-    extra
+        block
+    })
 }
 
 /// An `image_url` part whose URL is a data URL, as a blob; the URL taken out of `part`.

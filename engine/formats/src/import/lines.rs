@@ -120,6 +120,42 @@ pub(super) fn document_body<'b>(
     Some(bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes))
 }
 
+/// A whole-document transcript's JSON; `None`, with the reason in `parsed.skipped`, when it is
+/// too large, cut short or not JSON.
+pub(super) fn document_value(
+    bytes: &[u8],
+    options: &ParseOptions,
+    parsed: &mut ParsedTranscript,
+) -> Option<Value> {
+    let body = document_body(bytes, options, parsed)?;
+    match serde_json::from_slice::<Value>(body) {
+        Ok(value) => Some(value),
+        Err(err) => {
+            let reason = if err.is_eof() { SkipReason::Truncated } else { json_error(&err) };
+            parsed.skipped.push(Skipped { line: err.line().max(1), reason });
+            None
+        }
+    }
+}
+
+/// A whole-document transcript that must be a JSON object (`what` names it in the reason when
+/// it is another value); `None`, with the reason in `parsed.skipped`, otherwise.
+pub(super) fn document_object(
+    bytes: &[u8],
+    options: &ParseOptions,
+    parsed: &mut ParsedTranscript,
+    what: &str,
+) -> Option<Map<String, Value>> {
+    match document_value(bytes, options, parsed)? {
+        Value::Object(map) => Some(map),
+        _ => {
+            let reason = SkipReason::Invalid(format!("{what} is a JSON object"));
+            parsed.skipped.push(Skipped { line: 1, reason });
+            None
+        }
+    }
+}
+
 /// Classifies a serde_json error, without its " at line L column C" suffix (the caller knows
 /// the line).
 pub(super) fn json_error(err: &serde_json::Error) -> SkipReason {

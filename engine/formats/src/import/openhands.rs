@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value};
 
-use super::lines::document_body;
+use super::lines::document_value;
 use super::session::{line_object, put_all, str_of, take_str, text_of, usable_id, SessionBuilder};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::{Block, Record, Role};
@@ -29,20 +29,15 @@ const SOURCES: [&str; 4] = ["user", "agent", "environment", "hook"];
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut parsed = ParsedTranscript::default();
-    let Some(body) = document_body(bytes, options, &mut parsed) else { return parsed };
-    let events = match serde_json::from_slice::<Value>(body) {
-        Ok(Value::Array(events)) => events,
-        Ok(event @ Value::Object(_)) => vec![event],
-        Ok(_) => {
+    let events = match document_value(bytes, options, &mut parsed) {
+        Some(Value::Array(events)) => events,
+        Some(event @ Value::Object(_)) => vec![event],
+        Some(_) => {
             let reason = SkipReason::Invalid("an OpenHands event is a JSON object".into());
             parsed.skipped.push(Skipped { line: 1, reason });
             return parsed;
         }
-        Err(err) => {
-            let reason = if err.is_eof() { SkipReason::Truncated } else { super::lines::json_error(&err) };
-            parsed.skipped.push(Skipped { line: err.line().max(1), reason });
-            return parsed;
-        }
+        None => return parsed,
     };
     let mut builder = SessionBuilder::new("openhands", true);
     for (index, event) in events.into_iter().enumerate() {

@@ -25,8 +25,8 @@ use serde_json::{Map, Value};
 
 use super::lines::read_json_lines;
 use super::session::{
-    base64_bytes, line_object, put, put_all, put_nonempty, str_of, take_str, text_of, usable_id, usable_name,
-    SessionBuilder,
+    base64_bytes, content_parts, line_object, put, put_all, put_nonempty, str_of, take_str, text_of,
+    usable_id, usable_name, SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript};
 use annal_engine::{canonical_json, Block, Record, Role};
@@ -214,58 +214,42 @@ fn message_into(mut message: Map<String, Value>, record: &mut Record) {
 /// Content (a string, or parts) as blocks appended to `blocks`. Returns, keyed by part index,
 /// each part's fields that no block holds (signatures, a part of an unknown type whole).
 fn content_into(content: Value, blocks: &mut Vec<Block>) -> Map<String, Value> {
-    let mut extra = Map::new();
-    let parts = match content {
-        Value::String(text) => {
-            blocks.push(Block::Text { text });
-            return extra;
-        }
-        Value::Array(parts) => parts,
-        other => {
-            extra.insert("content".into(), other);
-            return extra;
-        }
-    };
-    for (index, part) in parts.into_iter().enumerate() {
-        let Value::Object(mut part) = part else {
-            extra.insert(index.to_string(), part);
-            continue;
-        };
-        let block = match str_of(&part, "type") {
-            Some("text") => take_str(&mut part, "text").map(|text| Block::Text { text }),
-            Some("thinking") => take_str(&mut part, "thinking").map(|text| Block::Thinking { text }),
-            Some("toolCall") => match (take_str(&mut part, "id"), take_str(&mut part, "name")) {
-                (Some(call_id), Some(tool)) => {
-                    let input =
-                        part.remove("arguments").map_or_else(|| "{}".to_owned(), |args| text_of(&args));
-                    Some(Block::ToolCall { call_id, tool, input, target: String::new() })
-                }
-                (id, name) => {
-                    // Put back what was taken: the part is kept whole in meta.
-                    id.map(|id| part.insert("id".into(), Value::String(id)));
-                    name.map(|name| part.insert("name".into(), Value::String(name)));
-                    None
-                }
-            },
-            Some("image") => {
-                let data = str_of(&part, "data").and_then(base64_bytes);
-                data.map(|data| {
-                    part.remove("data");
-                    let media_type = take_str(&mut part, "mimeType").unwrap_or_default();
-                    Block::Blob { media_type, data }
-                })
-            }
-            _ => None,
-        };
-        if let Some(block) = block {
-            blocks.push(block);
+    content_parts(content, blocks, |part| {
+        let block = part_block(part);
+        if block.is_some() {
             part.remove("type");
         }
-        if !part.is_empty() {
-            extra.insert(index.to_string(), Value::Object(part));
+        block
+    })
+}
+
+/// The block of one of Pi's parts, taking what it holds out of `part`.
+fn part_block(part: &mut Map<String, Value>) -> Option<Block> {
+    match str_of(part, "type") {
+        Some("text") => take_str(part, "text").map(|text| Block::Text { text }),
+        Some("thinking") => take_str(part, "thinking").map(|text| Block::Thinking { text }),
+        Some("toolCall") => match (take_str(part, "id"), take_str(part, "name")) {
+            (Some(call_id), Some(tool)) => {
+                let input = part.remove("arguments").map_or_else(|| "{}".to_owned(), |args| text_of(&args));
+                Some(Block::ToolCall { call_id, tool, input, target: String::new() })
+            }
+            (id, name) => {
+                // Put back what was taken: the part is kept whole in meta.
+                id.map(|id| part.insert("id".into(), Value::String(id)));
+                name.map(|name| part.insert("name".into(), Value::String(name)));
+                None
+            }
+        },
+        Some("image") => {
+            let data = str_of(part, "data").and_then(base64_bytes);
+            data.map(|data| {
+                part.remove("data");
+                let media_type = take_str(part, "mimeType").unwrap_or_default();
+                Block::Blob { media_type, data }
+            })
         }
+        _ => None,
     }
-    extra
 }
 
 /// The text parts of a tool result, one after another.

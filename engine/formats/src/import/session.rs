@@ -277,6 +277,48 @@ pub(super) fn fields_record(prefix: &str, fields: Map<String, Value>) -> Record 
     record
 }
 
+/// A message's content, a string or an array of parts, as blocks appended to `blocks`: a string
+/// is one text block, each part what `block_of` makes of it (taking out of the part what the
+/// block holds). Returns, keyed by part index, what of each part no block holds (a part of no
+/// known kind whole); content of another shape is kept under `content`.
+pub(super) fn content_parts(
+    content: Value,
+    blocks: &mut Vec<Block>,
+    mut block_of: impl FnMut(&mut Map<String, Value>) -> Option<Block>,
+) -> Map<String, Value> {
+    let mut extra = Map::new();
+    let parts = match content {
+        Value::String(text) => {
+            blocks.push(Block::Text { text });
+            return extra;
+        }
+        Value::Array(parts) => parts,
+        other => {
+            extra.insert("content".into(), other);
+            return extra;
+        }
+    };
+    for (index, part) in parts.into_iter().enumerate() {
+        let Value::Object(mut part) = part else {
+            extra.insert(index.to_string(), part);
+            continue;
+        };
+        blocks.extend(block_of(&mut part));
+        if !part.is_empty() {
+            extra.insert(index.to_string(), Value::Object(part));
+        }
+    }
+    extra
+}
+
+/// A part whose block holds all of it but its `type` is left empty; a part with more keeps
+/// its `type`, so what is kept of it says what it was.
+pub(super) fn drop_lone_type(part: &mut Map<String, Value>) {
+    if part.len() == 1 {
+        part.remove("type");
+    }
+}
+
 /// A JSON value as tool text: strings verbatim, anything else as canonical JSON.
 pub(super) fn text_of(value: &Value) -> String {
     match value {
