@@ -283,11 +283,23 @@ fn zed_threads_saved_whole_are_read_from_their_cursor() -> TestResult {
     assert_eq!(source(&second, Agent::Zed).records_new, 3, "{second:?}");
     assert_eq!(session_len(&annal, "z1")?, 6);
     assert_eq!(session_len(&annal, "z0")?, 2);
+    assert_eq!(source(&annal.sync(&zed)?, Agent::Zed).units_read, 0);
+    // A thread whose data cannot be read: reported, the rest kept.
+    db.execute(
+        "INSERT INTO threads (id, summary, updated_at, data_type, data) VALUES ('z2', 'bad', '2026-11-30T10:02:00Z', 'zstd', x'28b52ffd00')",
+        [],
+    )?;
+    settle(&path)?;
+    let bad = annal.sync(&zed)?;
+    let report = source(&bad, Agent::Zed);
+    assert_eq!((report.records_new, report.skipped.len()), (0, 1), "{report:?}");
+    assert!(report.skipped[0].starts_with("thread \"z2\": data is not zstd"), "{report:?}");
+    assert_eq!(session_len(&annal, "z1")?, 6);
     // Given by its path, as `annal import` takes it.
     let copy = Annal::open(home.path().join("imported.redb"))?;
     let imported = copy.import_file(&path, None)?;
     assert_eq!(imported.agent, Some(Agent::Zed));
-    assert!(imported.failed.is_empty() && imported.skipped_rows.is_empty(), "{imported:?}");
+    assert!(imported.failed.is_empty() && imported.skipped_rows.len() == 1, "{imported:?}");
     assert!(annal.verify(None)?.is_ok());
     Ok(())
 }

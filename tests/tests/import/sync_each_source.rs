@@ -1,4 +1,5 @@
-//! The same five steps for every source that reads files, each over a made-up home laid out as
+//! The same five steps for every source that reads files (those that keep sessions in
+//! project folders given the folder), each over a made-up home laid out as
 //! its agent lays out its files: discovery (a survey finds the session and reads nothing), a
 //! first sync, a second that reads nothing, the session grown or rewritten (only what is new is
 //! stored), and a bad file beside it (reported, nothing else lost). The sources' own tests hold
@@ -23,6 +24,11 @@ struct Case {
     grown: String,
     added: u64,
     bad: &'static str,
+    /// Where the session grows when not in its first file (an agent that writes a file per
+    /// event).
+    grown_file: Option<&'static str>,
+    /// The project folder to sync, for an agent that keeps sessions in projects.
+    project: Option<&'static str>,
 }
 
 fn jsonl(lines: &[Value]) -> String {
@@ -44,6 +50,8 @@ fn claude() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".claude/projects/-src-app/bad.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -64,6 +72,8 @@ fn codex() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".codex/sessions/2026/11/30/rollout-2026-11-30T11-00-00-bad.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -81,6 +91,8 @@ fn gemini() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".gemini/tmp/p/chats/session-bad.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -101,6 +113,8 @@ fn pi() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".pi/agent/sessions/--src--/2026-11-30T11-00-00-000Z_bad.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -120,6 +134,8 @@ fn qwen() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".qwen/projects/-src/chats/bad.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -139,6 +155,8 @@ fn copilot() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".copilot/session-state/bad/events.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -153,6 +171,8 @@ fn kimi() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".kimi/sessions/5d41/bad/context.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -173,6 +193,8 @@ fn factory() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".factory/sessions/-src/bad.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -195,6 +217,8 @@ fn amp() -> Case {
         grown: thread(&[("user", TEXT), ("assistant", "done 🦀")]),
         added: 1,
         bad: ".local/share/amp/threads/T-bad.json",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -210,6 +234,8 @@ fn kiro() -> Case {
         grown: jsonl(&grown),
         added: 1,
         bad: ".kiro/sessions/cli/bad.jsonl",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -230,6 +256,8 @@ fn continue_dev() -> Case {
         grown: session(&[("user", TEXT), ("assistant", "done 🦀")]),
         added: 1,
         bad: ".continue/sessions/bad.json",
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -259,6 +287,8 @@ fn cline(agent: Agent, extension: &'static str) -> Case {
         grown: history(&[("user", TEXT), ("assistant", "done 🦀")]),
         added: 1,
         bad,
+        grown_file: None,
+        project: None,
     }
 }
 
@@ -278,6 +308,44 @@ fn vscode() -> Case {
         // The request and its response.
         added: 2,
         bad: ".config/Code/User/workspaceStorage/0a1b/chatSessions/bad.json",
+        grown_file: None,
+        project: None,
+    }
+}
+
+fn openhands() -> Case {
+    let event = |id: &str, source: &str, role: &str, text: &str| {
+        json!({"kind": "MessageEvent", "id": id, "timestamp": "2026-11-30T10:00:00", "source": source,
+            "llm_message": {"role": role, "content": [{"type": "text", "text": text}]}})
+        .to_string()
+    };
+    Case {
+        agent: Agent::OpenHands,
+        file: ".openhands/conversations/9ab0/events/event-00000-e-1.json",
+        session: "9ab0",
+        first: event("e-1", "user", "user", TEXT),
+        // The next event is a file of its own.
+        grown: event("e-2", "agent", "assistant", "done 🦀"),
+        added: 1,
+        bad: ".openhands/conversations/bad/events/event-00000-x.json",
+        grown_file: Some(".openhands/conversations/9ab0/events/event-00001-e-2.json"),
+        project: None,
+    }
+}
+
+fn aider() -> Case {
+    // As aider writes it: input and notices end in two spaces, a reply in a blank line.
+    let first = "\n# aider chat started at 2026-11-30 10:00:00\n\n#### fix the 解析器 🦀  \n\nDone.\n\n";
+    Case {
+        agent: Agent::Aider,
+        file: "code/app/.aider.chat.history.md",
+        session: "app@2026-11-30 10:00:00",
+        first: first.to_owned(),
+        grown: format!("{first}#### and the tests  \n\nDone too.\n\n"),
+        added: 2,
+        bad: "code/bad/.aider.chat.history.md",
+        grown_file: None,
+        project: Some("code"),
     }
 }
 
@@ -297,6 +365,8 @@ fn cases() -> Vec<Case> {
         cline(Agent::Cline, "saoudrizwan.claude-dev"),
         cline(Agent::Roo, "rooveterinaryinc.roo-cline"),
         vscode(),
+        openhands(),
+        aider(),
     ]
 }
 
@@ -314,7 +384,8 @@ fn every_file_source_finds_syncs_grows_and_reports_bad_input() -> TestResult {
         let home = tempfile::tempdir()?;
         let file = write(home.path(), case.file, &case.first)?;
         let annal = Annal::open(home.path().join("annal.redb"))?;
-        let sync = options(home.path(), &[case.agent]);
+        let mut sync = options(home.path(), &[case.agent]);
+        sync.projects.extend(case.project.map(|project| home.path().join(project)));
 
         let surveyed = annal.survey(&sync)?;
         assert_eq!(source_units(&surveyed, case.agent), 1, "{name}: discovery");
@@ -331,7 +402,10 @@ fn every_file_source_finds_syncs_grows_and_reports_bad_input() -> TestResult {
         let report = source(&again, case.agent);
         assert_eq!((report.units_read, report.records_new), (0, 0), "{name}: {report:?}");
 
-        fs::write(&file, &case.grown)?;
+        match case.grown_file {
+            Some(grown) => drop(write(home.path(), grown, &case.grown)?),
+            None => fs::write(&file, &case.grown)?,
+        }
         let grown = annal.sync(&sync)?;
         assert_eq!(source(&grown, case.agent).records_new, case.added, "{name}: {grown:?}");
         assert_eq!(session_len(&annal, case.session)?, stored + case.added, "{name}");
