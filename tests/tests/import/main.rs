@@ -7,6 +7,7 @@ mod detection;
 mod sync_agents;
 mod sync_cursor;
 mod sync_databases;
+mod sync_each_database;
 mod sync_each_source;
 mod sync_kimi;
 mod sync_kiro;

@@ -13,19 +13,19 @@ use crate::sync_databases::{agent_db, settle};
 use crate::sync_sources::{options, session_len, source, texts, TestResult, TEXT};
 
 /// Writes a key as Cursor does: the table's `ON CONFLICT REPLACE` replaces the row.
-fn put(db: &Connection, table: &str, key: &str, value: &str) -> TestResult {
+pub(crate) fn put(db: &Connection, table: &str, key: &str, value: &str) -> TestResult {
     db.execute(&format!("INSERT INTO {table} (key, value) VALUES (?1, ?2)"), params![key, value])?;
     Ok(())
 }
 
-fn composer(id: &str, bubbles: &[(&str, u8)]) -> String {
+pub(crate) fn composer(id: &str, bubbles: &[(&str, u8)]) -> String {
     let headers: Vec<_> = bubbles.iter().map(|(id, kind)| json!({"bubbleId": id, "type": kind})).collect();
     json!({"_v": 10, "composerId": id, "name": "Fix the parser", "createdAt": 1_764_496_800_000_u64,
         "unifiedMode": "agent", "status": "completed", "fullConversationHeadersOnly": headers})
     .to_string()
 }
 
-fn bubble(id: &str, kind: u8, text: &str) -> String {
+pub(crate) fn bubble(id: &str, kind: u8, text: &str) -> String {
     json!({"_v": 3, "type": kind, "bubbleId": id, "text": text, "createdAt": "2026-11-30T10:00:00.000Z"})
         .to_string()
 }
@@ -85,7 +85,7 @@ fn cursor_conversations_read_from_the_last_row_read() -> TestResult {
 
 /// A Cursor CLI chat: its blobs under the given ids, a root listing them, and the meta row
 /// naming the root, as the CLI writes them.
-fn cli_chat(db: &Connection, blobs: &[([u8; 32], &str)]) -> TestResult {
+pub(crate) fn cli_chat(db: &Connection, blobs: &[([u8; 32], &str)]) -> TestResult {
     let hex = |bytes: &[u8]| bytes.iter().map(|b| format!("{b:02x}")).collect::<String>();
     let mut root = Vec::new();
     for (id, data) in blobs {

@@ -43,7 +43,7 @@ fn opencode_db(path: &Path) -> Result<Connection, Box<dyn Error>> {
     Ok(db)
 }
 
-fn opencode_message(db: &Connection, id: &str, at: i64, data: &str, text: &str) -> TestResult {
+pub(crate) fn opencode_message(db: &Connection, id: &str, at: i64, data: &str, text: &str) -> TestResult {
     db.execute(
         "INSERT INTO message VALUES (?1, 'ses_1', ?2, ?2, ?3)
          ON CONFLICT (id) DO UPDATE SET data = excluded.data, time_updated = excluded.time_updated",
@@ -235,7 +235,7 @@ fn crush_in_project_folders_and_goose_in_its_data_folder() -> TestResult {
 }
 
 /// A Zed thread as Zed saves it: its JSON, zstd-compressed, upserted whole.
-fn zed_save(db: &Connection, id: &str, at: &str, messages: &[serde_json::Value]) -> TestResult {
+pub(crate) fn zed_save(db: &Connection, id: &str, at: &str, messages: &[serde_json::Value]) -> TestResult {
     let thread = serde_json::json!({"title": "Fix the parser", "version": "0.3.0", "updated_at": at,
         "messages": messages});
     let data = zstd::encode_all(thread.to_string().as_bytes(), 3)?;

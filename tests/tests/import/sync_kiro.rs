@@ -10,14 +10,14 @@ use serde_json::{json, Value};
 use crate::sync_databases::{agent_db, settle};
 use crate::sync_sources::{options, session_len, source, TestResult, TEXT};
 
-fn entry(text: &str, answer: &str) -> Value {
+pub(crate) fn entry(text: &str, answer: &str) -> Value {
     json!({"user": {"additional_context": "", "env_context": {}, "content": {"Prompt": {"prompt": text}},
         "timestamp": "2026-11-30T10:00:00.000+00:00"},
         "assistant": {"Response": {"message_id": null, "content": answer}}})
 }
 
 /// Saves a conversation as Kiro does: the whole value, upserted, with its update time.
-fn save(db: &Connection, id: &str, history: Vec<Value>, summary: Value, at: i64) -> TestResult {
+pub(crate) fn save(db: &Connection, id: &str, history: Vec<Value>, summary: Value, at: i64) -> TestResult {
     let value = json!({"conversation_id": id, "history": history, "latest_summary": summary,
         "transcript": [], "tools": {}, "model_info": {"model_id": "auto"}});
     db.execute(
