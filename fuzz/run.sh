@@ -11,7 +11,7 @@ cd "$(dirname "$0")"
 
 seconds="${1:-30}"
 shift || true
-all=(record_codec import_claude import_codex import_opencode import_annal import_gemini import_aider import_cline import_pi import_qwen import_copilot import_continue import_vscode import_openhands import_kimi import_factory import_cursor import_kiro import_kiro_log import_amp import_crush import_goose import_opencode_rows responses_items append_jsonl export_roundtrip project_invariants search_query)
+all=(record_codec import_claude import_codex import_opencode import_annal import_gemini import_aider import_cline import_pi import_qwen import_copilot import_continue import_vscode import_openhands import_kimi import_factory import_cursor import_kiro import_kiro_log import_amp import_cursor_transcript import_zed import_crush import_goose import_opencode_rows responses_items append_jsonl export_roundtrip project_invariants search_query)
 if [[ $# -gt 0 ]]; then targets=("$@"); else targets=("${all[@]}"); fi
 
 export RUSTC_BOOTSTRAP=1

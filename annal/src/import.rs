@@ -100,7 +100,8 @@ impl Annal {
     /// Imports the transcript file at `path` (its stem names a session without an id of its
     /// own), as [`Annal::import`] does; or, when `path` is an agent's database (OpenCode's
     /// `opencode.db`, Crush's `crush.db` or the Go OpenCode's `opencode.db`, goose's
-    /// `sessions.db`, Zed's `threads.db`, Cursor's `state.vscdb`, Kiro CLI's `data.sqlite3`,
+    /// `sessions.db`, Zed's `threads.db`, Cursor's `state.vscdb` and a Cursor CLI chat's
+    /// `store.db`, Kiro CLI's `data.sqlite3`,
     /// known by its tables wherever it lies) or OpenCode's `storage/` folder,
     /// every session in it, as `sync` reads them (`format` does not apply). Importing a
     /// database again stores only what changed in it.

@@ -27,7 +27,7 @@ pub(crate) struct ImportArgs {
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// The transcripts' format; `auto` detects it from each file's content
-    #[arg(long, default_value = "auto", value_parser = ["auto", "claude", "codex", "opencode", "gemini", "aider", "cline", "pi", "qwen", "copilot", "continue", "vscode", "openhands", "kimi", "factory", "amp", "kiro", "annal"])]
+    #[arg(long, default_value = "auto", value_parser = ["auto", "claude", "codex", "opencode", "gemini", "aider", "cline", "pi", "qwen", "copilot", "continue", "vscode", "openhands", "kimi", "factory", "amp", "kiro", "cursor", "annal"])]
     format: String,
     /// Print the summary as JSON
     #[arg(long)]

@@ -218,7 +218,10 @@ impl Agent {
                         .map(|state| state.join(".copilot"))
                         .or_else(|| env.in_home(".copilot"))
                 });
-                root.map(|r| r.join("session-state")).into_iter().collect()
+                root.map(|r| [r.join("session-state"), r.join("history-session-state")])
+                    .into_iter()
+                    .flatten()
+                    .collect()
             }
             Agent::Continue => {
                 let root = env.dir_var("CONTINUE_GLOBAL_DIR").or_else(|| env.in_home(".continue"));
@@ -252,11 +255,13 @@ impl Agent {
                 let home = env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone());
                 home.map(|h| h.join(".factory/sessions")).into_iter().collect()
             }
-            // The editor's global storage, in its user data folder, and the CLI's chats.
+            // The editor's global storage, in its user data folder, the CLI's chats, and the
+            // agent transcripts both keep per project.
             Agent::Cursor => {
                 let mut places: Vec<PathBuf> =
                     env.config_dir.iter().map(|config| config.join("Cursor/User/globalStorage")).collect();
                 places.extend(env.in_home(".cursor/chats"));
+                places.extend(env.in_home(".cursor/projects"));
                 places
             }
             // Kiro CLI's data folder in the platform's local data folder, and the Amazon Q

@@ -94,6 +94,7 @@ pub(crate) fn discover(agent: Agent, locations: &[PathBuf]) -> Found {
             Agent::Zed => walk.file_if(location.join("threads.db"), UnitKind::ZedDb),
             // The CLI's chats (`chats/<folder hash>/<agent>/store.db`), or the editor's database.
             Agent::Cursor if location.ends_with("chats") => walk.dir(location, 2),
+            Agent::Cursor if location.ends_with("projects") => walk.cursor_projects(location),
             Agent::Cursor => walk.file_if(location.join("state.vscdb"), UnitKind::CursorDb),
             // The session logs' folder, or a data folder holding the database.
             Agent::Kiro if location.ends_with("sessions/cli") => walk.dir(location, 0),
@@ -128,6 +129,22 @@ impl Walk<'_> {
         let storage = location.join("storage");
         if is_opencode_storage(&storage) {
             self.units.push(Unit { agent: self.agent, kind: UnitKind::OpenCodeStorage, path: storage });
+        }
+    }
+
+    /// Cursor's `projects/<folder>/agent-transcripts`, and nothing else of a project's folder
+    /// (its assets, terminals and tool settings hold no sessions).
+    fn cursor_projects(&mut self, location: &Path) {
+        let entries = match fs::read_dir(location) {
+            Ok(entries) => entries,
+            Err(source) => return self.problems.push(SourceError::Io { path: location.to_owned(), source }),
+        };
+        let mut transcripts: Vec<PathBuf> =
+            entries.flatten().map(|entry| entry.path().join("agent-transcripts")).collect();
+        transcripts.sort();
+        for folder in transcripts.into_iter().filter(|folder| folder.is_dir()) {
+            // `<session>.jsonl`, `<session>/<session>.jsonl`, `<session>/subagents/<id>.jsonl`.
+            self.dir(&folder, 2);
         }
     }
 
@@ -216,8 +233,13 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
             let chat = (parent == "chats" || sub_agent) && name.ends_with(".jsonl");
             chat.then_some(transcript(TranscriptFormat::Qwen))
         }
-        // `session-state/<session>/events.jsonl`.
-        Agent::Copilot => (name == "events.jsonl").then_some(transcript(TranscriptFormat::Copilot)),
+        // `session-state/<session>/events.jsonl`; before 0.0.342,
+        // `history-session-state/session_<session>_<start ms>.json`.
+        Agent::Copilot => {
+            let legacy =
+                parent == "history-session-state" && name.starts_with("session_") && name.ends_with(".json");
+            (name == "events.jsonl" || legacy).then_some(transcript(TranscriptFormat::Copilot))
+        }
         // `sessions/<session>.json` beside the `sessions.json` index.
         Agent::Continue => {
             let session = parent == "sessions" && name.ends_with(".json") && name != "sessions.json";
@@ -254,7 +276,12 @@ fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
         }
         // `sessions/cli/<session>.jsonl`, beside its `<session>.json` (not read).
         Agent::Kiro => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::KiroLog)),
-        Agent::Cursor => (name == "store.db").then_some(UnitKind::CursorChatDb),
+        Agent::Cursor if name == "store.db" => Some(UnitKind::CursorChatDb),
+        Agent::Cursor => {
+            let in_transcripts = path.components().any(|part| part.as_os_str() == "agent-transcripts");
+            (in_transcripts && name.ends_with(".jsonl"))
+                .then_some(transcript(TranscriptFormat::CursorTranscript))
+        }
         Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Windsurf => None,
     }
 }

@@ -87,16 +87,35 @@ fn fixtures() -> Vec<(TranscriptFormat, String)> {
         r#"{"version":"v1","kind":"ToolResults","data":{"message_id":"msg-3","content":[{"kind":"toolResult","data":{"toolUseId":"t1","content":[{"kind":"text","data":"fn main() {}"}],"status":"success"}}],"results":{}}}"#,
     ]
     .join("\n");
+    let cursor = [
+        r#"{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nfix the 解析器 🦀\n</user_query>"}]}}"#,
+        r#"{"role":"assistant","message":{"content":[{"type":"text","text":"Reading."},{"type":"tool_use","name":"ReadFile","input":{"path":"a.rs"}}]}}"#,
+        r#"{"type":"turn_ended","status":"success"}"#,
+    ]
+    .join("\n");
+    let copilot_legacy = r#"{
+  "sessionId": "9b1f7c2e",
+  "startTime": "2025-10-04T05:36:00.000Z",
+  "chatMessages": [{"role": "system", "content": "You are Copilot."}, {"role": "user", "content": "fix the 解析器 🦀"}],
+  "timeline": [
+    {"type": "user", "id": "t-1", "timestamp": "2025-10-04T05:36:01.000Z", "text": "fix the 解析器 🦀"},
+    {"type": "copilot", "id": "t-2", "timestamp": "2025-10-04T05:36:02.000Z", "text": "Done."}
+  ]
+}"#;
+    let openhands_cli = r#"{"kind":"MessageEvent","id":"e-1","timestamp":"2026-11-30T10:00:00","source":"user","llm_message":{"role":"user","content":[{"type":"text","text":"fix the 解析器 🦀"}]}}"#;
     let openhands_event = r#"{"id":3,"timestamp":"2026-11-30T10:00:00.000000","source":"agent","message":"Running command: ls","action":"run","args":{"command":"ls","thought":""}}"#;
     vec![
         (Claude, claude),
         (Pi, pi),
         (Qwen, qwen),
         (Copilot, copilot_cli),
+        (Copilot, copilot_legacy.to_owned()),
+        (CursorTranscript, cursor),
         (Continue, continue_session.to_owned()),
         (VsCodeChat, copilot_vscode.to_owned()),
         (VsCodeChat, copilot_log),
         (OpenHands, openhands_event.to_owned()),
+        (OpenHands, openhands_cli.to_owned()),
         (Kimi, kimi_context),
         (Factory, factory),
         (Amp, amp.to_owned()),
@@ -120,7 +139,9 @@ fn unread() -> Vec<(&'static str, String)> {
         r#"{"timestamp":1764496802.5,"message":{"type":"TextPart","payload":{"type":"text","text":"ok"}}}"#,
     ]
     .join("\n");
-    vec![("Kimi CLI wire.jsonl", kimi_wire)]
+    // Cursor's first transcripts: plain text, a role marker on a line of its own.
+    let cursor_text = "user:\n<user_query>\nfix the 解析器 🦀\n</user_query>\n\nA:\n[Tool call] ReadFile\n  path: a.rs\n[Tool result] ReadFile\n  fn main() {}\nDone.\n";
+    vec![("Kimi CLI wire.jsonl", kimi_wire), ("Cursor agent transcript .txt", cursor_text.to_owned())]
 }
 
 #[test]

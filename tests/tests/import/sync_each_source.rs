@@ -160,6 +160,45 @@ fn copilot() -> Case {
     }
 }
 
+fn copilot_legacy() -> Case {
+    let document = |timeline: &[Value]| {
+        let session = json!({"sessionId": "h1", "startTime": "2025-10-04T05:36:00.000Z",
+            "chatMessages": [{"role": "user", "content": TEXT}], "timeline": timeline});
+        // As the CLI saves it: `JSON.stringify(session, null, 2)`, rewritten whole.
+        serde_json::to_string_pretty(&session).unwrap_or_default()
+    };
+    let entry = |id: &str, kind: &str, text: &str| json!({"type": kind, "id": id, "timestamp": "2025-10-04T05:36:01.000Z", "text": text});
+    let first = [entry("t1", "user", TEXT)];
+    Case {
+        agent: Agent::Copilot,
+        file: ".copilot/history-session-state/session_h1_1759556160000.json",
+        session: "h1",
+        first: document(&first),
+        grown: document(&[first[0].clone(), entry("t2", "copilot", "done 🦀")]),
+        added: 1,
+        bad: ".copilot/history-session-state/session_bad_1759556160000.json",
+        grown_file: None,
+        project: None,
+    }
+}
+
+fn cursor_transcript() -> Case {
+    let line = |role: &str, text: &str| json!({"role": role, "message": {"content": [{"type": "text", "text": text}]}});
+    let first = [line("user", TEXT), line("assistant", "Reading.")];
+    let grown = [first[0].clone(), first[1].clone(), line("assistant", "done 🦀")];
+    Case {
+        agent: Agent::Cursor,
+        file: ".cursor/projects/src-app/agent-transcripts/4e1f/4e1f.jsonl",
+        session: "4e1f",
+        first: jsonl(&first),
+        grown: jsonl(&grown),
+        added: 1,
+        bad: ".cursor/projects/src-app/agent-transcripts/bad.jsonl",
+        grown_file: None,
+        project: None,
+    }
+}
+
 fn kimi() -> Case {
     let first = [json!({"role": "_checkpoint", "id": 0}), json!({"role": "user", "content": TEXT})];
     let grown = [first[0].clone(), first[1].clone(), json!({"role": "assistant", "content": "done 🦀"})];
@@ -357,6 +396,8 @@ fn cases() -> Vec<Case> {
         pi(),
         qwen(),
         copilot(),
+        copilot_legacy(),
+        cursor_transcript(),
         kimi(),
         factory(),
         amp(),

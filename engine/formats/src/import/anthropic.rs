@@ -23,6 +23,9 @@ pub(super) enum Dialect {
     /// Cline and Roo Code: Roo's `reasoning` parts (thinking in `text`); a tool input given as a
     /// string of JSON is made canonical.
     Cline,
+    /// Cursor's agent transcripts: calls carry no id (the call id is left empty) and a tool
+    /// input given as a string (a patch) is kept verbatim.
+    Cursor,
 }
 
 /// A message's content parts read as blocks.
@@ -83,9 +86,15 @@ fn part_blocks(part: &mut Map<String, Value>, kind: &str, dialect: Dialect, bloc
 }
 
 fn tool_use(part: &mut Map<String, Value>, dialect: Dialect) -> Option<Block> {
-    let call_id = take_str(part, "id")?;
+    let call_id = match take_str(part, "id") {
+        Some(id) => id,
+        None if dialect == Dialect::Cursor => String::new(),
+        None => return None,
+    };
     let Some(tool) = take_str(part, "name") else {
-        part.insert("id".into(), Value::String(call_id));
+        if !call_id.is_empty() {
+            part.insert("id".into(), Value::String(call_id));
+        }
         return None;
     };
     // Tools take a JSON object; keep whatever came, canonical when it is JSON structure.

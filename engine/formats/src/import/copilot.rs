@@ -12,6 +12,8 @@
 //! errors) is a system record of meta. What no block holds stays in `meta` under its own key
 //! (`data` without what went into blocks, `parentId`, `type`).
 //!
+//! The older whole-session documents (`history-session-state/*.json`) are read by `legacy.rs`.
+//!
 //! The CLI is closed source: the shapes followed are those the Copilot Chat extension for VS
 //! Code reads back (docs/import.md names the version).
 
@@ -27,7 +29,14 @@ use annal_engine::{Block, Record, Role};
 /// The namespaces of the event types the CLI writes.
 const NAMESPACES: [&str; 6] = ["session", "user", "assistant", "tool", "subagent", "hook"];
 
+mod legacy;
+
+pub(super) use self::legacy::{is_legacy_document, is_legacy_session};
+
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
+    if is_legacy_document(bytes) {
+        return legacy::parse(bytes, stem, options);
+    }
     let mut builder = SessionBuilder::new("copilot", true);
     let mut name: Option<String> = None;
     let mut parsed = ParsedTranscript::default();

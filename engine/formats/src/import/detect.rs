@@ -7,8 +7,8 @@ use serde_json::{Map, Value};
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
 use super::{
-    aider, amp, claude, cline, codex, continue_dev, copilot, factory, gemini, kimi, kiro_log, openhands, pi,
-    qwen, vscode_chat, ParseOptions, TranscriptFormat,
+    aider, amp, claude, cline, codex, continue_dev, copilot, cursor_transcript, factory, gemini, kimi,
+    kiro_log, openhands, pi, qwen, vscode_chat, ParseOptions, TranscriptFormat,
 };
 use crate::export::EXPORT_FORMAT;
 
@@ -80,6 +80,8 @@ fn classify_document(bytes: &[u8]) -> Option<TranscriptFormat> {
         Some(TranscriptFormat::OpenHands)
     } else if amp::is_amp_document(bytes) {
         Some(TranscriptFormat::Amp)
+    } else if copilot::is_legacy_document(bytes) {
+        Some(TranscriptFormat::Copilot)
     } else {
         None
     }
@@ -105,6 +107,10 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     if vscode_chat::is_chat_line(map) {
         return Some(TranscriptFormat::VsCodeChat);
     }
+    // Before Gemini: an older Copilot CLI session names a `sessionId` and `startTime` too.
+    if copilot::is_legacy_session(map) {
+        return Some(TranscriptFormat::Copilot);
+    }
     // Before Claude Code: a Gemini CLI log's header names a `sessionId` too.
     if gemini::is_gemini_line(map) {
         return Some(TranscriptFormat::Gemini);
@@ -119,6 +125,10 @@ fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
     }
     if kiro_log::is_kiro_entry(map) {
         return Some(TranscriptFormat::KiroLog);
+    }
+    // Exactly `{role, message}`: no other format writes a line of only these two.
+    if cursor_transcript::is_cursor_message(map) {
+        return Some(TranscriptFormat::CursorTranscript);
     }
     // Before Pi: Droid's messages have Pi's envelope (Pi's messages carry a time of their own).
     if factory::is_factory_line(map) {

@@ -25,6 +25,7 @@ mod copilot;
 mod crush;
 mod cursor_cli;
 mod cursor_ide;
+mod cursor_transcript;
 mod detect;
 mod factory;
 mod gemini;
@@ -83,7 +84,8 @@ pub enum TranscriptFormat {
     Pi,
     /// Qwen Code chat JSONL: one `ChatRecord` per line, Google GenAI message parts.
     Qwen,
-    /// GitHub Copilot CLI session events (`events.jsonl`).
+    /// GitHub Copilot CLI session events (`events.jsonl`), and the older CLI's whole-session
+    /// documents (`history-session-state/*.json`).
     Copilot,
     /// A Continue session (`~/.continue/sessions/<id>.json`), rewritten whole on every save.
     Continue,
@@ -99,15 +101,18 @@ pub enum TranscriptFormat {
     Amp,
     /// Kiro CLI's session log (`~/.kiro/sessions/cli/<session>.jsonl`): one entry per line.
     KiroLog,
+    /// Cursor's agent transcripts (`agent-transcripts/<session>.jsonl`): one message per line.
+    CursorTranscript,
 }
 
 impl TranscriptFormat {
     /// Every format, in the order [`detect_format`] prefers them.
-    pub const ALL: [TranscriptFormat; 17] = [
+    pub const ALL: [TranscriptFormat; 18] = [
         TranscriptFormat::Annal,
         TranscriptFormat::Gemini,
         TranscriptFormat::Factory,
         TranscriptFormat::KiroLog,
+        TranscriptFormat::CursorTranscript,
         TranscriptFormat::Pi,
         TranscriptFormat::Qwen,
         TranscriptFormat::Copilot,
@@ -124,7 +129,7 @@ impl TranscriptFormat {
     ];
 
     /// The lower-case name used on the command line: `claude`, `codex`, `opencode`, `annal`,
-    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`, `factory`, `amp`, `kiro`.
+    /// `gemini`, `aider`, `cline`, `pi`, `qwen`, `copilot`, `continue`, `vscode`, `openhands`, `kimi`, `factory`, `amp`, `kiro`, `cursor`.
     pub fn name(self) -> &'static str {
         match self {
             TranscriptFormat::Claude => "claude",
@@ -144,6 +149,7 @@ impl TranscriptFormat {
             TranscriptFormat::Factory => "factory",
             TranscriptFormat::Amp => "amp",
             TranscriptFormat::KiroLog => "kiro",
+            TranscriptFormat::CursorTranscript => "cursor",
         }
     }
 
@@ -311,6 +317,15 @@ pub fn transcript_stem(path: &std::path::Path) -> String {
             return conversation.to_string_lossy().into_owned();
         }
     }
+    // A Cursor sub-agent's transcript: `agent-transcripts/<parent>/subagents/<session>.jsonl`.
+    if parent.and_then(std::path::Path::file_name).is_some_and(|folder| folder == "subagents")
+        && path.components().any(|part| part.as_os_str() == "agent-transcripts")
+    {
+        let owner = parent.and_then(std::path::Path::parent).and_then(std::path::Path::file_name);
+        if let (Some(owner), Some((stem, _))) = (owner, name.rsplit_once('.')) {
+            return format!("{}{}{stem}", owner.to_string_lossy(), cursor_transcript::SUBAGENTS);
+        }
+    }
     // Every aider log has the same name: its project folder names its sessions.
     if let Some(prefix) = name.strip_suffix(AIDER_LOG) {
         let folder = path.parent().and_then(std::path::Path::file_name);
@@ -374,6 +389,7 @@ pub fn parse_transcript_with(
         TranscriptFormat::Factory => factory::parse(bytes, stem, options),
         TranscriptFormat::Amp => amp::parse(bytes, stem, options),
         TranscriptFormat::KiroLog => kiro_log::parse(bytes, stem, options),
+        TranscriptFormat::CursorTranscript => cursor_transcript::parse(bytes, stem, options),
     }
 }
 
@@ -471,6 +487,11 @@ mod tests {
         assert_eq!(transcript_stem(Path::new("tasks/1733/api_conversation_history.json")), "1733");
         assert_eq!(transcript_stem(Path::new("session-state/5f0c/events.jsonl")), "5f0c");
         assert_eq!(transcript_stem(Path::new("conversations/9ab/events/event-00001-x.json")), "9ab");
+        assert_eq!(
+            transcript_stem(Path::new("agent-transcripts/9ab/subagents/7c.jsonl")),
+            "9ab/subagents/7c"
+        );
+        assert_eq!(transcript_stem(Path::new(".claude/projects/p/s1/subagents/agent-a1.jsonl")), "agent-a1");
         assert_eq!(transcript_stem(Path::new("sessions/5d41/9ab/context.jsonl")), "9ab");
         assert_eq!(transcript_stem(Path::new("sessions/5d41/9ab/context_2.jsonl")), "9ab");
         assert_eq!(transcript_stem(Path::new("9ab/subagents/a7/context.jsonl")), "9ab/agent-a7");
