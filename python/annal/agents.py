@@ -153,6 +153,8 @@ class AnnalSession:
         self.reserve = reserve
         self._generation = 0
         self._lock = threading.Lock()
+        # The item texts of the head's records read so far: (head, records, texts, chars).
+        self._read: Tuple[str, int, List[str], int] = ("", 0, [], 0)
         self._closed = False
         # On a fleet, the session is shared: every host's store follows it before reading,
         # appends go through the servers (which check positions), and forks are published.
@@ -208,7 +210,7 @@ class AnnalSession:
             if limit is not None:
                 return self._latest(head, length, limit)
             if self.window is None:
-                return [_decode(text) for _, text in self.store.items(head, 0, length)]
+                return _decode_all(self._item_texts(head, length))
             return self.projected_items(head)
 
     def add_items_sync(self, items: List[Item]) -> None:
@@ -372,6 +374,26 @@ class AnnalSession:
                 return [(o, text) for o, text in found if o == order]
         return []
 
+    def _item_texts(self, head: str, length: int) -> List[str]:
+        """The item texts of the first ``length`` records of ``head``. A record is never
+        rewritten, and a pop or a clear starts a session of another name, so the texts read
+        by an earlier call are kept and only the records added since are read: a run's
+        history is read from the store once, not at every turn. Each call decodes the texts
+        anew, so no caller shares an item with another."""
+        with self._lock:
+            read_head, read_records, texts, chars = self._read
+        if read_head != head or length < read_records:
+            read_records, texts, chars = 0, [], 0
+        if length > read_records:
+            added = [text for _, text in self.store.items(head, read_records, length)]
+            # A new list: another thread may be decoding the one it was given.
+            texts = texts + added
+            chars += sum(len(text) for text in added)
+        with self._lock:
+            # A history too large to keep is read whole each time, as before.
+            self._read = (head, length, texts, chars) if chars <= _READ_CHARS_MAX else ("", 0, [], 0)
+        return texts
+
     def _latest(self, head: str, length: int, limit: int) -> List[Item]:
         if limit == 0:
             return []
@@ -529,6 +551,10 @@ def _refused_item(message: str, ids: List[str]) -> Optional[int]:
     return None
 
 
+#: The most text :meth:`AnnalSession._item_texts` keeps between calls (64 Mi characters).
+_READ_CHARS_MAX = 64 << 20
+
+
 def _wraps(value: Any) -> bool:
     """Whether ``value`` has the shape of an item held as text: an object of just
     :data:`ITEM_JSON_KEY`."""
@@ -545,6 +571,18 @@ def _unwrap(value: Any) -> Any:
 def _decode(text: str) -> Item:
     """The item stored as ``text``."""
     return _unwrap(json.loads(text))
+
+
+def _decode_all(texts: List[str]) -> List[Item]:
+    """:func:`_decode` of each text, in one loop: a history is read at every turn."""
+    items = []
+    loads, key = json.loads, ITEM_JSON_KEY
+    for text in texts:
+        value = loads(text)
+        if type(value) is dict and len(value) == 1 and key in value and isinstance(value[key], str):
+            value = loads(value[key])
+        items.append(value)
+    return items
 
 
 @dataclasses.dataclass

@@ -367,6 +367,53 @@ def test_a_second_process_adds_while_this_one_pops(store):
     assert set(shown) | set(popped) == added and not set(shown) & set(popped)
 
 
+ADD_ONE = """
+import sys
+from annal.agents import AnnalSession
+with AnnalSession(sys.argv[1], sys.argv[2]) as session:
+    session.add_items_sync([{"role": "assistant", "content": sys.argv[3]}])
+"""
+
+
+def test_reading_again_sees_every_change_and_shares_no_item(store):
+    """A session keeps the texts it read (records are never rewritten): every read still
+    equals a fresh session's, after its own adds, another process's, a pop and a clear; and
+    an item changed by a caller is not what the next read returns."""
+    import subprocess
+    import sys
+
+    session = AnnalSession(store, "kept")
+
+    def fresh() -> list:
+        return AnnalSession(store, "kept").get_items_sync()
+
+    assert session.get_items_sync() == [] == fresh()
+    session.add_items_sync([{"role": "user", "content": text} for text in WORLD_TEXT[:3]])
+    assert session.get_items_sync() == fresh() and len(fresh()) == 3
+    shown = session.get_items_sync()
+    shown[0]["content"] = "changed by the caller"
+    shown.append({"role": "user", "content": "appended by the caller"})
+    assert session.get_items_sync() == fresh() and session.get_items_sync()[0]["content"] == WORLD_TEXT[0]
+    for n, text in enumerate(["from another process 🚀", "e\u0301 again"]):
+        done = subprocess.run([sys.executable, "-c", ADD_ONE, str(store.path), "kept", text],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        read = session.get_items_sync()
+        assert read == fresh() and read[-1]["content"] == text and len(read) == 4 + n
+    # A pop, then more adds than it took away, before the next read: the session shown now
+    # is another (a generation) that is longer than the one read before.
+    assert session.pop_item_sync()["content"] == "e\u0301 again"
+    session.add_items_sync([{"role": "user", "content": noise(7, 40)}])
+    session.add_items_sync([{"role": "user", "content": "and one more"}])
+    read = session.get_items_sync()
+    assert read == fresh() and len(read) == 6 and "e\u0301 again" not in [item["content"] for item in read]
+    asyncio.run(session.clear_session())
+    session.add_items_sync([{"role": "user", "content": f"after the clear {n}"} for n in range(7)])
+    assert [item["content"] for item in session.get_items_sync()] == [f"after the clear {n}" for n in range(7)]
+    assert session.get_items_sync() == fresh()
+    assert session.get_items_sync(limit=1) == fresh()[-1:]
+
+
 def test_history_tools_see_what_their_session_shows(store):
     """A session's tools search and read its own history only; a store's tools see everything."""
 
