@@ -222,7 +222,12 @@ fn main() -> anyhow::Result<()> {
     println!("Run on {}, {calls} calls each, frames of {} bytes.\n", today_utc(), args.frame_bytes);
     println!("| what | p50 | p99 | ÷ fdatasync p50 |\n|---|--:|--:|--:|");
     let row = |what: &str, l: &Latency| {
-        println!("| {what} | {} | {} | {:.2} |", ms(l.p50), ms(l.p99), l.p50.as_secs_f64() / disk.as_secs_f64());
+        println!(
+            "| {what} | {} | {} | {:.2} |",
+            ms(l.p50),
+            ms(l.p99),
+            l.p50.as_secs_f64() / disk.as_secs_f64()
+        );
     };
     println!("| 4 KiB append + fdatasync | {} | | 1.00 |", ms(disk));
     row("file lock + unlock", &lock);
