@@ -189,7 +189,7 @@ fn cursor_transcript() -> Case {
     Case {
         agent: Agent::Cursor,
         file: ".cursor/projects/src-app/agent-transcripts/4e1f/4e1f.jsonl",
-        session: "4e1f",
+        session: "4e1f/transcript",
         first: jsonl(&first),
         grown: jsonl(&grown),
         added: 1,

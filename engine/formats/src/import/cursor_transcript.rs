@@ -4,7 +4,8 @@
 //! write them.
 //!
 //! The lines carry no id, time or model, so each is one record `cursor:<session>:<line>`, the
-//! session named by the file (its name is the conversation's id). `user` lines are user
+//! session `<chat>/transcript`, named by the file (its name is the conversation's id; the
+//! conversation itself, under that id, is read from the editor's or the CLI's store). `user` lines are user
 //! records and `assistant` lines assistant records of their Anthropic-style parts (`text`,
 //! `tool_use` with no call id, the input an object or the patch text, `tool_result` where a
 //! build writes it); a line of tool results only is a tool record. A line that is no message,
@@ -31,21 +32,28 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     });
     if !builder.is_empty() {
         // A sub-agent's stem is `<parent>/subagents/<session>` (`transcript_stem`).
-        let (name, parent) = match stem.split_once(SUBAGENTS) {
-            Some((parent, name)) => (name, Some(parent)),
+        let (chat, parent) = match stem.split_once(SUBAGENTS) {
+            Some((parent, chat)) => (chat, Some(parent)),
             None => (stem, None),
         };
         let extra: Vec<_> = parent
             .iter()
-            .map(|p| ("parentSession", canonical_json(&Value::String((*p).to_owned()))))
+            .map(|p| ("parentSession", canonical_json(&Value::String(session_name(p)))))
             .collect();
-        parsed.sessions.push(builder.finish(name.to_owned(), None, None, &extra));
+        parsed.sessions.push(builder.finish(session_name(chat), None, None, &extra));
     }
     parsed
 }
 
 /// What separates a sub-agent's parent from its own name in its stem.
 pub(super) const SUBAGENTS: &str = "/subagents/";
+
+/// The session a chat's transcript is: `<chat>/transcript`. The editor's database and the
+/// CLI's store hold the same chat under `<chat>`, with the ids, times and models the
+/// transcript lacks; the two are kept side by side, never mixed in one session.
+fn session_name(chat: &str) -> String {
+    format!("{chat}/transcript")
+}
 
 /// Whether a line is one this format writes: a message, exactly `{role, message}` with a
 /// role of `user` or `assistant` and a `message` object holding `content` (a list of parts or

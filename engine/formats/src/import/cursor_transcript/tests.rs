@@ -19,19 +19,10 @@ fn each_line_becomes_a_record() {
     assert!(parsed.skipped.is_empty(), "{:?}", parsed.skipped);
     assert_eq!((parsed.recognised, parsed.unrecognised), (6, 0));
     let session = &parsed.sessions[0];
-    assert_eq!(session.name, "4e1f");
+    assert_eq!(session.name, "4e1f/transcript");
     let ids: Vec<&str> = session.records.iter().map(|r| r.entry_id.as_str()).collect();
-    assert_eq!(
-        ids,
-        [
-            "cursor:4e1f:1",
-            "cursor:4e1f:2",
-            "cursor:4e1f:3",
-            "cursor:4e1f:4",
-            "cursor:4e1f:5",
-            "cursor:4e1f:6"
-        ]
-    );
+    let expected: Vec<String> = (1..=6).map(|line| format!("cursor:4e1f/transcript:{line}")).collect();
+    assert_eq!(ids, expected);
     let records = &session.records;
     assert_eq!(records[0].role, Role::User);
     assert!(
@@ -64,9 +55,9 @@ fn a_sub_agent_names_its_parent() {
     let stem = transcript_stem(std::path::Path::new("p/agent-transcripts/4e1f/subagents/7c2d.jsonl"));
     let parsed = parse_transcript(TRANSCRIPT.as_bytes(), TranscriptFormat::CursorTranscript, &stem);
     let session = &parsed.sessions[0];
-    assert_eq!(session.name, "7c2d");
-    assert_eq!(session.records[0].entry_id, "cursor:7c2d:1");
-    assert!(session.records.iter().all(|r| r.meta["parentSession"] == "\"4e1f\""));
+    assert_eq!(session.name, "7c2d/transcript");
+    assert_eq!(session.records[0].entry_id, "cursor:7c2d/transcript:1");
+    assert!(session.records.iter().all(|r| r.meta["parentSession"] == "\"4e1f/transcript\""));
 }
 
 #[test]
