@@ -210,7 +210,7 @@ class AnnalSession:
             if limit is not None:
                 return self._latest(head, length, limit)
             if self.window is None:
-                return _decode_all(self._item_texts(head, length))
+                return [_decode(text) for text in self._item_texts(head, length)]
             return self.projected_items(head)
 
     def add_items_sync(self, items: List[Item]) -> None:
@@ -571,18 +571,6 @@ def _unwrap(value: Any) -> Any:
 def _decode(text: str) -> Item:
     """The item stored as ``text``."""
     return _unwrap(json.loads(text))
-
-
-def _decode_all(texts: List[str]) -> List[Item]:
-    """:func:`_decode` of each text, in one loop: a history is read at every turn."""
-    items = []
-    loads, key = json.loads, ITEM_JSON_KEY
-    for text in texts:
-        value = loads(text)
-        if type(value) is dict and len(value) == 1 and key in value and isinstance(value[key], str):
-            value = loads(value[key])
-        items.append(value)
-    return items
 
 
 @dataclasses.dataclass

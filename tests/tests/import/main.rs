@@ -4,6 +4,7 @@
 
 mod detect_formats;
 mod detection;
+mod source_cases;
 mod sync_agents;
 mod sync_cursor;
 mod sync_databases;

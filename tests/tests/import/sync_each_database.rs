@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use crate::sync_cursor::{bubble, cli_chat, composer, put};
 use crate::sync_databases::{agent_db, opencode_message, settle, zed_save};
+use crate::sync_each_source::first_steps;
 use crate::sync_kiro::{entry, save};
 use crate::sync_sources::{options, session_len, source, TestResult, TEXT};
 
@@ -197,99 +198,89 @@ fn kiro_bad(db: &Connection) -> TestResult {
     Ok(())
 }
 
+/// One case, its steps given in order: the first rows, the rows added (and the records they
+/// make), the row that cannot be read (and what its report names).
+#[allow(clippy::too_many_arguments)]
+fn case(
+    name: &'static str,
+    agent: Agent,
+    file: &'static str,
+    schema: &'static str,
+    session: &'static str,
+    (first, grow, added): (Step, Step, u64),
+    (bad, said): (Step, &'static str),
+) -> Case {
+    Case { name, agent, file, schema, session, first, grow, added, bad, said, project: None }
+}
+
 fn cases() -> Vec<Case> {
-    let case = |name, agent, file, schema, session| Case {
-        name,
-        agent,
-        file,
-        schema,
-        session,
-        first: opencode_first,
-        grow: opencode_grow,
-        added: 0,
-        bad: opencode_bad,
-        said: "",
-        project: None,
-    };
     vec![
+        case(
+            "opencode",
+            Agent::OpenCode,
+            ".local/share/opencode/opencode.db",
+            agent_schemas::OPENCODE,
+            "ses_1",
+            (opencode_first, opencode_grow, 1),
+            (opencode_bad, "message \"msg_bad\""),
+        ),
         Case {
-            added: 1,
-            said: "message \"msg_bad\"",
-            ..case(
-                "opencode",
-                Agent::OpenCode,
-                ".local/share/opencode/opencode.db",
-                agent_schemas::OPENCODE,
-                "ses_1",
-            )
-        },
-        Case {
-            first: crush_first,
-            grow: crush_grow,
-            added: 1,
-            bad: crush_bad,
-            said: "message \"bad\"",
             project: Some("code"),
-            ..case("crush", Agent::Crush, "code/app/.crush/crush.db", agent_schemas::CRUSH, "cs1")
-        },
-        Case {
-            first: goose_first,
-            grow: goose_grow,
-            added: 1,
-            bad: goose_bad,
-            said: "message row 3",
             ..case(
-                "goose",
-                Agent::Goose,
-                ".local/share/goose/sessions/sessions.db",
-                agent_schemas::GOOSE,
-                "20261130_1",
+                "crush",
+                Agent::Crush,
+                "code/app/.crush/crush.db",
+                agent_schemas::CRUSH,
+                "cs1",
+                (crush_first, crush_grow, 1),
+                (crush_bad, "message \"bad\""),
             )
         },
-        Case {
-            first: zed_first,
-            grow: zed_grow,
-            added: 2,
-            bad: zed_bad,
-            said: "thread \"bad\"",
-            ..case("zed", Agent::Zed, ".local/share/zed/threads/threads.db", agent_schemas::ZED, "z1")
-        },
-        Case {
-            first: cursor_first,
-            grow: cursor_grow,
-            added: 1,
-            bad: cursor_bad,
-            said: "conversation \"bad\"",
-            ..case(
-                "cursor (editor)",
-                Agent::Cursor,
-                ".config/Cursor/User/globalStorage/state.vscdb",
-                agent_schemas::CURSOR,
-                "c1",
-            )
-        },
-        Case {
-            first: chat_first,
-            grow: chat_grow,
-            added: 1,
-            bad: chat_bad,
-            said: "blob 0909",
-            ..case(
-                "cursor (CLI)",
-                Agent::Cursor,
-                ".cursor/chats/0a1b2c3d/a1/store.db",
-                agent_schemas::CURSOR_CHAT,
-                "a1",
-            )
-        },
-        Case {
-            first: kiro_first,
-            grow: kiro_grow,
-            added: 2,
-            bad: kiro_bad,
-            said: "conversation \"bad\"",
-            ..case("kiro", Agent::Kiro, ".local/share/kiro-cli/data.sqlite3", agent_schemas::KIRO, "k1")
-        },
+        case(
+            "goose",
+            Agent::Goose,
+            ".local/share/goose/sessions/sessions.db",
+            agent_schemas::GOOSE,
+            "20261130_1",
+            (goose_first, goose_grow, 1),
+            (goose_bad, "message row 3"),
+        ),
+        case(
+            "zed",
+            Agent::Zed,
+            ".local/share/zed/threads/threads.db",
+            agent_schemas::ZED,
+            "z1",
+            (zed_first, zed_grow, 2),
+            (zed_bad, "thread \"bad\""),
+        ),
+        case(
+            "cursor (editor)",
+            Agent::Cursor,
+            ".config/Cursor/User/globalStorage/state.vscdb",
+            agent_schemas::CURSOR,
+            "c1",
+            (cursor_first, cursor_grow, 1),
+            (cursor_bad, "conversation \"bad\""),
+        ),
+        case(
+            "cursor (CLI)",
+            Agent::Cursor,
+            ".cursor/chats/0a1b2c3d/a1/store.db",
+            agent_schemas::CURSOR_CHAT,
+            "a1",
+            (chat_first, chat_grow, 1),
+            (chat_bad, "blob 0909"),
+        ),
+        case(
+            "kiro",
+            Agent::Kiro,
+            ".local/share/kiro-cli/data.sqlite3",
+            agent_schemas::KIRO,
+            "k1",
+            (kiro_first, kiro_grow, 2),
+            (kiro_bad, "conversation \"bad\""),
+        ),
     ]
 }
 
@@ -306,22 +297,7 @@ fn every_database_source_finds_syncs_grows_and_reports_bad_rows() -> TestResult 
         let mut sync = options(home.path(), &[case.agent]);
         sync.projects.extend(case.project.map(|project| home.path().join(project)));
 
-        let surveyed = annal.survey(&sync)?;
-        let units =
-            surveyed.iter().find(|report| report.agent == case.agent).map_or(0, |report| report.units);
-        assert_eq!(units, 1, "{name}: discovery");
-        assert_eq!(annal.sessions()?.len(), 0, "{name}: a survey reads nothing");
-
-        let first = annal.sync(&sync)?;
-        let report = source(&first, case.agent);
-        assert!(report.problems.is_empty() && report.skipped.is_empty(), "{name}: {report:?}");
-        assert!(report.records_new > 0, "{name}: {report:?}");
-        assert_eq!(session_len(&annal, case.session)?, report.records_new, "{name}");
-        let stored = report.records_new;
-
-        let again = annal.sync(&sync)?;
-        let report = source(&again, case.agent);
-        assert_eq!((report.units_read, report.records_new), (0, 0), "{name}: {report:?}");
+        let stored = first_steps(&annal, &sync, case.agent, case.session, name)?;
 
         (case.grow)(&db)?;
         settle(&path)?;
