@@ -1,4 +1,7 @@
-//! Appends and forks applied inside the writer's transaction.
+//! Appends and forks decided and applied against the journal's tables: redb's own inside the
+//! writer's transaction ([`Tables`]), or, in a store shared between processes, redb's last
+//! commit with the shared log's frames laid over it (`shared/deciding.rs`). Both reach the
+//! tables through [`Access`], so the rules are written once.
 //!
 //! Invariant: each request is checked completely (conflicts, duplicates, names) before it
 //! writes anything, so a request that fails leaves the transaction as it found it and the
@@ -18,7 +21,7 @@ use crate::packing::{pack_record, patch_record, unpack_record};
 use crate::prepare::{settle_ids, Prepared};
 use crate::read::{Segment, SessionLookup};
 use crate::receipts::receipt_key_of;
-use crate::redo::{self, Redo, Target};
+use crate::redo::{self, fixed, text, u64_of, unpair, Redo, Target};
 use crate::tables::{
     meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_NEXT_POSITION, META_NEXT_SESSION_KEY,
     NO_PARENT, POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
@@ -64,14 +67,77 @@ impl SessionLookup for Tables<'_> {
     }
 }
 
+/// What deciding and writing an append needs of the tables, whichever holds them.
+pub(crate) trait Access: SessionLookup {
+    /// The stored bytes of the record at `key` (a tag byte, then its archive).
+    fn journal_value(&self, key: (u64, u64)) -> Result<Option<Vec<u8>>, Failure>;
+    /// Where an entryId is stored.
+    fn entry_at(&self, entry_id: &str) -> Result<Option<(u64, u64)>, Failure>;
+    /// The digest stored at `key`.
+    fn digest_at(&self, key: (u64, u64)) -> Result<Option<[u8; DIGEST_LEN]>, Failure>;
+    /// A u64 of the meta table (0 when absent).
+    fn meta_at(&self, key: &str) -> Result<u64, Failure>;
+    /// Whether the blob table holds `hash`.
+    fn has_blob(&self, hash: &Hash) -> Result<bool, Failure>;
+    /// Inserts one value, in the redo form's encoding of keys and values (`redo.rs`).
+    fn put(&mut self, target: Target, key: &[u8], value: &[u8]) -> Result<(), Failure>;
+}
+
+impl Access for Tables<'_> {
+    fn journal_value(&self, key: (u64, u64)) -> Result<Option<Vec<u8>>, Failure> {
+        Ok(self.journal.get(key)?.map(|bytes| bytes.value().to_vec()))
+    }
+
+    fn entry_at(&self, entry_id: &str) -> Result<Option<(u64, u64)>, Failure> {
+        Ok(self.entries.get(entry_id)?.map(|g| g.value()))
+    }
+
+    fn digest_at(&self, key: (u64, u64)) -> Result<Option<[u8; DIGEST_LEN]>, Failure> {
+        Ok(self.digests.get(key)?.map(|d| d.value()))
+    }
+
+    fn meta_at(&self, key: &str) -> Result<u64, Failure> {
+        meta_u64(&self.meta, key)
+    }
+
+    fn has_blob(&self, hash: &Hash) -> Result<bool, Failure> {
+        Ok(self.blobs.get(hash)?.is_some())
+    }
+
+    fn put(&mut self, target: Target, key: &[u8], value: &[u8]) -> Result<(), Failure> {
+        self.insert(target, key, value)?;
+        self.redo.put(target, key, value);
+        Ok(())
+    }
+}
+
+impl Tables<'_> {
+    /// Inserts one op of a redo form into its table: what a write records and what replay puts
+    /// back. A form that does not parse is `Corrupted`.
+    pub(crate) fn insert(&mut self, target: Target, key: &[u8], value: &[u8]) -> Result<(), Failure> {
+        match target {
+            Target::Meta => drop(self.meta.insert(text(key)?, value)?),
+            Target::Sessions => drop(self.sessions.insert(text(key)?, fixed::<SESSION_ROW_LEN>(value)?)?),
+            Target::Names => drop(self.names.insert(u64_of(key)?, text(value)?)?),
+            Target::Journal => drop(self.journal.insert(unpair(key)?, value)?),
+            Target::Digests => drop(self.digests.insert(unpair(key)?, fixed::<DIGEST_LEN>(value)?)?),
+            Target::Entries => drop(self.entries.insert(text(key)?, unpair(value)?)?),
+            Target::Positions => drop(self.positions.insert(u64_of(key)?, unpair(value)?)?),
+            Target::Blobs => drop(self.blobs.insert(fixed::<32>(key)?, value)?),
+            Target::Receipts => drop(self.receipts.insert(unpair(key)?, fixed::<32>(value)?)?),
+        }
+        Ok(())
+    }
+}
+
 /// Where a batch's records go: each one's sourceOrder, in batch order, and how many are new.
-struct Placed {
+pub(crate) struct Placed {
     orders: Vec<u64>,
     new_count: u64,
 }
 
 /// A new record ready to write.
-struct Encoded {
+pub(crate) struct Encoded {
     entry_id: String,
     order: u64,
     position: u64,
@@ -104,38 +170,39 @@ impl<'txn> Tables<'txn> {
             redo: Redo::new(recording),
         })
     }
+}
 
+/// The append and fork rules, for any [`Access`].
+pub(crate) trait Decide: Access {
     /// The next position the store will assign.
-    pub(crate) fn position_end(&self) -> Result<u64, Failure> {
-        meta_u64(&self.meta, META_NEXT_POSITION)
+    fn position_end(&self) -> Result<u64, Failure> {
+        self.meta_at(META_NEXT_POSITION)
     }
 
-    pub(crate) fn allocate_session_key(&mut self) -> Result<u64, Failure> {
-        let key = meta_u64(&self.meta, META_NEXT_SESSION_KEY)?;
-        let next = (key + 1).to_le_bytes();
-        self.meta.insert(META_NEXT_SESSION_KEY, next.as_slice())?;
-        self.redo.put(Target::Meta, META_NEXT_SESSION_KEY.as_bytes(), &next);
+    fn allocate_session_key(&mut self) -> Result<u64, Failure> {
+        let key = self.meta_at(META_NEXT_SESSION_KEY)?;
+        self.put(Target::Meta, META_NEXT_SESSION_KEY.as_bytes(), &(key + 1).to_le_bytes())?;
         Ok(key)
     }
 
     /// The chain hash of the record at `order` of a session whose lineage is given, and the
     /// hash before it.
-    pub(crate) fn hashes_at(&self, lineage: &[Segment], order: u64) -> Result<(Hash, Hash), Failure> {
+    fn hashes_at(&self, lineage: &[Segment], order: u64) -> Result<(Hash, Hash), Failure> {
         let segment = lineage
             .iter()
             .find(|s| s.orders.0 <= order && order < s.orders.1)
             .ok_or_else(|| Failure::Corrupted(format!("no segment holds sourceOrder {order}")))?;
-        let bytes = self.journal.get((segment.key, order))?.ok_or_else(|| {
+        let bytes = self.journal_value((segment.key, order))?.ok_or_else(|| {
             Failure::Corrupted(format!("record {order} of session key {} is missing", segment.key))
         })?;
-        let archive = unpack_record(bytes.value()).map_err(Failure::Corrupted)?;
+        let archive = unpack_record(&bytes).map_err(Failure::Corrupted)?;
         let archived = codec::access(&archive).map_err(Failure::Corrupted)?;
         Ok((archived.hash, archived.prev_hash))
     }
 
     /// Applies one append. The outer error aborts the group; the inner one is this request's.
     /// `claims` is empty or has one claim per record.
-    pub(crate) fn append(
+    fn append(
         &mut self,
         session: &str,
         expected_next: Option<u64>,
@@ -252,12 +319,12 @@ impl<'txn> Tables<'txn> {
                 continue;
             }
             in_batch.insert(id, (index, record.content_hash));
-            match self.entries.get(id)?.map(|g| g.value()) {
+            match self.entry_at(id)? {
                 Some((key, order)) if exists && visible(lineage, key, order) => {
                     let digest =
-                        self.digests.get((key, order))?.and_then(|d| Digest::decode(&d.value())).ok_or_else(
-                            || Failure::Corrupted(format!("digest of sourceOrder {order} is missing")),
-                        )?;
+                        self.digest_at((key, order))?.and_then(|d| Digest::decode(&d)).ok_or_else(|| {
+                            Failure::Corrupted(format!("digest of sourceOrder {order} is missing"))
+                        })?;
                     if digest.content_hash != record.content_hash {
                         return Ok(Err(AppendError::EntryMismatch {
                             session: session.to_owned(),
@@ -292,7 +359,7 @@ impl<'txn> Tables<'txn> {
         placed: &Placed,
         prepared: Vec<Prepared>,
     ) -> Result<Vec<Encoded>, Failure> {
-        let mut position = meta_u64(&self.meta, META_NEXT_POSITION)?;
+        let mut position = self.meta_at(META_NEXT_POSITION)?;
         let mut head = row.head;
         let mut to_write = row.next;
         let mut encoded = Vec::with_capacity(placed.new_count as usize);
@@ -348,45 +415,33 @@ impl<'txn> Tables<'txn> {
             let key = (row.key, record.order);
             let pair = redo::pair(key);
             if let Some(checkpoint) = &record.receipt {
-                self.receipts.insert(key, checkpoint)?;
-                self.redo.put(Target::Receipts, &pair, checkpoint);
+                self.put(Target::Receipts, &pair, checkpoint)?;
             }
-            self.journal.insert(key, record.bytes.as_slice())?;
-            self.redo.put(Target::Journal, &pair, &record.bytes);
-            let digest = record.digest.encode();
-            self.digests.insert(key, digest)?;
-            self.redo.put(Target::Digests, &pair, &digest);
-            self.entries.insert(record.entry_id.as_str(), key)?;
-            self.redo.put(Target::Entries, record.entry_id.as_bytes(), &pair);
-            self.positions.insert(record.position, key)?;
-            self.redo.put(Target::Positions, &record.position.to_le_bytes(), &pair);
+            self.put(Target::Journal, &pair, &record.bytes)?;
+            self.put(Target::Digests, &pair, &record.digest.encode())?;
+            self.put(Target::Entries, record.entry_id.as_bytes(), &pair)?;
+            self.put(Target::Positions, &record.position.to_le_bytes(), &pair)?;
             for (hash, data) in &record.blobs {
-                if self.blobs.get(hash)?.is_none() {
-                    self.blobs.insert(hash, data.as_slice())?;
-                    self.redo.put(Target::Blobs, hash, data);
+                if !self.has_blob(hash)? {
+                    self.put(Target::Blobs, hash, data)?;
                 }
             }
         }
         if let Some(last) = encoded.last() {
             row.next = last.order + 1;
             row.head = last.hash;
-            let next = (last.position + 1).to_le_bytes();
-            self.meta.insert(META_NEXT_POSITION, next.as_slice())?;
-            self.redo.put(Target::Meta, META_NEXT_POSITION.as_bytes(), &next);
+            self.put(Target::Meta, META_NEXT_POSITION.as_bytes(), &(last.position + 1).to_le_bytes())?;
         }
         self.put_row(session, row)
     }
 
-    pub(crate) fn name_session(&mut self, key: u64, name: &str) -> Result<(), Failure> {
-        self.names.insert(key, name)?;
-        self.redo.put(Target::Names, &key.to_le_bytes(), name.as_bytes());
-        Ok(())
+    fn name_session(&mut self, key: u64, name: &str) -> Result<(), Failure> {
+        self.put(Target::Names, &key.to_le_bytes(), name.as_bytes())
     }
 
-    pub(crate) fn put_row(&mut self, name: &str, row: &SessionRow) -> Result<(), Failure> {
-        let encoded = row.encode();
-        self.sessions.insert(name, encoded)?;
-        self.redo.put(Target::Sessions, name.as_bytes(), &encoded);
-        Ok(())
+    fn put_row(&mut self, name: &str, row: &SessionRow) -> Result<(), Failure> {
+        self.put(Target::Sessions, name.as_bytes(), &row.encode())
     }
 }
+
+impl<T: Access + ?Sized> Decide for T {}

@@ -1,20 +1,16 @@
 //! A fork applied inside the group's transaction: a new session row pointing at its parent and
 //! fork point, O(1) in the parent's size; no record is copied.
 
-use crate::apply::Tables;
+use crate::apply::Decide;
 use crate::error::{Failure, ForkError};
 use crate::hash::ZERO_HASH;
-use crate::read::{SessionInfo, SessionLookup};
+use crate::read::SessionInfo;
 use crate::tables::SessionRow;
 
-impl Tables<'_> {
+/// Forks, for any tables appends are decided against.
+pub(crate) trait Fork: Decide {
     /// Applies one fork: a new session row pointing at the parent, O(1) in the parent's size.
-    pub(crate) fn fork(
-        &mut self,
-        parent: &str,
-        at: u64,
-        name: &str,
-    ) -> Result<Result<SessionInfo, ForkError>, Failure> {
+    fn fork(&mut self, parent: &str, at: u64, name: &str) -> Result<Result<SessionInfo, ForkError>, Failure> {
         let Some(parent_row) = self.row_by_name(parent)? else {
             return Ok(Err(ForkError::UnknownSession(parent.to_owned())));
         };
@@ -45,3 +41,5 @@ impl Tables<'_> {
         }))
     }
 }
+
+impl<T: Decide + ?Sized> Fork for T {}

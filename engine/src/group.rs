@@ -1,5 +1,5 @@
-//! Group commit. With the durability log (a store opened alone), it is led by the appending
-//! threads: a caller queues its request and, when no other thread is committing, commits
+//! Group commit. With a durability log (a store opened alone, or the log shared by every
+//! process that has the store open), it is led by the appending threads: a caller queues its request and, when no other thread is committing, commits
 //! everything queued itself; otherwise the thread committing takes it into its next group. A
 //! lone appender never waits for another thread to wake up, and concurrent appenders still
 //! share one sync per group. Without the log, each commit costs redb's two syncs, and a
@@ -20,7 +20,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use redb::Database;
 
-use crate::writer::{checkpoint, serve, Logged, Request, Shared};
+use crate::shared::commit::{checkpoint_shared, commit_shared};
+use crate::shared::SharedLog;
+use crate::writer::{checkpoint, commit_group, serve, Logged, Request, Shared};
 
 /// The most requests committed in one transaction; bounds the latency a group adds.
 const GROUP_REQUESTS_MAX: usize = 1024;
@@ -30,8 +32,12 @@ const GROUP_REQUESTS_MAX: usize = 1024;
 struct WriterState {
     db: Arc<Database>,
     logged: Option<Logged>,
+    /// The log shared with other processes, when the store is opened shared.
+    shared_log: Option<Arc<SharedLog>>,
     wait: Duration,
     last_commit: Instant,
+    /// Whether the idle checkpoint ran since the last commit.
+    folded: bool,
     idle: Duration,
 }
 
@@ -63,16 +69,19 @@ impl GroupCommit {
         shared: Arc<Shared>,
         wait: Duration,
         logged: Option<Logged>,
+        shared_log: Option<Arc<SharedLog>>,
         idle: Option<Duration>,
     ) -> io::Result<Arc<GroupCommit>> {
         let (queue, queued) = crossbeam_channel::unbounded();
-        let callers_lead = logged.is_some();
+        let callers_lead = logged.is_some() || shared_log.is_some();
         let idle = idle.filter(|_| callers_lead);
         let state = WriterState {
             db,
             logged,
+            shared_log,
             wait,
             last_commit: Instant::now(),
+            folded: false,
             idle: idle.unwrap_or(Duration::MAX),
         };
         let commit = Arc::new(GroupCommit {
@@ -150,8 +159,18 @@ impl GroupCommit {
         }
         match state.as_mut() {
             Some(state) => {
-                serve(&state.db, group, &self.shared, state.wait, state.logged.as_mut());
+                let (db, wait) = (&state.db, state.wait);
+                match (&mut state.logged, &state.shared_log) {
+                    (Some(logged), _) => {
+                        serve(group, &self.shared, |group| commit_group(db, group, wait, Some(logged)));
+                    }
+                    (None, Some(log)) => {
+                        serve(group, &self.shared, |group| commit_shared(db, group, wait, log));
+                    }
+                    (None, None) => serve(group, &self.shared, |group| commit_group(db, group, wait, None)),
+                }
                 state.last_commit = Instant::now();
+                state.folded = false;
             }
             // Closed: dropping a request drops its reply channel, which tells its caller.
             None => drop(group),
@@ -160,8 +179,14 @@ impl GroupCommit {
 
     fn checkpoint_if_idle(&self) {
         let mut state = lock(&self.state);
-        if let Some(state) = state.as_mut().filter(|s| s.last_commit.elapsed() >= s.idle) {
+        if let Some(state) = state.as_mut().filter(|s| !s.folded && s.last_commit.elapsed() >= s.idle) {
             checkpoint(&state.db, state.logged.as_mut(), &self.shared, state.wait);
+            if let Some(log) = &state.shared_log {
+                checkpoint_shared(&state.db, log, state.wait, &self.shared.poisoned);
+            }
+            // Not again until this process commits: other processes' frames are folded by
+            // them, or by whoever finds the log full.
+            state.folded = true;
         }
         self.drain(&mut state);
         drop(state);
@@ -179,6 +204,12 @@ impl GroupCommit {
         self.drain(&mut state);
         if let Some(mut closing) = state.take() {
             checkpoint(&closing.db, closing.logged.as_mut(), &self.shared, closing.wait);
+            // A shared log is left to the processes still open, and to the next: folding it at
+            // every close would cost a short-lived appender (a hook's `annal append`) three syncs
+            // more. Only a log a quarter full is folded, so a reader's start-up reads little.
+            if let Some(log) = closing.shared_log.as_ref().filter(|log| log.is_filling()) {
+                checkpoint_shared(&closing.db, log, closing.wait, &self.shared.poisoned);
+            }
             let clean = !self.shared.poisoned.load(Ordering::Acquire);
             if let Some(logged) = closing.logged.as_mut().filter(|l| clean && l.log.is_empty()) {
                 logged.log.discard();

@@ -45,6 +45,7 @@ mod receipts;
 mod record;
 mod redo;
 mod replay;
+mod shared;
 mod storage;
 mod store;
 mod sync;
@@ -87,6 +88,9 @@ pub use crate::project::{
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
 pub use crate::receipts::RECEIPT_META_KEY;
 pub use crate::record::{Block, Record, Role};
+#[cfg(loom)]
+#[doc(hidden)]
+pub use crate::shared::loom_model as shared_loom_model;
 pub use crate::storage::StorageFile;
 pub use crate::store::{CommitFeed, Store};
 pub use crate::tables::CURSOR_BYTES_MAX;

@@ -23,7 +23,7 @@ use std::io;
 use crate::error::Failure;
 use crate::storage::StorageFile;
 
-const MAGIC: &[u8; 16] = b"annal log 1\0\0\0\0\0";
+pub(crate) const MAGIC: &[u8; 16] = b"annal log 1\0\0\0\0\0";
 pub(crate) const HEADER_BYTES: u64 = 4096;
 const FRAME_HEAD_BYTES: usize = 4 + 8 + 16;
 
@@ -164,6 +164,13 @@ impl Log {
             self.end = HEADER_BYTES;
         }
     }
+}
+
+/// The frames of a store-alone log in `file`, for a store opened shared to put back before it
+/// makes the file its shared log.
+pub(crate) fn frames_in(file: &dyn StorageFile, store_id: &[u8; 16]) -> io::Result<Vec<Frame>> {
+    let len = file.len()?;
+    scan(|at, out| file.read(at, out), len, store_id).map(|(frames, _)| frames)
 }
 
 /// The frames of a log of `len` bytes from the header on, and where the next one goes.

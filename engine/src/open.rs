@@ -10,7 +10,7 @@ use redb::{Database, DatabaseError, ReadableDatabase, TableHandle};
 
 use crate::error::{Failure, OpenError};
 use crate::log::{Log, LogFile, HEADER_BYTES};
-use crate::options::{Sharing, StoreOptions};
+use crate::options::StoreOptions;
 use crate::replay::replay;
 use crate::storage::StorageFile;
 use crate::tables::{
@@ -144,8 +144,9 @@ pub(crate) fn initialize(db: &Database, path: &Path, options: &StoreOptions) -> 
             }
         }
         // Version 1 becomes 2 by gaining a store id and a tag byte on each journal value (its
-        // blobs read as they are); a new store starts at the current version. Either way in
-        // this one transaction.
+        // blobs read as they are); version 2 becomes 3 as it is (its tables do not change, and
+        // no process of an older build has it open: see `Store::open`); a new store starts at
+        // the current version. Either way in this one transaction.
         meta.insert(META_FORMAT_VERSION, u64::from(FORMAT_VERSION).to_le_bytes().as_slice())
             .map_err(|e| failure(e.into()))?;
         if redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))?.is_none() {
@@ -206,7 +207,7 @@ fn new_store_id(path: &Path) -> [u8; 16] {
 }
 
 /// The store id written at open.
-pub(crate) fn store_id(db: &Database, path: &Path) -> Result<[u8; 16], OpenError> {
+pub(crate) fn store_id(db: &impl ReadableDatabase, path: &Path) -> Result<[u8; 16], OpenError> {
     let failure = |f: Failure| open_failure(path, f);
     let txn = db.begin_read().map_err(|e| failure(e.into()))?;
     let meta = txn.open_table(META).map_err(|e| failure(e.into()))?;
@@ -239,10 +240,9 @@ pub fn log_path(store: &Path) -> PathBuf {
     store.with_file_name(name)
 }
 
-/// Replays the groups the log holds beyond the tables (those a crash took from redb) and
-/// returns the log when this process writes through one: a store opened alone, with a log
-/// size above zero. A store shared between processes commits durably in redb, since redb
-/// refuses commits that only this process could see; its log is only replayed.
+/// For a store opened alone: replays the groups its log holds beyond the tables (those a crash
+/// took from redb) and returns the log when this process writes through one (a log size above
+/// zero). A shared log left beside the file is folded into redb first (`shared/attach.rs`).
 pub(crate) fn open_log(
     db: &Database,
     shown: &Path,
@@ -254,7 +254,6 @@ pub(crate) fn open_log(
         LogPlace::Nowhere => return Ok(None),
         LogPlace::Storage(storage) => (storage, shown.to_path_buf()),
         LogPlace::Beside(path) => {
-            let writes = writes && options.sharing == Sharing::Exclusive;
             let mut file_options = OpenOptions::new();
             file_options.read(true).write(true).create(writes);
             #[cfg(unix)]
@@ -312,7 +311,7 @@ fn replay_from(
 }
 
 /// Makes the name of `path` in its folder durable (where the platform can open a folder).
-fn sync_folder(path: &Path) -> io::Result<()> {
+pub(crate) fn sync_folder(path: &Path) -> io::Result<()> {
     // A bare file name lives in the current folder, which needs the sync as much as any other.
     let folder = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,

@@ -148,13 +148,33 @@ pub(crate) fn unpack_record(value: &[u8]) -> Result<Cow<'_, [u8]>, String> {
 /// A journal value held inside a snapshot, and its archived record: borrowed in place, or
 /// decompressed once on first use.
 pub(crate) struct HeldRecord<'s> {
-    guard: redb::AccessGuard<'s, &'static [u8]>,
+    held: Held<'s>,
     unpacked: OnceCell<Vec<u8>>,
 }
 
+/// A stored value: in redb's pages, or in a frame of the shared log not yet folded into them.
+pub(crate) enum Held<'s> {
+    Page(redb::AccessGuard<'s, &'static [u8]>),
+    Frame(bytes::Bytes),
+}
+
+impl Held<'_> {
+    pub(crate) fn value(&self) -> &[u8] {
+        match self {
+            Held::Page(guard) => guard.value(),
+            Held::Frame(bytes) => bytes,
+        }
+    }
+}
+
 impl<'s> HeldRecord<'s> {
-    pub(crate) fn new(guard: redb::AccessGuard<'s, &'static [u8]>) -> HeldRecord<'s> {
-        HeldRecord { guard, unpacked: OnceCell::new() }
+    pub(crate) fn new(held: Held<'s>) -> HeldRecord<'s> {
+        HeldRecord { held, unpacked: OnceCell::new() }
+    }
+
+    /// The value as stored: a tag byte, then the archive as it is or compressed.
+    pub(crate) fn stored(&self) -> &[u8] {
+        self.held.value()
     }
 
     /// The archived record's bytes.
@@ -162,7 +182,7 @@ impl<'s> HeldRecord<'s> {
         if let Some(unpacked) = self.unpacked.get() {
             return Ok(unpacked);
         }
-        match unpack_record(self.guard.value())? {
+        match unpack_record(self.held.value())? {
             Cow::Borrowed(archive) => Ok(archive),
             Cow::Owned(unpacked) => Ok(self.unpacked.get_or_init(|| unpacked)),
         }

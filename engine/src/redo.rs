@@ -72,6 +72,10 @@ impl Redo {
         &self.bytes
     }
 
+    pub(crate) fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.bytes.len()
     }

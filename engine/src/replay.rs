@@ -7,11 +7,10 @@ use std::time::Duration;
 use redb::{Database, ReadableDatabase};
 
 use crate::apply::Tables;
-use crate::digest::DIGEST_LEN;
 use crate::error::Failure;
 use crate::log::Frame;
-use crate::redo::{fixed, ops, text, u64_of, unpair, Target};
-use crate::tables::{meta_u64, META, META_LOG_APPLIED, SESSION_ROW_LEN};
+use crate::redo::ops;
+use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 use crate::writer::begin_write;
 
 /// Puts back the logged groups the tables lack and returns the sequence number of the last
@@ -71,20 +70,10 @@ impl Tables<'_> {
 
 /// Puts every op of one group's redo form. A form that does not parse is `Corrupted`: the
 /// log's check passed, so the bytes are what was written.
-fn put_back(tables: &mut Tables<'_>, redo: &[u8]) -> Result<(), Failure> {
+pub(crate) fn put_back(tables: &mut Tables<'_>, redo: &[u8]) -> Result<(), Failure> {
     for op in ops(redo) {
         let (target, key, value) = op?;
-        match target {
-            Target::Meta => drop(tables.meta.insert(text(key)?, value)?),
-            Target::Sessions => drop(tables.sessions.insert(text(key)?, fixed::<SESSION_ROW_LEN>(value)?)?),
-            Target::Names => drop(tables.names.insert(u64_of(key)?, text(value)?)?),
-            Target::Journal => drop(tables.journal.insert(unpair(key)?, value)?),
-            Target::Digests => drop(tables.digests.insert(unpair(key)?, fixed::<DIGEST_LEN>(value)?)?),
-            Target::Entries => drop(tables.entries.insert(text(key)?, unpair(value)?)?),
-            Target::Positions => drop(tables.positions.insert(u64_of(key)?, unpair(value)?)?),
-            Target::Blobs => drop(tables.blobs.insert(fixed::<32>(key)?, value)?),
-            Target::Receipts => drop(tables.receipts.insert(unpair(key)?, fixed::<32>(value)?)?),
-        }
+        tables.insert(target, key, value)?;
     }
     Ok(())
 }

@@ -19,6 +19,8 @@ use crate::portable::PortableRecord;
 use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared};
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
+use crate::shared::overlay::Layer;
+use crate::shared::SharedLog;
 use crate::verify::{verify, VerifyReport};
 use crate::watermark::Watermark;
 use crate::writer::{Request, Shared};
@@ -41,6 +43,10 @@ pub struct Store {
     /// Opened read-only, but writable underneath (to put back its durability log or upgrade
     /// its format first): it refuses writes all the same.
     writes_refused: bool,
+    /// The durability log shared with the other processes that have the store open; its frames
+    /// are laid over every snapshot. None for a store opened alone or on custom storage
+    /// without a log.
+    log: Option<Arc<SharedLog>>,
     /// Per-store state of the layers above the journal (the projections' cache, this
     /// process's compaction claims), each made on first use. The journal holds them without
     /// knowing their types, so it depends on no layer above it.
@@ -77,9 +83,21 @@ impl std::fmt::Debug for Store {
 }
 
 impl Store {
-    /// A read transaction on the store's file.
+    /// A read transaction on the store's file, without the shared log's frames: for what only
+    /// redb holds (sync cursors, compaction claims and checkpoints).
     pub(crate) fn begin_read(&self) -> Result<ReadTransaction, TransactionError> {
         self.db.begin_read()
+    }
+
+    /// A read transaction with the shared log's frames above it: one moment of the store.
+    pub(crate) fn paired(&self) -> Result<(ReadTransaction, Option<Layer>), Failure> {
+        match &self.log {
+            Some(log) => {
+                let paired = log.pair(|| self.db.begin_read().map_err(Failure::from))?;
+                Ok((paired.txn, paired.layer))
+            }
+            None => Ok((self.db.begin_read()?, None)),
+        }
     }
 
     /// Whether the store was opened read-only.
@@ -255,8 +273,8 @@ impl Store {
     /// # Errors
     /// I/O or corruption.
     pub fn snapshot(&self) -> Result<Snapshot, ReadError> {
-        let txn = self.db.begin_read().map_err(Failure::from)?;
-        Snapshot::new(txn)
+        let (txn, layer) = self.paired()?;
+        Snapshot::layered(txn, layer)
     }
 
     /// Recomputes content hashes and hash chains of one session, or of every session and blob.

@@ -10,9 +10,11 @@ use crate::error::{AppendError, Failure};
 use crate::hash::Hash;
 
 /// The on-disk format this build writes and the newest it reads. Version 2 added the
-/// durability log beside the file (`log_applied`, `store_id`) and zstd-compressed blobs; a
-/// version 1 store is upgraded when opened (docs/format.md).
-pub const FORMAT_VERSION: u32 = 2;
+/// durability log beside the file (`log_applied`, `store_id`) and zstd-compressed blobs;
+/// version 3 the log shared by every process that has the store open, whose frames are part of
+/// the store until a checkpoint folds them in (an older build would read redb without them). An
+/// older store is upgraded when opened (docs/format.md).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// `key → value` settings: `format_version`, `next_session_key`, `next_position`,
 /// `log_applied` (u64 LE each) and `store_id` (16 bytes).

@@ -1,7 +1,5 @@
 //! `verify`: recomputes every content hash and hash chain, and checks blobs against their keys.
 
-use redb::ReadableTable;
-
 use crate::codec;
 use crate::digest::Digest;
 use crate::error::ReadError;
@@ -96,14 +94,13 @@ pub(crate) fn verify(snapshot: &Snapshot, only: Option<&str>) -> Result<VerifyRe
         }
     }
     if only.is_none() {
-        for item in snapshot.blobs_table().iter().map_err(ReadError::storage)? {
-            let (key, bytes) = item.map_err(ReadError::storage)?;
+        snapshot.each_blob(|key, bytes| {
             report.blobs += 1;
-            let key = key.value();
-            if let Err(detail) = unpack(&key, bytes.value()) {
+            if let Err(detail) = unpack(key, bytes) {
                 report.problems.push(Problem { session: None, source_order: None, detail });
             }
-        }
+            Ok(())
+        })?;
     }
     Ok(report)
 }
@@ -134,20 +131,17 @@ fn verify_session(
         }
     };
     let mut expected = start;
-    for item in
-        snapshot.journal_table().range((row.key, start)..(row.key, u64::MAX)).map_err(ReadError::storage)?
-    {
-        let (key, bytes) = item.map_err(ReadError::storage)?;
-        let order = key.value().1;
+    for item in snapshot.journal_range(row.key, (start, u64::MAX))? {
+        let (order, bytes) = item?;
         *records += 1;
         if order != expected {
             return Ok(Err(problem(Some(expected), format!("record missing (next stored is {order})"))));
         }
-        let archived = match unpack_record(bytes.value()) {
+        let archived = match bytes.archive() {
             Ok(archive) => archive,
             Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
         };
-        let archived = match codec::access(&archived) {
+        let archived = match codec::access(archived) {
             Ok(archived) => archived,
             Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
         };
@@ -167,12 +161,7 @@ fn verify_session(
         if let Err(reason) = crate::hash::check_archived(view.archived()) {
             return Ok(Err(problem(Some(order), reason.into())));
         }
-        match snapshot
-            .digests_table()
-            .get((row.key, order))
-            .map_err(ReadError::storage)?
-            .and_then(|d| Digest::decode(&d.value()))
-        {
+        match snapshot.digest_at((row.key, order))?.and_then(|d| Digest::decode(&d)) {
             Some(digest) if digest.content_hash == content && digest.role == view.role() => {}
             Some(_) => return Ok(Err(problem(Some(order), "digest does not match the record".into()))),
             None => return Ok(Err(problem(Some(order), "digest missing or corrupted".into()))),
@@ -197,7 +186,7 @@ fn verify_session(
                 | BlockView::Blob { hash, .. } => hash,
                 _ => continue,
             };
-            if snapshot.blobs_table().get(&hash).map_err(ReadError::storage)?.is_none() {
+            if snapshot.blob_value(&hash)?.is_none() {
                 return Ok(Err(problem(Some(order), format!("blob {} is missing", hash_to_hex(&hash)))));
             }
         }

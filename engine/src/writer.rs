@@ -22,9 +22,10 @@ use std::io;
 use crossbeam_channel::Sender;
 use redb::{Database, TransactionError, WriteTransaction};
 
-use crate::apply::{AppendReceipt, Tables};
+use crate::apply::{AppendReceipt, Decide, Tables};
 use crate::claim::Claim;
 use crate::error::{AppendError, Failure, ForkError};
+use crate::fork::Fork;
 use crate::log::Log;
 use crate::prepare::Prepared;
 use crate::read::SessionInfo;
@@ -98,7 +99,7 @@ impl Answer {
 }
 
 /// Why a whole group failed.
-enum GroupFailure {
+pub(crate) enum GroupFailure {
     Busy(Duration),
     Storage(Failure),
 }
@@ -191,18 +192,17 @@ impl Shared {
 /// Commits one group taken from the queue and answers its callers; a storage failure
 /// poisons the store.
 pub(crate) fn serve(
-    db: &Database,
     mut group: Vec<Request>,
     shared: &Shared,
-    wait: Duration,
-    logged: Option<&mut Logged>,
+    commit: impl FnOnce(&mut Vec<Request>) -> Result<(u64, Vec<Outcome>), GroupFailure>,
 ) {
     let poisoned = &shared.poisoned;
     if poisoned.load(Ordering::Acquire) {
         group.into_iter().for_each(Request::refuse_poisoned);
         return;
     }
-    match commit_group(db, &mut group, wait, logged) {
+    let committed = commit(&mut group);
+    match committed {
         Ok((position_end, outcomes)) => {
             // Before anyone is answered: a caller whose append returned must find the
             // watermark at or past its records.
@@ -220,7 +220,7 @@ pub(crate) fn serve(
 
 /// Groups with more to write than this are committed durably in the store file: writing them
 /// once there costs less than writing them to the log and again at the checkpoint.
-const LOGGED_GROUP_BYTES_MAX: usize = 1 << 20;
+pub(crate) const LOGGED_GROUP_BYTES_MAX: usize = 1 << 20;
 
 /// Whether a group's writes go to the log as a frame (else to a durable commit of the store
 /// file, or, with nothing to write, to no sync at all). Only a group that writes a frame may
@@ -244,7 +244,7 @@ pub(crate) fn checkpoint(db: &Database, logged: Option<&mut Logged>, shared: &Sh
     }
 }
 
-enum Outcome {
+pub(crate) enum Outcome {
     Append(Sender<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
     Fork(Sender<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
     Side(Answer),
@@ -261,10 +261,38 @@ impl Outcome {
     }
 }
 
+/// Applies every request of a group inside `txn`, noting each one's answer.
+pub(crate) fn apply_requests(
+    txn: &WriteTransaction,
+    tables: &mut Tables<'_>,
+    group: &mut [Request],
+    outcomes: &mut Vec<Outcome>,
+) -> Result<(), Failure> {
+    for request in group.iter_mut() {
+        match request {
+            Request::Append { session, expected_next, prepared, claims, cursors, reply } => {
+                let result = tables.append(session, *expected_next, std::mem::take(prepared), claims)?;
+                if result.is_ok() && !cursors.is_empty() {
+                    crate::tables::write_cursors(txn, cursors)?;
+                }
+                outcomes.push(Outcome::Append(reply.clone(), result));
+            }
+            Request::Fork { parent, at, name, reply } => {
+                let result = tables.fork(parent, *at, name)?;
+                outcomes.push(Outcome::Fork(reply.clone(), result));
+            }
+            Request::Side(request) => {
+                outcomes.push(Outcome::Side(request.apply(txn, tables)?));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Applies and commits a group. On success the group is left empty and the store's position
 /// end is returned with each request's answer, to be sent once the commit is published; on
 /// failure the requests are left for the caller to fail.
-fn commit_group(
+pub(crate) fn commit_group(
     db: &Database,
     group: &mut Vec<Request>,
     wait: Duration,
@@ -279,24 +307,7 @@ fn commit_group(
     let mut position_end = 0;
     let applied = (|| -> Result<Redo, Failure> {
         let mut tables = Tables::open(&txn, logged.is_some())?;
-        for request in group.iter_mut() {
-            match request {
-                Request::Append { session, expected_next, prepared, claims, cursors, reply } => {
-                    let result = tables.append(session, *expected_next, std::mem::take(prepared), claims)?;
-                    if result.is_ok() && !cursors.is_empty() {
-                        crate::tables::write_cursors(&txn, cursors)?;
-                    }
-                    outcomes.push(Outcome::Append(reply.clone(), result));
-                }
-                Request::Fork { parent, at, name, reply } => {
-                    let result = tables.fork(parent, *at, name)?;
-                    outcomes.push(Outcome::Fork(reply.clone(), result));
-                }
-                Request::Side(request) => {
-                    outcomes.push(Outcome::Side(request.apply(&txn, &mut tables)?));
-                }
-            }
-        }
+        apply_requests(&txn, &mut tables, group, &mut outcomes)?;
         position_end = tables.position_end()?;
         let redo = std::mem::take(&mut tables.redo);
         if let Some(logged) = logged.as_ref().filter(|l| !has_side && takes(&l.log, &redo)) {

@@ -494,7 +494,12 @@ fn a_read_only_store_file() {
     let sandbox = Sandbox::new();
     sandbox.annal(&["append", "s-ro"], "{\"entryId\":\"r1\",\"role\":\"user\"}\n").ok();
     let before = std::fs::read(&sandbox.db).unwrap();
-    std::fs::set_permissions(&sandbox.db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    // A store opened shared is its file and the log beside it (the record is in the log's
+    // frames until a checkpoint): both read-only.
+    let log = annal_engine::log_path(&sandbox.db);
+    for file in [&sandbox.db, &log] {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    }
     // Root writes through file permissions, so as root the binary runs as `nobody`, for whom the
     // file is read-only as for its owner. `nobody` may not reach the build folder (under a private
     // home, say): it runs a copy in the sandbox.
@@ -536,7 +541,9 @@ fn a_read_only_store_file() {
         assert_eq!(error_line(&run, status::READ_ONLY), expected, "annal {args:?}");
     }
     assert!(std::fs::read(&sandbox.db).unwrap() == before, "the store file is unchanged");
-    std::fs::set_permissions(&sandbox.db, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for file in [&sandbox.db, &log] {
+        std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
     assert_eq!(entry_ids(&sandbox.db, "s-ro"), ["r1"]);
     verified(&sandbox);
 }

@@ -13,7 +13,7 @@
 use crossbeam_channel::Sender;
 use redb::{ReadableTable, WriteTransaction};
 
-use crate::apply::Tables;
+use crate::apply::{Decide, Tables};
 use crate::error::{AppendError, Failure};
 use crate::hash::Hash;
 use crate::prepare::Prepared;

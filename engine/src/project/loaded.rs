@@ -54,7 +54,7 @@ impl<'s> Loaded<'s> {
         }
         missing.sort_unstable();
         missing.dedup();
-        let journal = source.snapshot().journal_table();
+        let snapshot = source.snapshot();
         let mut start = 0;
         while start < missing.len() {
             let (key, first) = outline.stored_at(missing[start]).ok_or_else(|| ReadError::Corrupted {
@@ -70,18 +70,13 @@ impl<'s> Loaded<'s> {
             }
             let last = missing[end - 1];
             let mut expected = first;
-            for entry in journal.range((key, first)..=(key, last)).map_err(ReadError::storage)? {
-                let (stored_key, bytes) = entry.map_err(ReadError::storage)?;
-                let order = stored_key.value().1;
+            for entry in snapshot.journal_range(key, (first, last + 1))? {
+                let (order, bytes) = entry?;
                 if order != expected {
                     break;
                 }
                 expected += 1;
-                self.records.push(Stored {
-                    order,
-                    bytes: HeldRecord::new(bytes),
-                    checked: AtomicBool::new(false),
-                });
+                self.records.push(Stored { order, bytes, checked: AtomicBool::new(false) });
             }
             if expected != last + 1 {
                 return Err(ReadError::Corrupted {

@@ -47,13 +47,8 @@ fn read_range(
         if start >= end {
             continue;
         }
-        for entry in source
-            .receipts_table()
-            .range((segment.key, start)..(segment.key, end))
-            .map_err(ReadError::storage)?
-        {
-            let (key, value) = entry.map_err(ReadError::storage)?;
-            receipts.push(ReceiptRef { order: key.value().1, key: value.value() });
+        for (order, key) in source.receipt_range(segment.key, (start, end))? {
+            receipts.push(ReceiptRef { order, key });
         }
     }
     let mut items = Vec::with_capacity(usize::try_from(to.saturating_sub(from)).unwrap_or(0));
@@ -64,13 +59,7 @@ fn read_range(
         if start >= end {
             continue;
         }
-        for entry in snapshot
-            .digests_table()
-            .range((segment.key, start)..(segment.key, end))
-            .map_err(ReadError::storage)?
-        {
-            let (key, bytes) = entry.map_err(ReadError::storage)?;
-            let order = key.value().1;
+        for (order, bytes) in snapshot.digest_range(segment.key, (start, end))? {
             if order != expected {
                 return Err(ReadError::Corrupted {
                     reason: format!(
@@ -83,7 +72,7 @@ fn read_range(
                 next_receipt.next();
                 continue;
             }
-            let digest = Digest::decode(&bytes.value()).ok_or_else(|| ReadError::Corrupted {
+            let digest = Digest::decode(&bytes).ok_or_else(|| ReadError::Corrupted {
                 reason: format!("digest of sourceOrder {order} in session {session:?} has an unknown role"),
             })?;
             items.push(Item::from_digest(order, &digest));

@@ -59,13 +59,9 @@ fn read_entry_id(snapshot: &Snapshot, at: Option<(u64, u64)>, order: u64) -> Res
     let corrupted =
         |reason: String| ReadError::Corrupted { reason: format!("record at sourceOrder {order}: {reason}") };
     let at = at.ok_or_else(|| corrupted("past the session's records".into()))?;
-    let bytes = snapshot
-        .journal_table()
-        .get(at)
-        .map_err(ReadError::storage)?
-        .ok_or_else(|| corrupted("missing from the journal".into()))?;
-    let archive = crate::packing::unpack_record(bytes.value()).map_err(corrupted)?;
-    let archived = crate::codec::access(&archive).map_err(corrupted)?;
+    let held = snapshot.journal_get(at)?.ok_or_else(|| corrupted("missing from the journal".into()))?;
+    let archive = held.archive().map_err(corrupted)?;
+    let archived = crate::codec::access(archive).map_err(corrupted)?;
     crate::hash::check_archived(archived).map_err(|reason| corrupted(reason.into()))?;
     Ok(archived.entry_id.as_str().to_owned())
 }

@@ -7,6 +7,7 @@ use redb::{ReadOnlyTable, ReadTransaction};
 
 use crate::error::{Failure, ReadError};
 use crate::read::Snapshot;
+use crate::shared::overlay::Layer;
 use crate::tables::{CHECKPOINTS, RECEIPTS};
 use crate::tokens::TokenCounter;
 
@@ -34,12 +35,14 @@ impl ProjectionSnapshot {
     /// tables keep the transaction's view alive on their own.
     pub(crate) fn new(
         txn: ReadTransaction,
+        layer: Option<Layer>,
         counter: Arc<dyn TokenCounter>,
         cache: Option<Arc<ProjectionCache>>,
     ) -> Result<ProjectionSnapshot, ReadError> {
         let receipts = txn.open_table(RECEIPTS).map_err(Failure::from)?;
         let checkpoints = txn.open_table(CHECKPOINTS).map_err(Failure::from)?;
-        Ok(ProjectionSnapshot { receipts, checkpoints, counter, cache, snapshot: Snapshot::new(txn)? })
+        let snapshot = Snapshot::layered(txn, layer)?;
+        Ok(ProjectionSnapshot { receipts, checkpoints, counter, cache, snapshot })
     }
 
     /// The store's cache of outlines and entry ids.
@@ -57,8 +60,26 @@ impl ProjectionSnapshot {
         &self.snapshot
     }
 
-    pub(crate) fn receipts_table(&self) -> &ReadOnlyTable<(u64, u64), [u8; 32]> {
-        &self.receipts
+    /// The receipts of session key `key` with sourceOrders in `[orders.0, orders.1)`, in order:
+    /// redb's, then those of the shared log's frames laid over it.
+    pub(crate) fn receipt_range(
+        &self,
+        key: u64,
+        orders: (u64, u64),
+    ) -> Result<Vec<(u64, [u8; 32])>, ReadError> {
+        let mut out = Vec::new();
+        if orders.0 >= orders.1 {
+            return Ok(out);
+        }
+        for entry in self.receipts.range((key, orders.0)..(key, orders.1)).map_err(ReadError::storage)? {
+            let (stored, value) = entry.map_err(ReadError::storage)?;
+            out.push((stored.value().1, value.value()));
+        }
+        if let Some(layer) = self.snapshot.layer() {
+            let after = out.last().map_or(orders.0, |(order, _)| order + 1);
+            out.extend(layer.maps().receipt_range(key, (after, orders.1), layer.window));
+        }
+        Ok(out)
     }
 
     /// The stored plan of a checkpoint, if its row exists.

@@ -307,8 +307,13 @@ impl Store {
     /// # Errors
     /// I/O or corruption.
     pub fn projection_snapshot(&self) -> Result<ProjectionSnapshot, ReadError> {
-        let txn = self.begin_read().map_err(crate::error::Failure::from)?;
-        ProjectionSnapshot::new(txn, self.options().token_counter.clone(), Some(self.projection_cache()))
+        let (txn, layer) = self.paired()?;
+        ProjectionSnapshot::new(
+            txn,
+            layer,
+            self.options().token_counter.clone(),
+            Some(self.projection_cache()),
+        )
     }
 
     /// The view of `session` for the next model request, owned: the current checkpoint plus

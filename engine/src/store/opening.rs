@@ -5,6 +5,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use redb::{ConcurrencyMode, Database};
 
@@ -13,10 +14,12 @@ use crate::error::{Failure, OpenError, ReadError};
 use crate::group::GroupCommit;
 use crate::open::{
     create_store_file, initialize, is_current, log_path, open_error, open_failure, open_log, refuses_writes,
-    LogPlace,
+    store_id, LogPlace,
 };
 use crate::options::{Sharing, StoreOptions};
 use crate::read::Snapshot;
+use crate::shared::attach::{attach, attach_read_only, fold_before_alone, Found};
+use crate::shared::SharedLog;
 use crate::storage::{Backend, StorageFile};
 use crate::watermark::Watermark;
 use crate::writer::Shared;
@@ -43,12 +46,22 @@ impl Store {
             }
             Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
         }
-        let db = builder(&options).create(path).map_err(|e| match open_error(path, e) {
-            OpenError::Io { path, source } if refuses_writes(&path, &source) => {
-                OpenError::NotWritable { path, source }
-            }
-            other => other,
-        })?;
+        let open = || {
+            builder(&options).create(path).map_err(|e| match open_error(path, e) {
+                OpenError::Io { path, source } if refuses_writes(&path, &source) => {
+                    OpenError::NotWritable { path, source }
+                }
+                other => other,
+            })
+        };
+        let mut db = open()?;
+        if options.sharing == Sharing::Processes && !is_current(&db, path)? {
+            // An older store is upgraded by a process that has it alone, so no process of an
+            // older build goes on writing it without the shared log.
+            drop(db);
+            upgrade_alone(path, &options)?;
+            db = open()?;
+        }
         Store::start(db, Some(path.to_path_buf()), options, LogPlace::Beside(log_path(path)))
     }
 
@@ -63,17 +76,14 @@ impl Store {
     /// As [`Store::open`]; a missing file is [`OpenError::Io`] (nothing is created).
     pub fn open_read_only(path: impl AsRef<Path>, options: StoreOptions) -> Result<Store, OpenError> {
         let path = path.as_ref();
-        if std::fs::metadata(log_path(path)).is_ok() {
-            return Store::open(path, options).map(Store::refusing_writes);
-        }
         let meta =
             std::fs::metadata(path).map_err(|source| OpenError::Io { path: path.to_path_buf(), source })?;
         refuse_empty(path, &meta)?;
         match Store::try_read_only(path, &options) {
             Ok(Some(store)) => Ok(store),
-            // Needs writing first, or cannot be read as it is: a writable open upgrades, puts
-            // back or diagnoses it exactly as it always has (a truncated file is named as
-            // such, not as a short read).
+            // Needs writing first (a store-alone log to put back, an older format to upgrade),
+            // or cannot be read as it is: a writable open upgrades, puts back or diagnoses it
+            // exactly as it always has (a truncated file is named as such, not as a short read).
             Ok(None) | Err(_) => Store::open(path, options).map(Store::refusing_writes),
         }
     }
@@ -90,10 +100,15 @@ impl Store {
         if !is_current(&db, path)? {
             return Ok(None);
         }
+        let log = match attach_read_only(path, store_id(&db, path)?)? {
+            Found::Alone => return Ok(None),
+            Found::Nothing => None,
+            Found::Shared(log) => Some(log),
+        };
         let db = Db::ReadOnly(Arc::new(db));
         let shared = Arc::new(Shared {
             poisoned: AtomicBool::new(false),
-            watermark: Watermark::new(position_end(&db, path)?),
+            watermark: Watermark::new(position_end(&db, log.as_deref(), path)?),
             feeds: std::sync::Mutex::new(Vec::new()),
         });
         let path = Some(path.to_path_buf());
@@ -104,6 +119,7 @@ impl Store {
             options,
             shared,
             commit: None,
+            log,
             writes_refused: false,
             extensions: Mutex::new(Vec::new()),
             appended_bytes: AtomicU64::new(0),
@@ -149,11 +165,23 @@ impl Store {
     ) -> Result<Store, OpenError> {
         let shown = path.clone().unwrap_or_else(|| PathBuf::from("<custom storage>"));
         initialize(&db, &shown, &options)?;
-        let logged = open_log(&db, &shown, log, &options)?;
+        let (logged, shared_log) = match options.sharing {
+            Sharing::Exclusive => {
+                if let Some(path) = &path {
+                    fold_before_alone(&db, path, &options)?;
+                }
+                (open_log(&db, &shown, log, &options)?, None)
+            }
+            Sharing::Processes => (None, attach(&db, &shown, log, &options)?),
+        };
         let db = Arc::new(db);
         let shared = Arc::new(Shared {
             poisoned: AtomicBool::new(false),
-            watermark: Watermark::new(position_end(&Db::Writable(Arc::clone(&db)), &shown)?),
+            watermark: Watermark::new(position_end(
+                &Db::Writable(Arc::clone(&db)),
+                shared_log.as_deref(),
+                &shown,
+            )?),
             feeds: std::sync::Mutex::new(Vec::new()),
         });
         let commit = GroupCommit::start(
@@ -161,6 +189,7 @@ impl Store {
             Arc::clone(&shared),
             options.write_wait,
             logged,
+            shared_log.clone(),
             options.checkpoint_idle,
         )
         .map_err(|source| OpenError::Io { path: shown.clone(), source })?;
@@ -170,10 +199,46 @@ impl Store {
             options,
             shared,
             commit: Some(commit),
+            log: shared_log,
             writes_refused: false,
             extensions: Mutex::new(Vec::new()),
             appended_bytes: AtomicU64::new(0),
         })
+    }
+}
+
+/// Upgrades the store at `path` to this build's format while no other process has it open,
+/// waiting up to the options' write wait for the others to close it (another process of this
+/// build may be upgrading it meanwhile, which is as good).
+fn upgrade_alone(path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
+    let started = Instant::now();
+    let mut alone = redb::Builder::new();
+    alone.set_cache_size(options.cache_size_bytes);
+    loop {
+        match alone.create(path) {
+            Ok(db) => {
+                initialize(&db, path, options)?;
+                return db.close().map_err(|e| open_error(path, e));
+            }
+            Err(redb::DatabaseError::DatabaseAlreadyOpen | redb::DatabaseError::LockProtocolMismatch) => {}
+            Err(other) => return Err(open_error(path, other)),
+        }
+        if let Ok(db) =
+            redb::Builder::new().set_concurrency_mode(ConcurrencyMode::MultiWriter).open_read_only(path)
+        {
+            if is_current(&db, path)? {
+                return Ok(());
+            }
+        }
+        if started.elapsed() >= options.write_wait {
+            return Err(OpenError::AlreadyOpen {
+                path: path.to_path_buf(),
+                detail: "it needs an upgrade to this version's format, which waits until no other process \
+                         has it open (one of an older annal, perhaps); close them and try again"
+                    .into(),
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }
 
@@ -188,10 +253,15 @@ fn builder(options: &StoreOptions) -> redb::Builder {
     builder
 }
 
-/// The position end of the store in `db`, read at open.
-fn position_end(db: &Db, shown: &Path) -> Result<u64, OpenError> {
-    let txn = db.begin_read().map_err(|e| open_failure(shown, Failure::from(e)))?;
-    Snapshot::new(txn).and_then(|s| s.position_end()).map_err(|e| match e {
+/// The position end of the store in `db` with the shared log's frames, read at open.
+fn position_end(db: &Db, log: Option<&SharedLog>, shown: &Path) -> Result<u64, OpenError> {
+    let begin = || db.begin_read().map_err(Failure::from);
+    let (txn, layer) = match log {
+        Some(log) => log.pair(begin).map(|paired| (paired.txn, paired.layer)),
+        None => begin().map(|txn| (txn, None)),
+    }
+    .map_err(|f| open_failure(shown, f))?;
+    Snapshot::layered(txn, layer).and_then(|s| s.position_end()).map_err(|e| match e {
         ReadError::Io { source } => OpenError::Io { path: shown.to_path_buf(), source },
         other => OpenError::Corrupted { path: shown.to_path_buf(), reason: other.to_string() },
     })

@@ -1,12 +1,13 @@
 //! The sync shim: std's primitives normally, loom's under `cfg(loom)`, so the small concurrent
-//! protocols built on it (the durable-position watermark, the compaction claim registry) are
+//! protocols built on it (the durable-position watermark, the compaction claim registry, the
+//! shared log's lock, tail and cycle) are
 //! model-checked by loom. Code that depends on crossbeam-channel must stay outside them: loom
 //! does not instrument it.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard};
+pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 #[cfg(not(loom))]
-pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+pub(crate) use std::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
 
 /// Locks a mutex, recovering the data if a panicking thread poisoned it: the protocols built on
 /// this shim keep their invariants at every unlock, so the data is still consistent.

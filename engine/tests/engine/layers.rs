@@ -27,6 +27,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "packing",
             "redo",
             "log",
+            "shared",
             "watermark",
             "prepare",
             "apply",

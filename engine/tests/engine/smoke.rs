@@ -87,9 +87,10 @@ fn append_read_fork_verify_reopen() {
 fn commits_advance_the_watermark_and_the_feed() {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(dir.path().join("w.redb"), StoreOptions::default()).unwrap();
-    // Creation leaves only the store itself behind.
-    let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-    assert_eq!(names, vec![std::ffi::OsString::from("w.redb")]);
+    // Creation leaves the store and, opened shared, the log every process that opens it shares.
+    let mut names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
+    names.sort();
+    assert_eq!(names, vec![std::ffi::OsString::from("w.redb"), std::ffi::OsString::from("w.redb-log")]);
     let feed = store.commit_feed();
     assert_eq!(store.durable_position().current(), 0);
     store

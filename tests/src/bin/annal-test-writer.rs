@@ -3,11 +3,13 @@
 //! it as told on stdin.
 //!
 //! ```text
-//! annal-test-writer append DB PREFIX COUNT SESSION[,SESSION...] [--cas] [--exclusive]
+//! annal-test-writer append DB PREFIX COUNT SESSION[,SESSION...] [--cas] [--exclusive] [--small-log]
 //!     appends COUNT records, one per append, cycling over the sessions; prints
 //!     "ack SESSION ENTRY SOURCE_ORDER" after each acknowledged append. With --cas, each
 //!     append names the session's length as expected_next and retries on Conflict. With
-//!     --exclusive, the store is opened alone, so appends go through its durability log.
+//!     --exclusive, the store is opened alone, so appends go through its durability log. With
+//!     --small-log, a shared store's log is made small and folded into the store file often
+//!     (every few dozen appends), and after 20 ms without appends.
 //! annal-test-writer read DB STOP_FILE READY_FILE
 //!     reads every session in a loop until STOP_FILE exists (one more pass after), checking
 //!     each snapshot is whole; creates READY_FILE after its first pass; prints
@@ -43,7 +45,8 @@ fn main() -> ExitCode {
             let count = args[3].parse().map_err(|e| format!("bad count: {e}"));
             let flag = |name: &str| args[5..].iter().any(|a| a == name);
             count.and_then(|count| {
-                append(&args[1], &args[2], count, &args[4], flag("--cas"), flag("--exclusive"))
+                let small_log = flag("--small-log");
+                append(&args[1], &args[2], count, &args[4], flag("--cas"), flag("--exclusive"), small_log)
             })
         }
         Some("read") if args.len() == 4 => read(&args[1], Path::new(&args[2]), Path::new(&args[3])),
@@ -68,9 +71,14 @@ fn append(
     sessions: &str,
     cas: bool,
     exclusive: bool,
+    small_log: bool,
 ) -> Result<(), String> {
     let sharing = if exclusive { Sharing::Exclusive } else { Sharing::Processes };
-    let options = StoreOptions { sharing, ..StoreOptions::default() };
+    let mut options = StoreOptions { sharing, ..StoreOptions::default() };
+    if small_log {
+        options.log_size_bytes = 64 << 10;
+        options.checkpoint_idle = Some(Duration::from_millis(20));
+    }
     let store = Store::open(db, options).map_err(|e| format!("open: {e}"))?;
     let sessions: Vec<&str> = sessions.split(',').collect();
     let mut out = std::io::stdout().lock();

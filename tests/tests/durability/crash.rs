@@ -1,15 +1,16 @@
 //! Crash consistency and I/O faults: a workload runs on a simulated disk that crashes at each
 //! sync in turn, fails each write, resize and sync in turn, or fills up; the store reopened from
 //! what the disk kept must hold every acknowledged append, no partial batch, and verify clean.
-//! Each test runs on the store file alone and on the store file with its durability log (a
-//! small one, which the workload fills and checkpoints many times, with groups too large for
-//! it committed in the store file directly).
+//! Each test runs on the store file alone, on the store file with the durability log of a store
+//! opened alone, and with the log shared by processes (small ones, which the workload fills and
+//! checkpoints many times, with groups too large for them committed in the store file
+//! directly).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
 use std::io;
 
-use annal_engine::{AppendError, OpenError, ReadError, Record, Store, StoreOptions};
+use annal_engine::{AppendError, OpenError, ReadError, Record, Sharing, Store, StoreOptions};
 use annal_support::disk::{CrashKeep, OpKind, SimDisk};
 use annal_support::model::{check_snapshot, check_verify, compare_append, compare_fork, Model};
 use annal_support::records::varied;
@@ -31,11 +32,13 @@ fn options() -> StoreOptions {
 enum Files {
     /// The store file alone: every commit durable in it.
     Store,
-    /// The store file and a 32 KiB durability log on the same machine.
+    /// The store file and a 32 KiB durability log on the same machine, opened alone.
     Logged,
+    /// The store file and a 64 KiB shared log on the same machine.
+    Shared,
 }
 
-const BOTH: [Files; 2] = [Files::Store, Files::Logged];
+const BOTH: [Files; 3] = [Files::Store, Files::Logged, Files::Shared];
 
 impl Files {
     fn open(self, disk: &SimDisk) -> Result<Store, OpenError> {
@@ -44,7 +47,12 @@ impl Files {
             Files::Logged => Store::open_with_log(
                 disk.clone(),
                 disk.second_file(),
-                StoreOptions { log_size_bytes: 32 << 10, ..options() },
+                StoreOptions { log_size_bytes: 32 << 10, sharing: Sharing::Exclusive, ..options() },
+            ),
+            Files::Shared => Store::open_with_log(
+                disk.clone(),
+                disk.second_file(),
+                StoreOptions { log_size_bytes: 64 << 10, sharing: Sharing::Processes, ..options() },
             ),
         }
     }
@@ -182,7 +190,7 @@ fn probe(files: Files, steps: &[Step]) -> (u64, u64) {
     }
     check_verify(&store, &model).unwrap();
     // Else the logged runs would test the store file alone twice.
-    if matches!(files, Files::Logged) {
+    if matches!(files, Files::Logged | Files::Shared) {
         assert!(disk.second_file().live_len() > 0, "the store never wrote its log");
     }
     store.close().unwrap();

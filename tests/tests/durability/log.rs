@@ -18,7 +18,12 @@ use annal_support::rng::Rng;
 const WRITER: &str = env!("CARGO_BIN_EXE_annal-test-writer");
 
 fn logged() -> StoreOptions {
-    StoreOptions { log_size_bytes: 64 << 10, checkpoint_idle: None, ..StoreOptions::default() }
+    StoreOptions {
+        log_size_bytes: 64 << 10,
+        checkpoint_idle: None,
+        sharing: Sharing::Exclusive,
+        ..StoreOptions::default()
+    }
 }
 
 fn text(i: usize) -> Record {
@@ -163,7 +168,7 @@ fn a_closed_store_is_its_one_file_and_a_log_left_by_a_vanished_store_is_ignored(
 }
 
 #[test]
-fn a_shared_open_leaves_an_empty_log_alone_and_removes_it_at_close() {
+fn a_shared_open_keeps_the_shared_log_and_an_open_alone_folds_it_and_removes_it_at_close() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.redb");
     Store::open(&path, StoreOptions::default()).unwrap().close().unwrap();
@@ -171,9 +176,18 @@ fn a_shared_open_leaves_an_empty_log_alone_and_removes_it_at_close() {
     std::fs::write(log_path(&path), b"").unwrap();
     let store = Store::open(&path, StoreOptions::default()).unwrap();
     store.append("s", None, vec![text(0)]).unwrap();
-    assert_eq!(std::fs::metadata(log_path(&path)).unwrap().len(), 0, "a shared open wrote a log");
+    assert!(std::fs::metadata(log_path(&path)).unwrap().len() > 0, "a shared open made no log");
     store.close().unwrap();
-    assert!(!log_path(&path).exists(), "the empty log was left behind");
+    assert!(log_path(&path).exists(), "a shared store's log is kept for the processes still open");
+    // The record is in the log's frames; a store opened alone folds them in and removes it.
+    let alone = StoreOptions { sharing: Sharing::Exclusive, ..StoreOptions::default() };
+    let store = Store::open(&path, alone.clone()).unwrap();
+    assert_eq!(entry_ids(&store, "s"), ["e0"]);
+    store.append("s", Some(1), vec![text(1)]).unwrap();
+    store.close().unwrap();
+    assert!(!log_path(&path).exists(), "the store opened alone left its log behind");
+    let store = Store::open(&path, StoreOptions::default()).unwrap();
+    assert_eq!(entry_ids(&store, "s"), ["e0", "e1"]);
 }
 
 /// Reads "ack SESSION ENTRY ORDER" lines until `wanted` arrived or the writer ended.

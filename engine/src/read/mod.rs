@@ -1,7 +1,9 @@
 //! Read snapshots: sessions, records in order (zero copy), entries, digests, the position stream.
 //!
-//! A [`Snapshot`] is one redb read transaction: everything it returns is from one committed
-//! state, whatever other threads or processes write meanwhile.
+//! A [`Snapshot`] is one redb read transaction, with, in a store shared between processes, the
+//! shared log's frames above that transaction laid over it (`shared/overlay.rs`): everything it
+//! returns is from one committed state, whatever other threads or processes write meanwhile.
+//! Every read of a table goes through the lookups here, so none misses the frames.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -9,14 +11,21 @@ use std::ops::Range as OpsRange;
 
 use redb::{ReadOnlyTable, ReadTransaction, ReadableTable, ReadableTableMetadata};
 
+mod journal;
+
+pub(crate) use journal::JournalRange;
+pub use journal::Records;
+
 use crate::codec;
 use crate::digest::{Digest, DIGEST_LEN};
 use crate::error::{Failure, ReadError};
 use crate::hash::Hash;
-use crate::packing::{unpack, HeldRecord};
+use crate::packing::{unpack, Held, HeldRecord};
 use crate::record::{Block, Record};
+use crate::shared::overlay::Layer;
 use crate::tables::{
-    SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, POSITIONS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
+    meta_u64, SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, POSITIONS, SESSIONS, SESSION_NAMES,
+    SESSION_ROW_LEN,
 };
 use crate::view::{BlockView, Payload, RecordView};
 
@@ -100,6 +109,9 @@ pub(crate) trait SessionLookup {
 /// A consistent read view of the store.
 pub struct Snapshot {
     _txn: ReadTransaction,
+    /// The shared log's frames laid over the transaction; none for a store opened alone.
+    layer: Option<Layer>,
+    meta: ReadOnlyTable<&'static str, &'static [u8]>,
     sessions: ReadOnlyTable<&'static str, [u8; SESSION_ROW_LEN]>,
     names: ReadOnlyTable<u64, &'static str>,
     journal: ReadOnlyTable<(u64, u64), &'static [u8]>,
@@ -117,10 +129,16 @@ impl std::fmt::Debug for Snapshot {
 
 impl SessionLookup for Snapshot {
     fn row_by_name(&self, name: &str) -> Result<Option<SessionRow>, Failure> {
+        if let Some(row) = self.layer.as_ref().and_then(|l| l.maps().session(name, l.window)) {
+            return Ok(Some(row));
+        }
         Ok(self.sessions.get(name)?.map(|row| SessionRow::decode(&row.value())))
     }
 
     fn name_by_key(&self, key: u64) -> Result<String, Failure> {
+        if let Some(name) = self.layer.as_ref().and_then(|l| l.maps().name(key, l.window)) {
+            return Ok(name);
+        }
         self.names
             .get(key)?
             .map(|name| name.value().to_owned())
@@ -161,68 +179,12 @@ impl RecordGuard<'_> {
     }
 }
 
-/// A session's records in order; see [`Snapshot::records`].
-pub struct Records<'s> {
-    snapshot: &'s Snapshot,
-    segments: std::vec::IntoIter<Segment>,
-    range: Option<redb::Range<'s, (u64, u64), &'static [u8]>>,
-    expected: u64,
-}
-
-impl std::fmt::Debug for Records<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Records").field("next", &self.expected).finish_non_exhaustive()
-    }
-}
-
-impl<'s> Iterator for Records<'s> {
-    type Item = Result<RecordGuard<'s>, ReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(range) = &mut self.range {
-                match range.next() {
-                    Some(Ok((key, bytes))) => {
-                        let (_, order) = key.value();
-                        if order != self.expected {
-                            self.range = None;
-                            self.segments = Vec::new().into_iter();
-                            return Some(Err(ReadError::Corrupted {
-                                reason: format!(
-                                    "journal skips from sourceOrder {} to {order}",
-                                    self.expected
-                                ),
-                            }));
-                        }
-                        self.expected += 1;
-                        return Some(Ok(RecordGuard { source_order: order, bytes: HeldRecord::new(bytes) }));
-                    }
-                    Some(Err(err)) => {
-                        self.range = None;
-                        return Some(Err(ReadError::storage(err)));
-                    }
-                    None => self.range = None,
-                }
-            }
-            let segment = self.segments.next()?;
-            if self.expected != segment.orders.0 {
-                self.expected = segment.orders.0;
-            }
-            match self
-                .snapshot
-                .journal
-                .range((segment.key, segment.orders.0)..(segment.key, segment.orders.1))
-            {
-                Ok(range) => self.range = Some(range),
-                Err(err) => return Some(Err(ReadError::storage(err))),
-            }
-        }
-    }
-}
-
 impl Snapshot {
-    pub(crate) fn new(txn: ReadTransaction) -> Result<Snapshot, ReadError> {
+    /// A snapshot of `txn` with `layer` laid over it.
+    pub(crate) fn layered(txn: ReadTransaction, layer: Option<Layer>) -> Result<Snapshot, ReadError> {
         Ok(Snapshot {
+            layer,
+            meta: txn.open_table(META).map_err(ReadError::storage)?,
             sessions: txn.open_table(SESSIONS).map_err(ReadError::storage)?,
             names: txn.open_table(SESSION_NAMES).map_err(ReadError::storage)?,
             journal: txn.open_table(JOURNAL).map_err(ReadError::storage)?,
@@ -268,12 +230,15 @@ impl Snapshot {
     /// # Errors
     /// I/O or corruption of the sessions table.
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, ReadError> {
-        let mut out = Vec::new();
+        let mut rows: BTreeMap<String, SessionRow> = BTreeMap::new();
         for item in self.sessions.iter().map_err(ReadError::storage)? {
             let (name, row) = item.map_err(ReadError::storage)?;
-            out.push(self.info(name.value().to_owned(), &SessionRow::decode(&row.value()))?);
+            rows.insert(name.value().to_owned(), SessionRow::decode(&row.value()));
         }
-        Ok(out)
+        if let Some(layer) = &self.layer {
+            rows.extend(layer.maps().sessions(layer.window));
+        }
+        rows.into_iter().map(|(name, row)| self.info(name, &row)).collect()
     }
 
     /// A session's records with sourceOrder in `orders`, in order, inherited ones included.
@@ -291,8 +256,7 @@ impl Snapshot {
                 (start < end).then_some(Segment { key: s.key, orders: (start, end) })
             })
             .collect();
-        let expected = segments.first().map_or(0, |s| s.orders.0);
-        Ok(Records { snapshot: self, segments: segments.into_iter(), range: None, expected })
+        Ok(Records::new(self, segments))
     }
 
     /// The record at `source_order` of `session`, if there is one.
@@ -308,13 +272,20 @@ impl Snapshot {
     /// # Errors
     /// I/O or corruption.
     pub fn entry(&self, entry_id: &str) -> Result<Option<EntryLocation>, ReadError> {
-        match self.entries.get(entry_id).map_err(ReadError::storage)? {
-            Some(location) => {
-                let (key, source_order) = location.value();
+        match self.entry_at(entry_id)? {
+            Some((key, source_order)) => {
                 Ok(Some(EntryLocation { session: self.name_by_key(key)?, source_order }))
             }
             None => Ok(None),
         }
+    }
+
+    /// Where an entry is stored, by session key.
+    pub(crate) fn entry_at(&self, entry_id: &str) -> Result<Option<(u64, u64)>, ReadError> {
+        if let Some(at) = self.layer.as_ref().and_then(|l| l.maps().entry(entry_id, l.window)) {
+            return Ok(Some(at));
+        }
+        Ok(self.entries.get(entry_id).map_err(ReadError::storage)?.map(|location| location.value()))
     }
 
     /// The record with this entryId.
@@ -342,12 +313,8 @@ impl Snapshot {
             if start >= end {
                 continue;
             }
-            for item in
-                self.digests.range((segment.key, start)..(segment.key, end)).map_err(ReadError::storage)?
-            {
-                let (key, bytes) = item.map_err(ReadError::storage)?;
-                let order = key.value().1;
-                let digest = Digest::decode(&bytes.value()).ok_or_else(|| ReadError::Corrupted {
+            for (order, bytes) in self.digest_range(segment.key, (start, end))? {
+                let digest = Digest::decode(&bytes).ok_or_else(|| ReadError::Corrupted {
                     reason: format!(
                         "digest of sourceOrder {order} in session {session:?} has an unknown role"
                     ),
@@ -364,11 +331,19 @@ impl Snapshot {
     /// # Errors
     /// I/O or corruption.
     pub fn positions(&self, from: u64, limit: usize) -> Result<Vec<PositionEntry>, ReadError> {
-        let mut out = Vec::new();
-        let mut names: BTreeMap<u64, String> = BTreeMap::new();
+        let mut located: Vec<(u64, (u64, u64))> = Vec::new();
         for item in self.positions.range(from..).map_err(ReadError::storage)?.take(limit) {
             let (position, location) = item.map_err(ReadError::storage)?;
-            let (key, source_order) = location.value();
+            located.push((position.value(), location.value()));
+        }
+        if let Some(layer) = self.layer.as_ref().filter(|_| located.len() < limit) {
+            let after = located.last().map_or(from, |(position, _)| position + 1);
+            let frames = layer.maps().positions(after, layer.window);
+            located.extend(frames.into_iter().take(limit - located.len()));
+        }
+        let mut out = Vec::with_capacity(located.len());
+        let mut names: BTreeMap<u64, String> = BTreeMap::new();
+        for (position, (key, source_order)) in located {
             let session = match names.get(&key) {
                 Some(name) => name.clone(),
                 None => {
@@ -377,7 +352,7 @@ impl Snapshot {
                     name
                 }
             };
-            out.push(PositionEntry { position: position.value(), session, source_order });
+            out.push(PositionEntry { position, session, source_order });
         }
         Ok(out)
     }
@@ -387,7 +362,13 @@ impl Snapshot {
     /// # Errors
     /// I/O or corruption.
     pub fn position_end(&self) -> Result<u64, ReadError> {
-        Ok(self.positions.last().map_err(ReadError::storage)?.map_or(0, |(position, _)| position.value() + 1))
+        let stored = self
+            .positions
+            .last()
+            .map_err(ReadError::storage)?
+            .map_or(0, |(position, _)| position.value() + 1);
+        let framed = self.layer.as_ref().map_or(0, |l| l.maps().position_end(l.window));
+        Ok(stored.max(framed))
     }
 
     /// A blob's bytes.
@@ -395,7 +376,7 @@ impl Snapshot {
     /// # Errors
     /// [`ReadError::Corrupted`] if the blob is missing, I/O.
     pub fn blob(&self, hash: &Hash) -> Result<Vec<u8>, ReadError> {
-        match self.blobs.get(hash).map_err(ReadError::storage)? {
+        match self.blob_value(hash)? {
             Some(bytes) => match unpack(hash, bytes.value()) {
                 Ok(original) => Ok(original.into_owned()),
                 Err(reason) => Err(ReadError::Corrupted { reason }),
@@ -470,26 +451,108 @@ impl Snapshot {
                 stored_bytes: stats.stored_bytes(),
             })
         }
-        Ok(vec![
+        let mut sizes = vec![
             size("sessions", &self.sessions)?,
             size("journal", &self.journal)?,
             size("digests", &self.digests)?,
             size("entries", &self.entries)?,
             size("positions", &self.positions)?,
             size("blobs", &self.blobs)?,
-        ])
+        ];
+        // What the shared log's frames hold is the store's too, until a checkpoint folds it in.
+        if let Some(layer) = &self.layer {
+            for (size, (_, entries, bytes)) in sizes.iter_mut().zip(layer.maps().sizes(layer.window)) {
+                size.entries += entries;
+                size.stored_bytes += bytes;
+            }
+        }
+        Ok(sizes)
     }
 
-    pub(crate) fn journal_table(&self) -> &ReadOnlyTable<(u64, u64), &'static [u8]> {
-        &self.journal
+    /// The stored value of a blob (the payload, or a zstd frame of it).
+    pub(crate) fn blob_value(&self, hash: &Hash) -> Result<Option<Held<'_>>, ReadError> {
+        if let Some(bytes) = self.layer.as_ref().and_then(|l| l.maps().blob(hash, l.window)) {
+            return Ok(Some(Held::Frame(bytes)));
+        }
+        Ok(self.blobs.get(hash).map_err(ReadError::storage)?.map(Held::Page))
     }
 
-    pub(crate) fn blobs_table(&self) -> &ReadOnlyTable<[u8; 32], &'static [u8]> {
-        &self.blobs
+    /// Every blob's key and stored value, for `verify`.
+    pub(crate) fn each_blob(
+        &self,
+        mut visit: impl FnMut(&Hash, &[u8]) -> Result<(), ReadError>,
+    ) -> Result<(), ReadError> {
+        for item in self.blobs.iter().map_err(ReadError::storage)? {
+            let (key, bytes) = item.map_err(ReadError::storage)?;
+            visit(&key.value(), bytes.value())?;
+        }
+        if let Some(layer) = &self.layer {
+            let maps = layer.maps();
+            for hash in maps.blob_hashes(layer.window) {
+                // Blobs already in redb are never put again, so none is visited twice.
+                if let Some(bytes) = maps.blob(&hash, layer.window) {
+                    visit(&hash, &bytes)?;
+                }
+            }
+        }
+        Ok(())
     }
 
-    pub(crate) fn digests_table(&self) -> &ReadOnlyTable<(u64, u64), [u8; DIGEST_LEN]> {
-        &self.digests
+    /// The stored record at `key`.
+    pub(crate) fn journal_get(&self, key: (u64, u64)) -> Result<Option<HeldRecord<'_>>, ReadError> {
+        if let Some(bytes) = self.layer.as_ref().and_then(|l| l.maps().journal(key, l.window)) {
+            return Ok(Some(HeldRecord::new(Held::Frame(bytes))));
+        }
+        Ok(self.journal.get(key).map_err(ReadError::storage)?.map(|g| HeldRecord::new(Held::Page(g))))
+    }
+
+    /// The stored records of session key `key` with sourceOrders in `[orders.0, orders.1)`.
+    pub(crate) fn journal_range(&self, key: u64, orders: (u64, u64)) -> Result<JournalRange<'_>, ReadError> {
+        JournalRange::new(self, key, orders)
+    }
+
+    /// The stored digests of session key `key` with sourceOrders in `[orders.0, orders.1)`.
+    pub(crate) fn digest_range(
+        &self,
+        key: u64,
+        orders: (u64, u64),
+    ) -> Result<Vec<(u64, [u8; DIGEST_LEN])>, ReadError> {
+        let mut out = Vec::new();
+        if orders.0 >= orders.1 {
+            return Ok(out);
+        }
+        for item in self.digests.range((key, orders.0)..(key, orders.1)).map_err(ReadError::storage)? {
+            let (stored, bytes) = item.map_err(ReadError::storage)?;
+            out.push((stored.value().1, bytes.value()));
+        }
+        if let Some(layer) = &self.layer {
+            let after = out.last().map_or(orders.0, |(order, _)| order + 1);
+            out.extend(layer.maps().digest_range(key, (after, orders.1), layer.window));
+        }
+        Ok(out)
+    }
+
+    /// The digest stored at `key`.
+    pub(crate) fn digest_at(&self, key: (u64, u64)) -> Result<Option<[u8; DIGEST_LEN]>, ReadError> {
+        if let Some(digest) = self.layer.as_ref().and_then(|l| l.maps().digest(key, l.window)) {
+            return Ok(Some(digest));
+        }
+        Ok(self.digests.get(key).map_err(ReadError::storage)?.map(|d| d.value()))
+    }
+
+    /// A u64 of the meta table (0 when absent).
+    pub(crate) fn meta_at(&self, key: &str) -> Result<u64, ReadError> {
+        if let Some(layer) = &self.layer {
+            if let Some(value) = layer.maps().meta(key, layer.window)? {
+                return Ok(value);
+            }
+        }
+        Ok(meta_u64(&self.meta, key)?)
+    }
+
+    /// The frames laid over redb, if any.
+    pub(crate) fn layer(&self) -> Option<&Layer> {
+        self.layer.as_ref()
     }
 
     pub(crate) fn session_row(&self, session: &str) -> Result<SessionRow, ReadError> {

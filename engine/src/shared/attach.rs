@@ -1,0 +1,152 @@
+//! Opening the shared log of a store: made beside the store file at the first shared open (a
+//! store-alone log found there put back into redb first), read by read-only opens, and folded
+//! into redb before a process opens the store alone.
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use redb::{Database, ReadableDatabase};
+
+use crate::error::{Failure, OpenError};
+use crate::log::{frames_in, LogFile};
+use crate::open::{open_failure, store_id, sync_folder, LogPlace};
+use crate::options::StoreOptions;
+use crate::replay::replay;
+use crate::storage::StorageFile;
+
+use super::commit::checkpoint_shared;
+use super::layout::{Header, HeaderRead};
+use super::{log_applied, ProcessLock, SharedLog};
+
+/// The smallest shared log: a few frames of ordinary appends.
+const CAPACITY_MIN_BYTES: u64 = 64 << 10;
+
+fn io_at(path: &Path) -> impl Fn(io::Error) -> OpenError + '_ {
+    move |source| OpenError::Io { path: path.to_path_buf(), source }
+}
+
+/// The shared log of a store opened shared and writable, made if it has no valid header.
+pub(crate) fn attach(
+    db: &Database,
+    shown: &Path,
+    place: LogPlace,
+    options: &StoreOptions,
+) -> Result<Option<Arc<SharedLog>>, OpenError> {
+    let (file, lock_file, log_shown): (Box<dyn StorageFile>, Option<Box<dyn ProcessLock>>, _) = match place {
+        LogPlace::Nowhere => return Ok(None),
+        LogPlace::Storage(storage) => (storage, None, shown.to_path_buf()),
+        LogPlace::Beside(path) => {
+            let mut file_options = OpenOptions::new();
+            file_options.read(true).write(true).create(true);
+            // Readable by whoever may read the store: the log is part of it.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+                let mode = std::fs::metadata(shown).map_or(0o600, |meta| meta.permissions().mode() & 0o666);
+                file_options.mode(mode);
+            }
+            let existed = path.exists();
+            let file = file_options.open(&path).map_err(io_at(&path))?;
+            if !existed {
+                sync_folder(&path).map_err(io_at(&path))?;
+            }
+            let lock_file = file.try_clone().map_err(io_at(&path))?;
+            (
+                Box::new(LogFile(file)) as Box<dyn StorageFile>,
+                Some(Box::new(lock_file) as Box<dyn ProcessLock>),
+                path,
+            )
+        }
+    };
+    let id = store_id(db, shown)?;
+    let mut waited = None;
+    let mut make = |file: &dyn StorageFile, found: HeaderRead| -> Result<u64, Failure> {
+        if found == HeaderRead::Alone {
+            // A store opened alone crashed with groups in its log: put back before the file
+            // becomes the shared log.
+            let frames = frames_in(file, &id)?;
+            return replay(db, &frames, options.write_wait).map_err(|e| match e {
+                Ok(wait) => {
+                    waited = Some(wait);
+                    Failure::Io(io::Error::other("busy"))
+                }
+                Err(failure) => failure,
+            });
+        }
+        log_applied(&db.begin_read()?)
+    };
+    let capacity = (options.log_size_bytes as u64).max(CAPACITY_MIN_BYTES);
+    let log = SharedLog::open(file, lock_file, id, capacity, Some(&mut make));
+    if let Some(waited) = waited {
+        return Err(OpenError::AlreadyOpen {
+            path: shown.to_path_buf(),
+            detail: format!("another process held the write lock for {waited:?} while the log was replayed"),
+        });
+    }
+    log.map(|log| Some(Arc::new(log))).map_err(|f| open_failure(&log_shown, f))
+}
+
+/// What a read-only open finds beside the store file.
+pub(crate) enum Found {
+    /// No log, or one with nothing to read.
+    Nothing,
+    /// A store-alone log, which a writable open must put back first.
+    Alone,
+    /// The shared log, to lay over every snapshot.
+    Shared(Arc<SharedLog>),
+}
+
+/// The shared log beside `path` for a read-only open: read, never written or made.
+pub(crate) fn attach_read_only(path: &Path, store_id: [u8; 16]) -> Result<Found, OpenError> {
+    let log_path = crate::open::log_path(path);
+    let file = match File::open(&log_path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Found::Nothing),
+        Err(source) => return Err(OpenError::Io { path: log_path, source }),
+    };
+    let lock_file = file.try_clone().map_err(io_at(&log_path))?;
+    let file = LogFile(file);
+    match Header::read(&file, &store_id).map_err(io_at(&log_path))? {
+        HeaderRead::Alone => Ok(Found::Alone),
+        HeaderRead::OtherStore => Err(OpenError::Corrupted {
+            path: log_path,
+            reason: "the log file beside the store belongs to another store".into(),
+        }),
+        // Frames are read at every snapshot, and a header written meanwhile is found then.
+        HeaderRead::None | HeaderRead::Valid(_) => {
+            let log = SharedLog::open(Box::new(file), Some(Box::new(lock_file)), store_id, 0, None)
+                .map_err(|f| open_failure(&log_path, f))?;
+            Ok(Found::Shared(Arc::new(log)))
+        }
+    }
+}
+
+/// Before a process opens the store alone (no other process can have it open then): folds a
+/// shared log's frames into redb and empties the file, for the store-alone log to be made over
+/// it.
+pub(crate) fn fold_before_alone(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
+    let log_path = crate::open::log_path(path);
+    let file = match OpenOptions::new().read(true).write(true).open(&log_path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(source) => return Err(OpenError::Io { path: log_path, source }),
+    };
+    let id = store_id(db, path)?;
+    let file = LogFile(file);
+    if !matches!(Header::read(&file, &id).map_err(io_at(&log_path))?, HeaderRead::Valid(_)) {
+        return Ok(());
+    }
+    let log = SharedLog::open(Box::new(file), None, id, 0, None).map_err(|f| open_failure(&log_path, f))?;
+    let failed = AtomicBool::new(false);
+    checkpoint_shared(db, &log, options.write_wait, &failed);
+    if failed.into_inner() {
+        return Err(OpenError::Io {
+            path: log_path,
+            source: io::Error::other("the shared log's groups could not be put back into the store"),
+        });
+    }
+    log.empty().map_err(io_at(&log_path))
+}

@@ -1,0 +1,168 @@
+//! Committing a group in a store shared between processes: decided against redb plus the
+//! shared log's frames and written as one frame with one sync; or, for what the log does not
+//! carry (a compaction's writes, sync cursors, a group too large for a frame), folded into one
+//! durable redb transaction together with every frame before it, which starts the log's next
+//! cycle. Both under the log's exclusive lock, so no other process decides meanwhile.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use redb::{Database, ReadableDatabase, WriteTransaction};
+
+use crate::apply::{Decide, Tables};
+use crate::error::{Failure, ReadError};
+use crate::fork::Fork;
+use crate::read::Snapshot;
+use crate::replay::put_back;
+use crate::writer::{apply_requests, begin_write, GroupFailure, Outcome, Request, LOGGED_GROUP_BYTES_MAX};
+
+use super::deciding::Deciding;
+use super::{log_applied, LogState, SharedLog};
+
+fn storage(failure: Failure) -> GroupFailure {
+    GroupFailure::Storage(failure)
+}
+
+fn read_failure(err: ReadError) -> GroupFailure {
+    storage(match err {
+        ReadError::Io { source } => Failure::Io(source),
+        other => Failure::Corrupted(other.to_string()),
+    })
+}
+
+/// Whether a request writes something the log's frames do not carry.
+fn needs_store(request: &Request) -> bool {
+    match request {
+        Request::Side(_) => true,
+        Request::Append { cursors, .. } => !cursors.is_empty(),
+        Request::Fork { .. } => false,
+    }
+}
+
+/// Commits `group` through the shared log and returns the store's position end with each
+/// request's answer. On failure the requests are left for the caller to fail (an I/O error
+/// may come after the group was made durable, as with any write).
+pub(crate) fn commit_shared(
+    db: &Database,
+    group: &mut Vec<Request>,
+    wait: Duration,
+    log: &SharedLog,
+) -> Result<(u64, Vec<Outcome>), GroupFailure> {
+    let mut held = log.hold(true).map_err(storage)?;
+    log.catch_up(&mut held.state).map_err(storage)?;
+    if group.iter().any(needs_store) {
+        let mut outcomes = Vec::with_capacity(group.len());
+        let end = fold(db, log, &mut held.state, wait, |txn, tables| {
+            apply_requests(txn, tables, group, &mut outcomes)?;
+            tables.position_end()
+        })?;
+        group.clear();
+        return Ok((end, outcomes));
+    }
+    let txn = db.begin_read().map_err(|e| storage(e.into()))?;
+    let applied = log_applied(&txn).map_err(storage)?;
+    let layer = log.layer_over(&held.state, applied).map_err(storage)?;
+    let snapshot = Snapshot::layered(txn, layer).map_err(read_failure)?;
+    let mut deciding = Deciding::new(&snapshot);
+    let mut outcomes = Vec::with_capacity(group.len());
+    for request in group.iter_mut() {
+        match request {
+            Request::Append { session, expected_next, prepared, claims, reply, .. } => {
+                let result = deciding
+                    .append(session, *expected_next, std::mem::take(prepared), claims)
+                    .map_err(storage)?;
+                outcomes.push(Outcome::Append(reply.clone(), result));
+            }
+            Request::Fork { parent, at, name, reply } => {
+                let result = deciding.fork(parent, *at, name).map_err(storage)?;
+                outcomes.push(Outcome::Fork(reply.clone(), result));
+            }
+            Request::Side(_) => {
+                return Err(storage(Failure::Corrupted("a side write reached the log".into())))
+            }
+        }
+    }
+    let position_end = deciding.position_end().map_err(storage)?;
+    let redo = std::mem::take(&mut deciding.redo).into_bytes();
+    drop(deciding);
+    drop(snapshot);
+    if redo.is_empty() {
+        // Nothing new (every record already stored): nothing to make durable.
+    } else if redo.len() > LOGGED_GROUP_BYTES_MAX || !log.could_fit(redo.len()) {
+        // Written once in the store file rather than twice (the log, then the checkpoint).
+        fold(db, log, &mut held.state, wait, |_, tables| put_back(tables, &redo))?;
+    } else {
+        if !log.fits(&held.state, redo.len()) {
+            fold(db, log, &mut held.state, wait, |_, _| Ok(()))?;
+        }
+        log.append(&mut held.state, redo).map_err(|e| storage(Failure::Io(e)))?;
+    }
+    group.clear();
+    Ok((position_end, outcomes))
+}
+
+/// Folds every frame of the log into redb, in one durable transaction that also applies
+/// `write`, and starts the log's next cycle. Call with the exclusive lock held, caught up.
+fn fold<T>(
+    db: &Database,
+    log: &SharedLog,
+    state: &mut LogState,
+    wait: Duration,
+    write: impl FnOnce(&WriteTransaction, &mut Tables<'_>) -> Result<T, Failure>,
+) -> Result<T, GroupFailure> {
+    let txn = begin_write(db, wait).map_err(|e| match e {
+        Ok(waited) => GroupFailure::Busy(waited),
+        Err(failure) => storage(failure),
+    })?;
+    let (value, last) = (|| -> Result<(T, u64), Failure> {
+        let mut tables = Tables::open(&txn, false)?;
+        let applied = tables.log_applied()?;
+        let mut last = applied;
+        {
+            let maps = state.overlay.read();
+            for (seq, redo) in maps.frames_after(applied) {
+                if *seq != last + 1 {
+                    return Err(Failure::Corrupted(format!(
+                        "the log's groups go on at {seq} but the store holds only those up to {last}"
+                    )));
+                }
+                put_back(&mut tables, redo)?;
+                last = *seq;
+            }
+        }
+        let value = write(&txn, &mut tables)?;
+        let last = last.max(state.last_seq);
+        tables.set_log_applied(last)?;
+        Ok((value, last))
+    })()
+    .map_err(storage)?;
+    txn.commit().map_err(|e| storage(e.into()))?;
+    // redb holds every group now: a failure to start the next cycle loses nothing (the old
+    // cycle's frames are at or below `log_applied`, which readers skip), but it is an I/O error
+    // on the write path, which stops writes; the group's callers hear of it, as of any I/O
+    // error after which their writes may or may not be stored.
+    log.next_cycle(state, last).map_err(|e| storage(Failure::Io(e)))?;
+    Ok(value)
+}
+
+/// Folds the log's frames into redb if it holds any. A failure poisons the store: the frames
+/// stay in the log, which every process still reads.
+pub(crate) fn checkpoint_shared(db: &Database, log: &SharedLog, wait: Duration, poisoned: &AtomicBool) {
+    if poisoned.load(Ordering::Acquire) {
+        return;
+    }
+    let folded = (|| -> Result<(), GroupFailure> {
+        let mut held = log.hold(true).map_err(storage)?;
+        log.catch_up(&mut held.state).map_err(storage)?;
+        if held.state.overlay.read().is_empty() {
+            return Ok(());
+        }
+        fold(db, log, &mut held.state, wait, |_, _| Ok(()))
+    })();
+    match folded {
+        // Another process writing for longer than the wait: its own checkpoint or a later one
+        // folds the frames.
+        Ok(()) | Err(GroupFailure::Busy(_)) => {}
+        Err(GroupFailure::Storage(_)) => poisoned.store(true, Ordering::Release),
+    }
+}

@@ -1,0 +1,205 @@
+//! The shared log's bytes (format version 3): a header naming the store, the cycle and the
+//! cycle's first sequence number, then frames, each checked against the store and the cycle.
+//!
+//! ```text
+//! header  4096 bytes: magic "annal log 2" [16] · store id [16] · cycle u64 · first seq u64
+//!         · check [16] = the first 16 bytes of blake3(the 48 bytes before it) · zeros
+//! frame   len u32 · seq u64 · check [16] · redo [len]
+//! check   the first 16 bytes of blake3(store id · cycle · seq · len as u64 · redo)
+//! ```
+//! A frame belongs to the cycle its check names, so an earlier cycle's bytes after the tail, or
+//! a frame a crash cut short, never read as this cycle's: a scan stops at the first frame whose
+//! check fails or whose sequence number is not the next.
+
+use std::io;
+
+use crate::storage::StorageFile;
+
+/// The magic of this layout; the durability log of a store opened alone (`log.rs`) starts with
+/// "annal log 1".
+pub(crate) const MAGIC: &[u8; 16] = b"annal log 2\0\0\0\0\0";
+pub(crate) const HEADER_BYTES: u64 = 4096;
+const HEADER_USED: usize = 64;
+pub(crate) const FRAME_HEAD_BYTES: usize = 4 + 8 + 16;
+
+/// What a log's first bytes say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HeaderRead {
+    /// A header of this layout for this store.
+    Valid(Header),
+    /// This layout, another store's.
+    OtherStore,
+    /// The store-alone log's layout (`log.rs`).
+    Alone,
+    /// Zeros, a cut-short write, or bytes of no log: no frame of it can be read.
+    None,
+}
+
+/// A valid header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Header {
+    pub(crate) cycle: u64,
+    pub(crate) first_seq: u64,
+}
+
+fn check16(parts: &[&[u8]]) -> [u8; 16] {
+    let mut hasher = blake3::Hasher::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&hasher.finalize().as_bytes()[..16]);
+    out
+}
+
+fn u64_at(bytes: &[u8], at: usize) -> u64 {
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&bytes[at..at + 8]);
+    u64::from_le_bytes(raw)
+}
+
+impl Header {
+    /// The header's bytes (the first 64 of the 4096 it takes).
+    pub(crate) fn encode(&self, store_id: &[u8; 16]) -> [u8; HEADER_USED] {
+        let mut out = [0u8; HEADER_USED];
+        out[..16].copy_from_slice(MAGIC);
+        out[16..32].copy_from_slice(store_id);
+        out[32..40].copy_from_slice(&self.cycle.to_le_bytes());
+        out[40..48].copy_from_slice(&self.first_seq.to_le_bytes());
+        let check = check16(&[&out[..48]]);
+        out[48..64].copy_from_slice(&check);
+        out
+    }
+
+    /// Reads a log's first bytes.
+    pub(crate) fn decode(bytes: &[u8; HEADER_USED], store_id: &[u8; 16]) -> HeaderRead {
+        if bytes[..16] == crate::log::MAGIC[..] {
+            return HeaderRead::Alone;
+        }
+        if &bytes[..16] != MAGIC || bytes[48..64] != check16(&[&bytes[..48]]) {
+            return HeaderRead::None;
+        }
+        if &bytes[16..32] != store_id {
+            return HeaderRead::OtherStore;
+        }
+        HeaderRead::Valid(Header { cycle: u64_at(bytes, 32), first_seq: u64_at(bytes, 40) })
+    }
+
+    /// Reads the header of `file`.
+    pub(crate) fn read(file: &dyn StorageFile, store_id: &[u8; 16]) -> io::Result<HeaderRead> {
+        if file.len()? < HEADER_BYTES {
+            return Ok(HeaderRead::None);
+        }
+        let mut bytes = [0u8; HEADER_USED];
+        file.read(0, &mut bytes)?;
+        Ok(Header::decode(&bytes, store_id))
+    }
+}
+
+fn frame_check(store_id: &[u8; 16], cycle: u64, seq: u64, redo: &[u8]) -> [u8; 16] {
+    check16(&[store_id, &cycle.to_le_bytes(), &seq.to_le_bytes(), &(redo.len() as u64).to_le_bytes(), redo])
+}
+
+/// Frame `seq` of `cycle` holding `redo`, as written.
+pub(crate) fn frame(store_id: &[u8; 16], cycle: u64, seq: u64, redo: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(FRAME_HEAD_BYTES + redo.len());
+    // Callers bound a frame by the log's capacity, far below u32::MAX.
+    out.extend_from_slice(&(redo.len() as u32).to_le_bytes());
+    out.extend_from_slice(&seq.to_le_bytes());
+    out.extend_from_slice(&frame_check(store_id, cycle, seq, redo));
+    out.extend_from_slice(redo);
+    out
+}
+
+/// The redo of frame `seq` of `cycle` at `at` in a log of `len` bytes, if that frame is there
+/// whole; `None` where the cycle's frames end.
+pub(crate) fn read_frame(
+    file: &dyn StorageFile,
+    len: u64,
+    at: u64,
+    store_id: &[u8; 16],
+    cycle: u64,
+    seq: u64,
+) -> io::Result<Option<Vec<u8>>> {
+    if at + FRAME_HEAD_BYTES as u64 > len {
+        return Ok(None);
+    }
+    let mut head = [0u8; FRAME_HEAD_BYTES];
+    file.read(at, &mut head)?;
+    let mut redo_len = [0u8; 4];
+    redo_len.copy_from_slice(&head[..4]);
+    let redo_len = u64::from(u32::from_le_bytes(redo_len));
+    let start = at + FRAME_HEAD_BYTES as u64;
+    if redo_len == 0 || u64_at(&head, 4) != seq || start + redo_len > len {
+        return Ok(None);
+    }
+    // Bounded by the file's length, which a writer filled from memory.
+    let mut redo = vec![0u8; redo_len as usize];
+    file.read(start, &mut redo)?;
+    if head[12..28] != frame_check(store_id, cycle, seq, &redo) {
+        return Ok(None);
+    }
+    Ok(Some(redo))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+
+    #[derive(Debug, Default)]
+    struct Bytes(Mutex<Vec<u8>>);
+
+    impl StorageFile for Bytes {
+        fn len(&self) -> io::Result<u64> {
+            Ok(self.0.lock().expect("lock").len() as u64)
+        }
+        fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
+            let bytes = self.0.lock().expect("lock");
+            out.copy_from_slice(&bytes[offset as usize..offset as usize + out.len()]);
+            Ok(())
+        }
+        fn set_len(&self, len: u64) -> io::Result<()> {
+            self.0.lock().expect("lock").resize(len as usize, 0);
+            Ok(())
+        }
+        fn sync_data(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+            let mut bytes = self.0.lock().expect("lock");
+            bytes[offset as usize..offset as usize + data.len()].copy_from_slice(data);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn frames_read_back_only_in_their_cycle_and_whole() {
+        let id = [3u8; 16];
+        let file = Bytes::default();
+        file.set_len(HEADER_BYTES + 4096).expect("sized");
+        let header = Header { cycle: 7, first_seq: 12 };
+        file.write(0, &header.encode(&id)).expect("written");
+        assert_eq!(Header::read(&file, &id).expect("reads"), HeaderRead::Valid(header));
+        assert_eq!(Header::read(&file, &[4u8; 16]).expect("reads"), HeaderRead::OtherStore);
+        let redo = "東京 ☕ e\u{301}\u{3000}🦀".as_bytes();
+        let written = frame(&id, 7, 12, redo);
+        file.write(HEADER_BYTES, &written).expect("written");
+        let len = file.len().expect("len");
+        let read = |cycle, seq| read_frame(&file, len, HEADER_BYTES, &id, cycle, seq).expect("reads");
+        assert_eq!(read(7, 12).as_deref(), Some(redo));
+        assert_eq!(read(8, 12), None, "another cycle's frame");
+        assert_eq!(read(7, 13), None, "not the next sequence number");
+        // A frame cut anywhere, or with any byte flipped, is not read.
+        for at in 0..written.len() {
+            let mut damaged = written.clone();
+            damaged[at] ^= 0x40;
+            file.write(HEADER_BYTES, &damaged).expect("written");
+            assert_eq!(read(7, 12), None, "byte {at} flipped");
+        }
+        // A header cut short or flipped reads as none.
+        let mut bytes = header.encode(&id);
+        bytes[40] ^= 1;
+        assert_eq!(Header::decode(&bytes, &id), HeaderRead::None);
+    }
+}

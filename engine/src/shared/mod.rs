@@ -1,0 +1,327 @@
+//! The durability log shared by every process that has a store open (format version 3): an
+//! append is durable after one `fdatasync` of the log, and readers in every process lay the
+//! log's frames over redb's last commit until a checkpoint folds them in, as SQLite's readers
+//! use its WAL.
+//!
+//! Protocol (docs/format.md, "Sharing a store between processes"):
+//! - **Appending** takes the log's exclusive lock, reads the frames other processes wrote
+//!   since this process last looked, decides the group against redb's last commit plus those
+//!   frames (`deciding.rs`), writes the next frame, syncs, and lets go. Nothing of redb is
+//!   written.
+//! - **Reading** takes the shared lock just long enough to begin a redb read transaction and
+//!   note the frames above its `log_applied` (a [`Layer`]); the snapshot reads without it.
+//! - **A checkpoint** (exclusive lock) puts every frame above `log_applied` back into redb in
+//!   one durable transaction, then starts the log's next cycle with a synced header.
+//!
+//! Within a process the lock is taken under a mutex, so threads never share `flock`'s one lock
+//! per open file (a shared request from one thread would weaken another's exclusive one).
+
+pub(crate) mod attach;
+pub(crate) mod commit;
+pub(crate) mod deciding;
+pub(crate) mod layout;
+#[cfg(loom)]
+pub mod loom_model;
+pub(crate) mod overlay;
+
+use std::fmt::Debug;
+use std::fs::File;
+use std::io;
+
+use bytes::Bytes;
+use redb::ReadTransaction;
+
+use crate::error::Failure;
+use crate::storage::StorageFile;
+use crate::sync::{lock, Arc, Mutex, MutexGuard};
+use crate::tables::{meta_u64, META, META_LOG_APPLIED};
+
+use layout::{frame, read_frame, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES};
+use overlay::{Layer, Overlay, Window};
+
+/// The shared log of one store, as this process holds it.
+#[derive(Debug)]
+pub(crate) struct SharedLog {
+    file: Box<dyn StorageFile>,
+    /// The lock processes take turns by: `flock` on the log file; none on custom storage,
+    /// which one process uses.
+    lock_file: Option<Box<dyn ProcessLock>>,
+    store_id: [u8; 16],
+    len: u64,
+    state: Mutex<LogState>,
+}
+
+/// What this process has read of the current cycle.
+#[derive(Debug)]
+pub(crate) struct LogState {
+    /// The cycle read; none while the log has no valid header (so no frame).
+    pub(crate) header: Option<Header>,
+    /// Where the next frame goes.
+    pub(crate) end: u64,
+    /// The last frame read (the cycle's first sequence number less one when none).
+    pub(crate) last_seq: u64,
+    /// The frames read, shared with the snapshots paired with them.
+    pub(crate) overlay: Arc<Overlay>,
+}
+
+impl LogState {
+    fn begin(header: Option<Header>) -> LogState {
+        LogState {
+            header,
+            end: HEADER_BYTES,
+            last_seq: header.map_or(0, |h| h.first_seq.saturating_sub(1)),
+            overlay: Arc::new(Overlay::default()),
+        }
+    }
+}
+
+/// The log's lock, held with this process's state; let go when dropped.
+pub(crate) struct Held<'a> {
+    log: &'a SharedLog,
+    pub(crate) state: MutexGuard<'a, LogState>,
+}
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        if let Some(file) = &self.log.lock_file {
+            // Closing the file would drop it too; an unlock that fails leaves nothing to undo.
+            let _ = file.unlock();
+        }
+    }
+}
+
+/// A lock shared by every process that has the store open: `flock` on the log file (the kernel
+/// drops it when its holder dies), or, in the loom model, a lock of the model's.
+pub(crate) trait ProcessLock: Send + Sync + Debug {
+    /// Waits for the lock, exclusive or shared.
+    fn lock(&self, exclusive: bool) -> io::Result<()>;
+    /// Lets it go.
+    fn unlock(&self) -> io::Result<()>;
+}
+
+impl ProcessLock for File {
+    fn lock(&self, exclusive: bool) -> io::Result<()> {
+        if exclusive {
+            File::lock(self)
+        } else {
+            File::lock_shared(self)
+        }
+    }
+
+    fn unlock(&self) -> io::Result<()> {
+        File::unlock(self)
+    }
+}
+
+/// What makes a log that has no valid header: given the file and what its header said, puts a
+/// store-alone log's groups back and returns the last group redb holds.
+pub(crate) type Make<'a> = dyn FnMut(&dyn StorageFile, HeaderRead) -> Result<u64, Failure> + 'a;
+
+/// A redb read transaction and the frames laid over it, taken at one moment.
+pub(crate) struct Paired {
+    pub(crate) txn: ReadTransaction,
+    pub(crate) layer: Option<Layer>,
+}
+
+impl SharedLog {
+    /// The log in `file`; `lock_file` is the same file, for `flock`. When it has no valid
+    /// header, `make` (none for a read-only open, which never writes the log) is called under
+    /// the exclusive lock with the file and what its header said (a store-alone log's groups
+    /// are put back into redb there) and returns the last group redb holds; the log is then
+    /// filled with zeros to `capacity_bytes` and given a header whose first sequence number
+    /// follows it, synced.
+    ///
+    /// # Errors
+    /// I/O, or `Corrupted` for another store's log.
+    pub(crate) fn open(
+        file: Box<dyn StorageFile>,
+        lock_file: Option<Box<dyn ProcessLock>>,
+        store_id: [u8; 16],
+        capacity_bytes: u64,
+        make: Option<&mut Make<'_>>,
+    ) -> Result<SharedLog, Failure> {
+        let len = file.len()?;
+        let mut log = SharedLog { file, lock_file, store_id, len, state: Mutex::new(LogState::begin(None)) };
+        let Some(make) = make else { return Ok(log) };
+        let held = log.hold(true)?;
+        let found = Header::read(&*log.file, &store_id)?;
+        let applied = match found {
+            HeaderRead::Valid(_) => None,
+            HeaderRead::OtherStore => {
+                return Err(Failure::Corrupted(
+                    "the log file beside the store belongs to another store".into(),
+                ))
+            }
+            HeaderRead::Alone | HeaderRead::None => Some(make(&*log.file, found)?),
+        };
+        if let Some(applied) = applied {
+            let capacity = capacity_bytes.max(HEADER_BYTES + 64).max(len);
+            let zeros = vec![0u8; 1 << 20];
+            let mut at = HEADER_BYTES;
+            while at < capacity {
+                let chunk = (capacity - at).min(zeros.len() as u64) as usize;
+                log.file.write(at, &zeros[..chunk])?;
+                at += chunk as u64;
+            }
+            let header = Header { cycle: fresh_cycle(), first_seq: applied + 1 };
+            let mut bytes = vec![0u8; HEADER_BYTES as usize];
+            bytes[..64].copy_from_slice(&header.encode(&store_id));
+            log.file.write(0, &bytes)?;
+            log.file.sync_data()?;
+            drop(held);
+            log.len = capacity;
+        } else {
+            drop(held);
+        }
+        Ok(log)
+    }
+
+    /// Takes the log's lock, exclusive (to append or checkpoint) or shared (to pair a read).
+    pub(crate) fn hold(&self, exclusive: bool) -> Result<Held<'_>, Failure> {
+        let state = lock(&self.state);
+        if let Some(file) = &self.lock_file {
+            file.lock(exclusive)?;
+        }
+        Ok(Held { log: self, state })
+    }
+
+    /// Reads what other processes wrote since this process last looked: a new cycle drops the
+    /// frames read before; then every whole frame that follows. Call with the lock held.
+    pub(crate) fn catch_up(&self, state: &mut LogState) -> Result<(), Failure> {
+        let header = match Header::read(&*self.file, &self.store_id)? {
+            HeaderRead::Valid(header) => header,
+            HeaderRead::None => {
+                if state.header.is_some() {
+                    *state = LogState::begin(None);
+                }
+                return Ok(());
+            }
+            HeaderRead::OtherStore => {
+                return Err(Failure::Corrupted(
+                    "the log file beside the store belongs to another store".into(),
+                ))
+            }
+            HeaderRead::Alone => {
+                return Err(Failure::Corrupted(
+                    "the log file beside the store is the log of a store opened alone".into(),
+                ))
+            }
+        };
+        if state.header != Some(header) {
+            *state = LogState::begin(Some(header));
+        }
+        loop {
+            let seq = state.last_seq + 1;
+            let read = read_frame(&*self.file, self.len, state.end, &self.store_id, header.cycle, seq)?;
+            let Some(redo) = read else { return Ok(()) };
+            let frame_len = (FRAME_HEAD_BYTES + redo.len()) as u64;
+            state.overlay.add(seq, Bytes::from(redo))?;
+            state.end += frame_len;
+            state.last_seq = seq;
+        }
+    }
+
+    /// Begins a redb read transaction with `begin` and pairs it with the frames above it.
+    pub(crate) fn pair(
+        &self,
+        begin: impl FnOnce() -> Result<ReadTransaction, Failure>,
+    ) -> Result<Paired, Failure> {
+        let mut held = self.hold(false)?;
+        self.catch_up(&mut held.state)?;
+        let txn = begin()?;
+        let applied = log_applied(&txn)?;
+        let layer = self.layer_over(&held.state, applied)?;
+        drop(held);
+        Ok(Paired { txn, layer })
+    }
+
+    /// The frames a transaction whose `log_applied` is `applied` lacks; none when it lacks none.
+    pub(crate) fn layer_over(&self, state: &LogState, applied: u64) -> Result<Option<Layer>, Failure> {
+        let Some(header) = state.header else { return Ok(None) };
+        // A checkpoint commits redb before it starts a cycle, under the exclusive lock.
+        if header.first_seq > applied.saturating_add(1) {
+            return Err(Failure::Corrupted(format!(
+                "the log's cycle starts at group {} but the store holds only those up to {applied}",
+                header.first_seq
+            )));
+        }
+        if state.last_seq <= applied {
+            return Ok(None);
+        }
+        let window = Window { after: applied, upto: state.last_seq };
+        Ok(Some(Layer { overlay: Arc::clone(&state.overlay), window }))
+    }
+
+    /// Empties the file once redb holds every frame: for a store opened alone to make its own
+    /// log there.
+    pub(crate) fn empty(&self) -> io::Result<()> {
+        self.file.set_len(0)?;
+        self.file.sync_data()
+    }
+
+    /// Whether this process has read or written a quarter of the log's capacity in frames.
+    pub(crate) fn is_filling(&self) -> bool {
+        let state = lock(&self.state);
+        state.end - HEADER_BYTES > self.len / 4
+    }
+
+    /// Whether a frame of `redo_bytes` fits after the current cycle's frames.
+    pub(crate) fn fits(&self, state: &LogState, redo_bytes: usize) -> bool {
+        state.end + (FRAME_HEAD_BYTES + redo_bytes) as u64 <= self.len
+    }
+
+    /// Whether a frame of `redo_bytes` fits in an empty cycle.
+    pub(crate) fn could_fit(&self, redo_bytes: usize) -> bool {
+        HEADER_BYTES + ((FRAME_HEAD_BYTES + redo_bytes) as u64) <= self.len
+    }
+
+    /// Writes the next frame and makes it durable: the one sync of a shared append. Call with
+    /// the exclusive lock held, after [`SharedLog::catch_up`], with a frame that fits.
+    ///
+    /// # Errors
+    /// I/O. The caller must stop writing: a failed sync may have lost the frame.
+    pub(crate) fn append(&self, state: &mut LogState, redo: Vec<u8>) -> io::Result<u64> {
+        let header = state.header.ok_or_else(|| io::Error::other("the shared log has no header"))?;
+        let seq = state.last_seq + 1;
+        let bytes = frame(&self.store_id, header.cycle, seq, &redo);
+        self.file.write(state.end, &bytes)?;
+        self.file.sync_data()?;
+        state.overlay.add(seq, Bytes::from(redo)).map_err(|_| io::Error::other("a frame did not parse"))?;
+        state.end += bytes.len() as u64;
+        state.last_seq = seq;
+        Ok(seq)
+    }
+
+    /// Starts the next cycle once redb holds every frame up to `applied` durably: a header
+    /// naming the next sequence number, synced before any frame of the cycle is written.
+    ///
+    /// # Errors
+    /// I/O; redb holds everything, so the caller poisons only the writes to come.
+    pub(crate) fn next_cycle(&self, state: &mut LogState, applied: u64) -> io::Result<()> {
+        let cycle = state.header.map_or_else(fresh_cycle, |h| h.cycle.wrapping_add(1));
+        let header = Header { cycle, first_seq: applied + 1 };
+        self.file.write(0, &header.encode(&self.store_id))?;
+        self.file.sync_data()?;
+        *state = LogState::begin(Some(header));
+        Ok(())
+    }
+}
+
+/// A cycle number no earlier header of this file is likely to have held: a log made again
+/// (its header lost) must not take its old frames for its own.
+fn fresh_cycle() -> u64 {
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    let mut hasher = blake3::Hasher::new();
+    hasher.update(&now.as_nanos().to_le_bytes());
+    hasher.update(&std::process::id().to_le_bytes());
+    let mut raw = [0u8; 8];
+    raw.copy_from_slice(&hasher.finalize().as_bytes()[..8]);
+    // The top bit left clear: a cycle counts up from here for a very long time.
+    u64::from_le_bytes(raw) >> 1
+}
+
+/// The last group of the shared log that `txn` holds.
+pub(crate) fn log_applied(txn: &ReadTransaction) -> Result<u64, Failure> {
+    let meta = txn.open_table(META)?;
+    meta_u64(&meta, META_LOG_APPLIED)
+}
