@@ -2,7 +2,7 @@
 //! process that has the store open), it is led by the appending threads: a caller queues its request and, when no other thread is committing, commits
 //! everything queued itself; otherwise the thread committing takes it into its next group. A
 //! lone appender never waits for another thread to wake up, and concurrent appenders still
-//! share one sync per group. Without the log, each commit costs redb's two syncs, and a
+//! share one sync per group. Without a log, each commit costs redb's two syncs, and a
 //! committer thread serves the queue instead, so callers keep queueing (and preparing) while a
 //! group is on disk.
 //!

@@ -41,14 +41,15 @@ impl Default for Limits {
 /// Whether other processes may open the store while this one has it open.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Sharing {
-    /// Any number of processes read and write the store at once (redb's multi-writer mode). Its
-    /// commits take two fsyncs and byte-range locks, so single appends are slower, and it has
-    /// no durability log: redb refuses commits that only one process could see.
+    /// Any number of processes read and write the store at once. Their appends go to one log
+    /// shared by all of them beside the store file, one sync each (a group of concurrent
+    /// appends of one process shares it), and every process's reads see them at once; a
+    /// checkpoint folds the log into the store file (docs/format.md).
     #[default]
     Processes,
     /// This process alone: another process's open fails with `OpenError::AlreadyOpen`. A group
-    /// of appends takes one fsync of the durability log; the choice for an embedder that owns
-    /// its store.
+    /// of appends takes one fsync of the process's own durability log, and the store is its
+    /// one file again once closed; the choice for an embedder that owns its store.
     Exclusive,
 }
 
@@ -68,10 +69,11 @@ pub struct StoreOptions {
     pub cache_size_bytes: usize,
     /// Whether other processes may have the store open at the same time.
     pub sharing: Sharing,
-    /// The durability log beside a store opened [`Sharing::Exclusive`]: a group of appends is
-    /// durable after one sync of the log, and the store file is synced when the log is full,
-    /// when the store is idle and when it closes. Zero commits every group durably in the
-    /// store file instead (as [`Sharing::Processes`] always does).
+    /// The log beside the store file: its size, filled with zeros when made, so writing a frame
+    /// never changes the file's length. A group of appends is durable after one sync of it, and
+    /// the store file is synced when the log is full, when the store is idle and, opened alone,
+    /// when it closes. Opened alone, zero commits every group durably in the store file
+    /// instead; shared, the log is at least 64 KiB.
     pub log_size_bytes: usize,
     /// How long the store stays idle before the log's groups are checkpointed into the store
     /// file, so a reopen after a crash replays little; `None` checkpoints only when the log is
@@ -88,7 +90,7 @@ impl Default for StoreOptions {
             write_wait: Duration::from_secs(10),
             cache_size_bytes: 256 << 20,
             sharing: Sharing::Processes,
-            log_size_bytes: 16 << 20,
+            log_size_bytes: 4 << 20,
             checkpoint_idle: Some(Duration::from_millis(500)),
         }
     }

@@ -61,6 +61,13 @@ pub(crate) fn commit_shared(
     }
     let txn = db.begin_read().map_err(|e| storage(e.into()))?;
     let applied = log_applied(&txn).map_err(storage)?;
+    if held.state.header.is_none() || held.state.last_seq < applied {
+        // Every frame is in redb already: a crash after a checkpoint's commit left the cycle
+        // it folded (or cut the header of one no frame was acknowledged in: its first frame's
+        // sync would have made the header durable). Frames go on from `applied`, in a cycle of
+        // their own, so no new frame takes a number redb counts as folded.
+        log.next_cycle(&mut held.state, applied).map_err(|e| storage(Failure::Io(e)))?;
+    }
     let layer = log.layer_over(&held.state, applied).map_err(storage)?;
     let snapshot = Snapshot::layered(txn, layer).map_err(read_failure)?;
     let mut deciding = Deciding::new(&snapshot);
@@ -88,7 +95,7 @@ pub(crate) fn commit_shared(
     drop(snapshot);
     if redo.is_empty() {
         // Nothing new (every record already stored): nothing to make durable.
-    } else if redo.len() > LOGGED_GROUP_BYTES_MAX || !log.could_fit(redo.len()) {
+    } else if redo.len() > LOGGED_GROUP_BYTES_MAX || !log.could_fit(&held.state, redo.len()) {
         // Written once in the store file rather than twice (the log, then the checkpoint).
         fold(db, log, &mut held.state, wait, |_, tables| put_back(tables, &redo))?;
     } else {

@@ -161,6 +161,9 @@ impl Process {
         let mut held = self.log.hold(true).expect("locks");
         self.log.catch_up(&mut held.state).expect("catches up");
         let applied = lock(&self.store).applied;
+        if held.state.header.is_none() || held.state.last_seq < applied {
+            self.log.next_cycle(&mut held.state, applied).expect("a new cycle");
+        }
         let layer = self.log.layer_over(&held.state, applied).expect("pairs");
         let position = values_of(&lock(&self.store).values, layer.as_ref()).len() as u64;
         let redo = redo_of(position, value);

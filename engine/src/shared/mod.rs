@@ -47,7 +47,6 @@ pub(crate) struct SharedLog {
     /// which one process uses.
     lock_file: Option<Box<dyn ProcessLock>>,
     store_id: [u8; 16],
-    len: u64,
     state: Mutex<LogState>,
 }
 
@@ -62,6 +61,9 @@ pub(crate) struct LogState {
     pub(crate) last_seq: u64,
     /// The frames read, shared with the snapshots paired with them.
     pub(crate) overlay: Arc<Overlay>,
+    /// The file's length when last looked at, under the lock: it changes only while the log is
+    /// made (by whichever process opens the store first) or emptied.
+    pub(crate) len: u64,
 }
 
 impl LogState {
@@ -71,6 +73,7 @@ impl LogState {
             end: HEADER_BYTES,
             last_seq: header.map_or(0, |h| h.first_seq.saturating_sub(1)),
             overlay: Arc::new(Overlay::default()),
+            len: 0,
         }
     }
 }
@@ -140,8 +143,7 @@ impl SharedLog {
         capacity_bytes: u64,
         make: Option<&mut Make<'_>>,
     ) -> Result<SharedLog, Failure> {
-        let len = file.len()?;
-        let mut log = SharedLog { file, lock_file, store_id, len, state: Mutex::new(LogState::begin(None)) };
+        let log = SharedLog { file, lock_file, store_id, state: Mutex::new(LogState::begin(None)) };
         let Some(make) = make else { return Ok(log) };
         let held = log.hold(true)?;
         let found = Header::read(&*log.file, &store_id)?;
@@ -155,7 +157,8 @@ impl SharedLog {
             HeaderRead::Alone | HeaderRead::None => Some(make(&*log.file, found)?),
         };
         if let Some(applied) = applied {
-            let capacity = capacity_bytes.max(HEADER_BYTES + 64).max(len);
+            // Read under the lock: another process may have been making the log until now.
+            let capacity = capacity_bytes.max(HEADER_BYTES + 64).max(log.file.len()?);
             let zeros = vec![0u8; 1 << 20];
             let mut at = HEADER_BYTES;
             while at < capacity {
@@ -168,11 +171,8 @@ impl SharedLog {
             bytes[..64].copy_from_slice(&header.encode(&store_id));
             log.file.write(0, &bytes)?;
             log.file.sync_data()?;
-            drop(held);
-            log.len = capacity;
-        } else {
-            drop(held);
         }
+        drop(held);
         Ok(log)
     }
 
@@ -188,12 +188,14 @@ impl SharedLog {
     /// Reads what other processes wrote since this process last looked: a new cycle drops the
     /// frames read before; then every whole frame that follows. Call with the lock held.
     pub(crate) fn catch_up(&self, state: &mut LogState) -> Result<(), Failure> {
+        let len = self.file.len()?;
         let header = match Header::read(&*self.file, &self.store_id)? {
             HeaderRead::Valid(header) => header,
             HeaderRead::None => {
                 if state.header.is_some() {
                     *state = LogState::begin(None);
                 }
+                state.len = len;
                 return Ok(());
             }
             HeaderRead::OtherStore => {
@@ -207,12 +209,13 @@ impl SharedLog {
                 ))
             }
         };
-        if state.header != Some(header) {
+        if state.header != Some(header) || len < state.len {
             *state = LogState::begin(Some(header));
         }
+        state.len = len;
         loop {
             let seq = state.last_seq + 1;
-            let read = read_frame(&*self.file, self.len, state.end, &self.store_id, header.cycle, seq)?;
+            let read = read_frame(&*self.file, state.len, state.end, &self.store_id, header.cycle, seq)?;
             let Some(redo) = read else { return Ok(()) };
             let frame_len = (FRAME_HEAD_BYTES + redo.len()) as u64;
             state.overlay.add(seq, Bytes::from(redo))?;
@@ -262,17 +265,17 @@ impl SharedLog {
     /// Whether this process has read or written a quarter of the log's capacity in frames.
     pub(crate) fn is_filling(&self) -> bool {
         let state = lock(&self.state);
-        state.end - HEADER_BYTES > self.len / 4
+        state.end - HEADER_BYTES > state.len / 4
     }
 
     /// Whether a frame of `redo_bytes` fits after the current cycle's frames.
     pub(crate) fn fits(&self, state: &LogState, redo_bytes: usize) -> bool {
-        state.end + (FRAME_HEAD_BYTES + redo_bytes) as u64 <= self.len
+        state.end + (FRAME_HEAD_BYTES + redo_bytes) as u64 <= state.len
     }
 
     /// Whether a frame of `redo_bytes` fits in an empty cycle.
-    pub(crate) fn could_fit(&self, redo_bytes: usize) -> bool {
-        HEADER_BYTES + ((FRAME_HEAD_BYTES + redo_bytes) as u64) <= self.len
+    pub(crate) fn could_fit(&self, state: &LogState, redo_bytes: usize) -> bool {
+        HEADER_BYTES + ((FRAME_HEAD_BYTES + redo_bytes) as u64) <= state.len
     }
 
     /// Writes the next frame and makes it durable: the one sync of a shared append. Call with
@@ -293,31 +296,37 @@ impl SharedLog {
     }
 
     /// Starts the next cycle once redb holds every frame up to `applied` durably: a header
-    /// naming the next sequence number, synced before any frame of the cycle is written.
+    /// naming the next sequence number. It is not synced on its own: the first frame of the
+    /// cycle is acknowledged only after a sync of the file, which makes the header durable with
+    /// it, and until then either header is right (the old cycle's frames are all at or below
+    /// `applied`, which readers skip).
     ///
     /// # Errors
     /// I/O; redb holds everything, so the caller poisons only the writes to come.
     pub(crate) fn next_cycle(&self, state: &mut LogState, applied: u64) -> io::Result<()> {
-        let cycle = state.header.map_or_else(fresh_cycle, |h| h.cycle.wrapping_add(1));
-        let header = Header { cycle, first_seq: applied + 1 };
+        let header = Header { cycle: fresh_cycle(), first_seq: applied + 1 };
         self.file.write(0, &header.encode(&self.store_id))?;
-        self.file.sync_data()?;
         *state = LogState::begin(Some(header));
         Ok(())
     }
 }
 
-/// A cycle number no earlier header of this file is likely to have held: a log made again
-/// (its header lost) must not take its old frames for its own.
+/// A cycle number no header of this file is likely to have held: drawn anew for every cycle,
+/// never the last one plus one. A crash can leave frames of a cycle whose header it lost (they
+/// were never acknowledged: the sync that would have made them durable also makes the header
+/// so); were that cycle's number taken again with the same first sequence number, those frames
+/// would read as the new cycle's.
 fn fresh_cycle() -> u64 {
+    static DRAWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
     let mut hasher = blake3::Hasher::new();
+    hasher.update(b"annal.cycle.v1\0");
     hasher.update(&now.as_nanos().to_le_bytes());
     hasher.update(&std::process::id().to_le_bytes());
+    hasher.update(&DRAWN.fetch_add(1, std::sync::atomic::Ordering::Relaxed).to_le_bytes());
     let mut raw = [0u8; 8];
     raw.copy_from_slice(&hasher.finalize().as_bytes()[..8]);
-    // The top bit left clear: a cycle counts up from here for a very long time.
-    u64::from_le_bytes(raw) >> 1
+    u64::from_le_bytes(raw)
 }
 
 /// The last group of the shared log that `txn` holds.

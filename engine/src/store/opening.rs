@@ -35,13 +35,7 @@ impl Store {
         match std::fs::metadata(path) {
             Ok(meta) => refuse_empty(path, &meta)?,
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
-                // A log left beside a store that is gone belongs to no store now.
-                match std::fs::remove_file(log_path(path)) {
-                    Err(err) if err.kind() != io::ErrorKind::NotFound => {
-                        return Err(OpenError::Io { path: log_path(path), source: err })
-                    }
-                    _ => {}
-                }
+                forget_stale_log(path)?;
                 create_store_file(path, &options)?
             }
             Err(source) => return Err(OpenError::Io { path: path.to_path_buf(), source }),
@@ -265,6 +259,28 @@ fn position_end(db: &Db, log: Option<&SharedLog>, shown: &Path) -> Result<u64, O
         ReadError::Io { source } => OpenError::Io { path: shown.to_path_buf(), source },
         other => OpenError::Corrupted { path: shown.to_path_buf(), reason: other.to_string() },
     })
+}
+
+/// Empties a log left beside a store that is gone: it belongs to no store now. Never removed:
+/// processes racing to create the store may already share it (the one that created the store
+/// first attaches its log, and writes frames, once it holds the log's lock), so it is emptied
+/// under that lock, and only while the store file is still missing.
+fn forget_stale_log(path: &Path) -> Result<(), OpenError> {
+    let log = log_path(path);
+    let io_error = |source: io::Error| OpenError::Io { path: log.clone(), source };
+    let file = match std::fs::OpenOptions::new().read(true).write(true).open(&log) {
+        Ok(file) => file,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(err) => return Err(io_error(err)),
+    };
+    file.lock().map_err(io_error)?;
+    let emptied = match std::fs::metadata(path) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => file.set_len(0),
+        _ => Ok(()),
+    };
+    // Closing the file lets go of the lock too.
+    let _ = file.unlock();
+    emptied.map_err(io_error)
 }
 
 /// annal creates a store whole (see `create_store_file`), so an empty file is a store that lost

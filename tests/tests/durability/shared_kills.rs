@@ -58,7 +58,7 @@ fn check(db: &Path, sharing: Sharing, acks: &[(String, String, u64)], context: &
         }
         let guard = snapshot
             .record(session, *order)
-            .unwrap()
+            .unwrap_or_else(|e| panic!("{context} ({sharing:?}): reading {entry} at {session} {order}: {e}"))
             .unwrap_or_else(|| panic!("{context}: acknowledged {entry} at {session} {order} is gone"));
         let record = snapshot.to_record(&guard.view().unwrap()).unwrap();
         assert_eq!(record, record_for(entry), "{context}: {session} sourceOrder {order}");
