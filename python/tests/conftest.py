@@ -52,7 +52,14 @@ def noise(seed: int, words: int) -> str:
 
 
 def damage_text(store_path: str, marker: str) -> None:
-    """Overwrites every stored copy of ``marker`` in the store file, as a failing disk would."""
+    """Overwrites every stored copy of ``marker`` in the store file, as a failing disk would.
+    A shared store keeps new records in the log beside its file until a checkpoint (a damaged
+    frame there is a torn write, dropped whole): opening the store alone first folds the log
+    into the file, where the record is then damaged."""
+    import annal
+
+    with annal.Store(store_path, sharing="exclusive", index_eagerly=False):
+        pass
     image = bytearray(open(store_path, "rb").read())
     at = image.find(marker.encode())
     assert at >= 0, "the record's text is stored inline"

@@ -1,7 +1,7 @@
 //! What each design for a store shared by several processes would cost one append, from its
 //! parts measured on this disk in one run: the raw sync, a file lock, the shared log's append
 //! (lock, catch up, write a frame, sync, unlock) alone and with a second process appending, a
-//! round trip to another process over a Unix socket, and today's appends (shared and opened
+//! round trip to another process over a Unix socket, and annal's appends (shared and opened
 //! alone) beside SQLite's. Prints a Markdown table to stdout and progress to stderr.
 //!
 //! The log append here is the protocol with a frame of the size a one-record group logs; it is
@@ -235,7 +235,7 @@ fn main() -> anyhow::Result<()> {
     row("the same while a second process appends to the log", &contended);
     row(&format!("round trip of {} bytes to another process (Unix socket)", args.frame_bytes), &trip);
     for (label, l) in &appends {
-        row(&format!("annal append of one record today, {label}"), l);
+        row(&format!("annal append of one record, {label}"), l);
     }
     row("SQLite append of one record (WAL, synchronous=FULL)", &sqlite_run);
     println!("\nTwo processes appending to the shared log together: {both_per_sec:.0} appends/s.");
