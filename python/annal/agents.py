@@ -155,6 +155,11 @@ class AnnalSession:
         self._lock = threading.Lock()
         # The item texts of the head's records read so far: (head, records, texts, chars).
         self._read: Tuple[str, int, List[str], int] = ("", 0, [], 0)
+        # Where this session's last add left its head (head, records): the next add names it
+        # as its expected position without reading the head first. Another writer's add, a
+        # pop or a clear moves the head's length, so a stale one is a conflict, after which
+        # the head is read. Not kept on a fleet, whose reads follow the servers first.
+        self._tail: Optional[Tuple[str, int]] = None
         self._closed = False
         # On a fleet, the session is shared: every host's store follows it before reading,
         # appends go through the servers (which check positions), and forks are published.
@@ -231,13 +236,17 @@ class AnnalSession:
         # for one position must meet the expected-position check, not a shared id.
         token = uuid.uuid4().hex[:12]
         while True:
-            head, length, _ = self.head()
+            with self._lock:
+                tail, self._tail = self._tail, None
+            head, length = tail if tail is not None else self.head()[:2]
             ids = [f"agents:{head}:{length + n}:{token}" for n in range(len(texts))]
             try:
                 if self._fleet is not None:
                     self._fleet.append_items(self.store, head, texts, ids, expected_next=length)
                 else:
-                    self.store.append_items(head, texts, ids, expected_next=length)
+                    receipt = self.store.append_items(head, texts, ids, expected_next=length)
+                    with self._lock:
+                        self._tail = (head, receipt["next"])
                 return
             except ConflictError:
                 continue  # another writer appended, or sealed this generation, first
@@ -335,6 +344,8 @@ class AnnalSession:
                 self.store.append(head, [seal], expected_next=length)
         except ConflictError:
             return False
+        with self._lock:
+            self._tail = None
         self._fork(head, keep, successor)
         return True
 
