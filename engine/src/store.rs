@@ -27,12 +27,13 @@ use crate::writer::{Request, Shared};
 
 mod opening;
 
-/// An open annal store: one redb file holding every session's journal.
+/// An open annal store: one redb file holding every session's journal, and a log beside it.
 ///
 /// `Store` is `Send + Sync`: share it between threads (for example in an `Arc`). Appends from
-/// all threads are committed in groups (one transaction, one sync each); reads run in
-/// parallel on snapshots. Several processes may open the same file at once,
-/// unless it is opened [`Sharing::Exclusive`](crate::options::Sharing::Exclusive), which writes through a durability log.
+/// all threads are committed in groups (one frame of the log and one sync each); reads run in
+/// parallel on snapshots. Several processes may open the same file at once and share its log,
+/// unless it is opened [`Sharing::Exclusive`](crate::options::Sharing::Exclusive), which writes
+/// through a log of its own.
 pub struct Store {
     db: Db,
     path: Option<PathBuf>,
