@@ -88,7 +88,7 @@ pub use crate::project::{
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
 pub use crate::receipts::RECEIPT_META_KEY;
 pub use crate::record::{Block, Record, Role};
-#[cfg(loom)]
+#[cfg(any(loom, test))]
 #[doc(hidden)]
 pub use crate::shared::loom_model as shared_loom_model;
 pub use crate::storage::StorageFile;

@@ -20,7 +20,7 @@ pub(crate) mod attach;
 pub(crate) mod commit;
 pub(crate) mod deciding;
 pub(crate) mod layout;
-#[cfg(loom)]
+#[cfg(any(loom, test))]
 pub mod loom_model;
 pub(crate) mod overlay;
 
@@ -293,6 +293,14 @@ impl SharedLog {
         state.end += bytes.len() as u64;
         state.last_seq = seq;
         Ok(seq)
+    }
+
+    /// Writes the next frame without syncing it or noting it: what a process killed between its
+    /// write and its sync leaves (the model's crash test).
+    #[cfg(any(loom, test))]
+    pub(crate) fn write_unsynced(&self, state: &LogState, redo: &[u8]) -> io::Result<()> {
+        let header = state.header.ok_or_else(|| io::Error::other("the shared log has no header"))?;
+        self.file.write(state.end, &frame(&self.store_id, header.cycle, state.last_seq + 1, redo))
     }
 
     /// Starts the next cycle once redb holds every frame up to `applied` durably: a header
