@@ -341,7 +341,11 @@ impl Store {
     fn stop_writer(&mut self) {
         let Some(commit) = &self.commit else { return };
         commit.close();
-        // The closing checkpoint emptied the log: a closed store is one file.
+        // The closing checkpoint emptied the log of a store opened alone: a closed store is one
+        // file. A shared store's log is never removed (other processes may have it open).
+        if self.log.is_some() {
+            return;
+        }
         if let Some(log) = self.path.as_deref().map(log_path) {
             if std::fs::metadata(&log).is_ok_and(|meta| meta.len() == 0) {
                 let _ = std::fs::remove_file(log);
