@@ -205,8 +205,9 @@ impl GroupCommit {
         if let Some(mut closing) = state.take() {
             checkpoint(&closing.db, closing.logged.as_mut(), &self.shared, closing.wait);
             // A shared log is left to the processes still open, and to the next: folding it at
-            // every close would cost a short-lived appender (a hook's `annal append`) three syncs
-            // more. Only a log a quarter full is folded, so a reader's start-up reads little.
+            // every close would cost a short-lived appender (a hook's `annal append`) two syncs
+            // more. Only a log holding over 64 KiB of frames is folded, so a reader's start-up
+            // reads little and one appender in dozens pays the fold.
             if let Some(log) = closing.shared_log.as_ref().filter(|log| log.is_filling()) {
                 checkpoint_shared(&closing.db, log, closing.wait, &self.shared.poisoned);
             }

@@ -113,7 +113,8 @@ pub(crate) fn frame(store_id: &[u8; 16], cycle: u64, seq: u64, redo: &[u8]) -> V
 
 /// The redo of frame `seq` of `cycle` at `at` in a log of `len` bytes, if that frame is there
 /// whole; `None` where the cycle's frames end.
-pub(crate) fn read_frame(
+#[cfg(test)]
+fn read_frame(
     file: &dyn StorageFile,
     len: u64,
     at: u64,
@@ -140,6 +141,77 @@ pub(crate) fn read_frame(
         return Ok(None);
     }
     Ok(Some(redo))
+}
+
+/// What the bytes at a frame's place hold.
+enum Parsed {
+    /// Frame `seq` of the cycle, whole, with a redo of this many bytes.
+    Frame(usize),
+    /// Not whole in the bytes given: this many bytes would hold it.
+    Short(u64),
+    /// Where the cycle's frames end.
+    End,
+}
+
+fn parse(bytes: &[u8], store_id: &[u8; 16], cycle: u64, seq: u64) -> Parsed {
+    let Some(head) = bytes.get(..FRAME_HEAD_BYTES) else { return Parsed::Short(FRAME_HEAD_BYTES as u64) };
+    let mut redo_len = [0u8; 4];
+    redo_len.copy_from_slice(&head[..4]);
+    let redo_len = u32::from_le_bytes(redo_len) as usize;
+    if redo_len == 0 || u64_at(head, 4) != seq {
+        return Parsed::End;
+    }
+    let Some(redo) = bytes.get(FRAME_HEAD_BYTES..FRAME_HEAD_BYTES + redo_len) else {
+        return Parsed::Short((FRAME_HEAD_BYTES + redo_len) as u64);
+    };
+    if head[12..28] != frame_check(store_id, cycle, seq, redo) {
+        return Parsed::End;
+    }
+    Parsed::Frame(redo_len)
+}
+
+/// Frames read: each one's sequence number and redo form.
+pub(crate) type Frames = Vec<(u64, Vec<u8>)>;
+
+/// Every whole frame of `cycle` from `at` on, starting with `seq`, and where they end: read in
+/// growing chunks, so catching up with many small frames takes a few reads, and finding none
+/// one small read.
+pub(crate) fn read_frames(
+    file: &dyn StorageFile,
+    len: u64,
+    mut at: u64,
+    store_id: &[u8; 16],
+    cycle: u64,
+    mut seq: u64,
+) -> io::Result<(Frames, u64)> {
+    let mut frames = Vec::new();
+    let mut chunk: u64 = 4096;
+    while at + FRAME_HEAD_BYTES as u64 <= len {
+        // Bounded by the file's length, which a writer filled from memory.
+        let mut bytes = vec![0u8; chunk.min(len - at) as usize];
+        file.read(at, &mut bytes)?;
+        let mut used = 0;
+        loop {
+            match parse(&bytes[used..], store_id, cycle, seq) {
+                Parsed::Frame(redo_len) => {
+                    let redo = &bytes[used + FRAME_HEAD_BYTES..used + FRAME_HEAD_BYTES + redo_len];
+                    frames.push((seq, redo.to_vec()));
+                    used += FRAME_HEAD_BYTES + redo_len;
+                    seq += 1;
+                }
+                Parsed::End => return Ok((frames, at + used as u64)),
+                Parsed::Short(needed) => {
+                    if at + used as u64 + needed > len {
+                        return Ok((frames, at + used as u64));
+                    }
+                    chunk = (chunk * 2).max(needed).min(len);
+                    break;
+                }
+            }
+        }
+        at += used as u64;
+    }
+    Ok((frames, at))
 }
 
 #[cfg(test)]
@@ -197,6 +269,28 @@ mod tests {
             file.write(HEADER_BYTES, &damaged).expect("written");
             assert_eq!(read(7, 12), None, "byte {at} flipped");
         }
+        // Many frames read back in one pass, and stop at the first that is not the next.
+        file.set_len(HEADER_BYTES + (1 << 20)).expect("sized");
+        let mut at = HEADER_BYTES;
+        for seq in 12..400u64 {
+            let redo = format!("frame {seq}: 東京 ☕ {}", "e\u{301}".repeat(seq as usize % 90)).into_bytes();
+            let bytes = frame(&id, 7, seq, &redo);
+            file.write(at, &bytes).expect("written");
+            at += bytes.len() as u64;
+        }
+        let len = file.len().expect("len");
+        let (frames, end) = read_frames(&file, len, HEADER_BYTES, &id, 7, 12).expect("reads");
+        assert_eq!(frames.len(), 388);
+        assert_eq!(end, at);
+        assert!(
+            frames
+                .iter()
+                .zip(12u64..)
+                .all(|((seq, redo), want)| *seq == want
+                    && redo.starts_with(format!("frame {want}:").as_bytes()))
+        );
+        let (none, end) = read_frames(&file, len, HEADER_BYTES, &id, 8, 12).expect("reads");
+        assert!(none.is_empty() && end == HEADER_BYTES, "another cycle's frames");
         // A header cut short or flipped reads as none.
         let mut bytes = header.encode(&id);
         bytes[40] ^= 1;

@@ -36,7 +36,7 @@ use crate::storage::StorageFile;
 use crate::sync::{lock, Arc, Mutex, MutexGuard};
 use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 
-use layout::{frame, read_frame, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES};
+use layout::{frame, read_frames, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES};
 use overlay::{Layer, Overlay, Window};
 
 /// The shared log of one store, as this process holds it.
@@ -77,6 +77,9 @@ impl LogState {
         }
     }
 }
+
+/// Frames above this many bytes are folded by a process that closes the store.
+const FOLD_AT_CLOSE_BYTES: u64 = 64 << 10;
 
 /// The log's lock, held with this process's state; let go when dropped.
 pub(crate) struct Held<'a> {
@@ -213,15 +216,16 @@ impl SharedLog {
             *state = LogState::begin(Some(header));
         }
         state.len = len;
-        loop {
-            let seq = state.last_seq + 1;
-            let read = read_frame(&*self.file, state.len, state.end, &self.store_id, header.cycle, seq)?;
-            let Some(redo) = read else { return Ok(()) };
+        let (frames, end) =
+            read_frames(&*self.file, state.len, state.end, &self.store_id, header.cycle, state.last_seq + 1)?;
+        for (seq, redo) in frames {
             let frame_len = (FRAME_HEAD_BYTES + redo.len()) as u64;
             state.overlay.add(seq, Bytes::from(redo))?;
             state.end += frame_len;
             state.last_seq = seq;
         }
+        debug_assert_eq!(state.end, end);
+        Ok(())
     }
 
     /// Begins a redb read transaction with `begin` and pairs it with the frames above it.
@@ -262,10 +266,12 @@ impl SharedLog {
         self.file.sync_data()
     }
 
-    /// Whether this process has read or written a quarter of the log's capacity in frames.
+    /// Whether the frames this process has read or written are enough to fold at close: every
+    /// process that opens the store reads them at its first snapshot (a few microseconds a
+    /// frame), so a short-lived reader's start-up stays small.
     pub(crate) fn is_filling(&self) -> bool {
         let state = lock(&self.state);
-        state.end - HEADER_BYTES > state.len / 4
+        state.end - HEADER_BYTES > FOLD_AT_CLOSE_BYTES.min(state.len / 4)
     }
 
     /// Whether a frame of `redo_bytes` fits after the current cycle's frames.
