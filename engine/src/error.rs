@@ -323,6 +323,18 @@ pub enum ReadError {
     },
 }
 
+/// A read inside a write (deciding an append against a snapshot) fails the write as storage
+/// does: I/O stays I/O, anything else read is damage.
+impl From<ReadError> for Failure {
+    fn from(err: ReadError) -> Failure {
+        match err {
+            ReadError::Io { source } => Failure::Io(source),
+            ReadError::Corrupted { reason } => Failure::Corrupted(reason),
+            other => Failure::Corrupted(other.to_string()),
+        }
+    }
+}
+
 impl From<Failure> for ReadError {
     fn from(failure: Failure) -> ReadError {
         match failure {

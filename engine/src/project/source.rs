@@ -6,7 +6,7 @@ use std::sync::Arc;
 use redb::{ReadOnlyTable, ReadTransaction};
 
 use crate::error::{Failure, ReadError};
-use crate::read::Snapshot;
+use crate::read::{range_with_frames, Snapshot};
 use crate::shared::overlay::Layer;
 use crate::tables::{CHECKPOINTS, RECEIPTS};
 use crate::tokens::TokenCounter;
@@ -67,19 +67,10 @@ impl ProjectionSnapshot {
         key: u64,
         orders: (u64, u64),
     ) -> Result<Vec<(u64, [u8; 32])>, ReadError> {
-        let mut out = Vec::new();
-        if orders.0 >= orders.1 {
-            return Ok(out);
-        }
-        for entry in self.receipts.range((key, orders.0)..(key, orders.1)).map_err(ReadError::storage)? {
-            let (stored, value) = entry.map_err(ReadError::storage)?;
-            out.push((stored.value().1, value.value()));
-        }
-        if let Some(layer) = self.snapshot.layer() {
-            let after = out.last().map_or(orders.0, |(order, _)| order + 1);
-            out.extend(layer.maps().receipt_range(key, (after, orders.1), layer.window));
-        }
-        Ok(out)
+        range_with_frames(&self.receipts, key, orders, |after| match self.snapshot.layer() {
+            Some(layer) => layer.maps().receipt_range(key, (after, orders.1), layer.window),
+            None => Vec::new(),
+        })
     }
 
     /// The stored plan of a checkpoint, if its row exists.

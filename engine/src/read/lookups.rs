@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use redb::{ReadableTable, ReadableTableMetadata};
+use redb::{ReadOnlyTable, ReadableTable, ReadableTableMetadata};
 
 use crate::digest::DIGEST_LEN;
 use crate::error::ReadError;
@@ -16,6 +16,28 @@ use crate::tables::{meta_u64, SessionRow};
 use crate::view::{BlockView, Payload, RecordView};
 
 use super::{JournalRange, Snapshot};
+
+/// A session key's fixed-size values with sourceOrders in `[orders.0, orders.1)`: redb's, then
+/// `frames(after)`, those of the shared log's frames from `after` on (past redb's: frames only
+/// ever add).
+pub(crate) fn range_with_frames<const N: usize>(
+    table: &ReadOnlyTable<(u64, u64), [u8; N]>,
+    key: u64,
+    orders: (u64, u64),
+    frames: impl FnOnce(u64) -> Vec<(u64, [u8; N])>,
+) -> Result<Vec<(u64, [u8; N])>, ReadError> {
+    let mut out = Vec::new();
+    if orders.0 >= orders.1 {
+        return Ok(out);
+    }
+    for item in table.range((key, orders.0)..(key, orders.1)).map_err(ReadError::storage)? {
+        let (stored, value) = item.map_err(ReadError::storage)?;
+        out.push((stored.value().1, value.value()));
+    }
+    let after = out.last().map_or(orders.0, |(order, _)| order + 1);
+    out.extend(frames(after));
+    Ok(out)
+}
 
 impl Snapshot {
     /// A blob's bytes.
@@ -134,12 +156,9 @@ impl Snapshot {
             visit(&key.value(), bytes.value())?;
         }
         if let Some(layer) = &self.layer {
-            let maps = layer.maps();
-            for hash in maps.blob_hashes(layer.window) {
-                // Blobs already in redb are never put again, so none is visited twice.
-                if let Some(bytes) = maps.blob(&hash, layer.window) {
-                    visit(&hash, &bytes)?;
-                }
+            // Blobs already in redb are never put again, so none is visited twice.
+            for (hash, bytes) in layer.maps().blobs(layer.window) {
+                visit(&hash, &bytes)?;
             }
         }
         Ok(())
@@ -164,19 +183,10 @@ impl Snapshot {
         key: u64,
         orders: (u64, u64),
     ) -> Result<Vec<(u64, [u8; DIGEST_LEN])>, ReadError> {
-        let mut out = Vec::new();
-        if orders.0 >= orders.1 {
-            return Ok(out);
-        }
-        for item in self.digests.range((key, orders.0)..(key, orders.1)).map_err(ReadError::storage)? {
-            let (stored, bytes) = item.map_err(ReadError::storage)?;
-            out.push((stored.value().1, bytes.value()));
-        }
-        if let Some(layer) = &self.layer {
-            let after = out.last().map_or(orders.0, |(order, _)| order + 1);
-            out.extend(layer.maps().digest_range(key, (after, orders.1), layer.window));
-        }
-        Ok(out)
+        range_with_frames(&self.digests, key, orders, |after| match &self.layer {
+            Some(layer) => layer.maps().digest_range(key, (after, orders.1), layer.window),
+            None => Vec::new(),
+        })
     }
 
     /// The digest stored at `key`.

@@ -15,6 +15,7 @@ mod lookups;
 
 pub(crate) use journal::JournalRange;
 pub use journal::Records;
+pub(crate) use lookups::range_with_frames;
 pub use lookups::TableSize;
 
 use crate::codec;

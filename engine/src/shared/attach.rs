@@ -18,7 +18,7 @@ use crate::replay::replay;
 use crate::storage::StorageFile;
 
 use super::commit::checkpoint_shared;
-use super::layout::{Header, HeaderRead};
+use super::layout::{Header, HeaderRead, OTHER_STORE};
 use super::{log_applied, ProcessLock, SharedLog};
 
 /// The smallest shared log: a few frames of ordinary appends.
@@ -26,6 +26,15 @@ const CAPACITY_MIN_BYTES: u64 = 64 << 10;
 
 fn io_at(path: &Path) -> impl Fn(io::Error) -> OpenError + '_ {
     move |source| OpenError::Io { path: path.to_path_buf(), source }
+}
+
+/// The file at `path` opened as `options` say; none when there is no file there.
+pub(crate) fn open_existing(path: &Path, options: &OpenOptions) -> Result<Option<File>, OpenError> {
+    match options.open(path) {
+        Ok(file) => Ok(Some(file)),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(source) => Err(OpenError::Io { path: path.to_path_buf(), source }),
+    }
 }
 
 /// The shared log of a store opened shared and writable, made if it has no valid header.
@@ -102,19 +111,14 @@ pub(crate) enum Found {
 /// The shared log beside `path` for a read-only open: read, never written or made.
 pub(crate) fn attach_read_only(path: &Path, store_id: [u8; 16]) -> Result<Found, OpenError> {
     let log_path = crate::open::log_path(path);
-    let file = match File::open(&log_path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Found::Nothing),
-        Err(source) => return Err(OpenError::Io { path: log_path, source }),
+    let Some(file) = open_existing(&log_path, OpenOptions::new().read(true))? else {
+        return Ok(Found::Nothing);
     };
     let lock_file = file.try_clone().map_err(io_at(&log_path))?;
     let file = LogFile(file);
     match Header::read(&file, &store_id).map_err(io_at(&log_path))? {
         HeaderRead::Alone => Ok(Found::Alone),
-        HeaderRead::OtherStore => Err(OpenError::Corrupted {
-            path: log_path,
-            reason: "the log file beside the store belongs to another store".into(),
-        }),
+        HeaderRead::OtherStore => Err(OpenError::Corrupted { path: log_path, reason: OTHER_STORE.into() }),
         // Frames are read at every snapshot, and a header written meanwhile is found then.
         HeaderRead::None | HeaderRead::Valid(_) => {
             let log = SharedLog::open(Box::new(file), Some(Box::new(lock_file)), store_id, 0, None)
@@ -129,10 +133,8 @@ pub(crate) fn attach_read_only(path: &Path, store_id: [u8; 16]) -> Result<Found,
 /// it.
 pub(crate) fn fold_before_alone(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
     let log_path = crate::open::log_path(path);
-    let file = match OpenOptions::new().read(true).write(true).open(&log_path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(source) => return Err(OpenError::Io { path: log_path, source }),
+    let Some(file) = open_existing(&log_path, OpenOptions::new().read(true).write(true))? else {
+        return Ok(());
     };
     let id = store_id(db, path)?;
     let file = LogFile(file);

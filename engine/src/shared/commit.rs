@@ -10,7 +10,7 @@ use std::time::Duration;
 use redb::{Database, ReadableDatabase, WriteTransaction};
 
 use crate::apply::{Decide, Tables};
-use crate::error::{Failure, ReadError};
+use crate::error::Failure;
 use crate::fork::Fork;
 use crate::read::Snapshot;
 use crate::replay::put_back;
@@ -21,13 +21,6 @@ use super::{log_applied, LogState, SharedLog};
 
 fn storage(failure: Failure) -> GroupFailure {
     GroupFailure::Storage(failure)
-}
-
-fn read_failure(err: ReadError) -> GroupFailure {
-    storage(match err {
-        ReadError::Io { source } => Failure::Io(source),
-        other => Failure::Corrupted(other.to_string()),
-    })
 }
 
 /// Whether a request writes something the log's frames do not carry.
@@ -69,7 +62,7 @@ pub(crate) fn commit_shared(
         log.next_cycle(&mut held.state, applied).map_err(|e| storage(Failure::Io(e)))?;
     }
     let layer = log.layer_over(&held.state, applied).map_err(storage)?;
-    let snapshot = Snapshot::layered(txn, layer).map_err(read_failure)?;
+    let snapshot = Snapshot::layered(txn, layer).map_err(|e| storage(e.into()))?;
     let mut deciding = Deciding::new(&snapshot);
     let mut outcomes = Vec::with_capacity(group.len());
     for request in group.iter_mut() {

@@ -8,7 +8,7 @@ use bytes::Bytes;
 
 use crate::apply::Access;
 use crate::digest::DIGEST_LEN;
-use crate::error::{Failure, ReadError};
+use crate::error::Failure;
 use crate::hash::Hash;
 use crate::read::{SessionLookup, Snapshot};
 use crate::redo::{Redo, Target};
@@ -26,14 +26,6 @@ pub(crate) struct Deciding<'s> {
 
 /// The sequence number the group's own writes are kept under (any in [`Window::ALL`]).
 const OWN: u64 = 1;
-
-fn failure(err: ReadError) -> Failure {
-    match err {
-        ReadError::Io { source } => Failure::Io(source),
-        ReadError::Corrupted { reason } => Failure::Corrupted(reason),
-        other => Failure::Corrupted(other.to_string()),
-    }
-}
 
 impl<'s> Deciding<'s> {
     pub(crate) fn new(base: &'s Snapshot) -> Deciding<'s> {
@@ -62,28 +54,28 @@ impl Access for Deciding<'_> {
         if let Some(bytes) = self.own.journal(key, Window::ALL) {
             return Ok(Some(bytes.to_vec()));
         }
-        let held = self.base.journal_get(key).map_err(failure)?;
+        let held = self.base.journal_get(key).map_err(Failure::from)?;
         Ok(held.map(|held| held.stored().to_vec()))
     }
 
     fn entry_at(&self, entry_id: &str) -> Result<Option<(u64, u64)>, Failure> {
         match self.own.entry(entry_id, Window::ALL) {
             Some(at) => Ok(Some(at)),
-            None => self.base.entry_at(entry_id).map_err(failure),
+            None => self.base.entry_at(entry_id).map_err(Failure::from),
         }
     }
 
     fn digest_at(&self, key: (u64, u64)) -> Result<Option<[u8; DIGEST_LEN]>, Failure> {
         match self.own.digest(key, Window::ALL) {
             Some(digest) => Ok(Some(digest)),
-            None => self.base.digest_at(key).map_err(failure),
+            None => self.base.digest_at(key).map_err(Failure::from),
         }
     }
 
     fn meta_at(&self, key: &str) -> Result<u64, Failure> {
         match self.own.meta(key, Window::ALL)? {
             Some(value) => Ok(value),
-            None => self.base.meta_at(key).map_err(failure),
+            None => self.base.meta_at(key).map_err(Failure::from),
         }
     }
 
@@ -91,7 +83,7 @@ impl Access for Deciding<'_> {
         if self.own.blob(hash, Window::ALL).is_some() {
             return Ok(true);
         }
-        Ok(self.base.blob_value(hash).map_err(failure)?.is_some())
+        Ok(self.base.blob_value(hash).map_err(Failure::from)?.is_some())
     }
 
     fn put(&mut self, target: Target, key: &[u8], value: &[u8]) -> Result<(), Failure> {

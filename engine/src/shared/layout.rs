@@ -22,6 +22,9 @@ pub(crate) const HEADER_BYTES: u64 = 4096;
 const HEADER_USED: usize = 64;
 pub(crate) const FRAME_HEAD_BYTES: usize = 4 + 8 + 16;
 
+/// Why a log whose header names another store is refused.
+pub(crate) const OTHER_STORE: &str = "the log file beside the store belongs to another store";
+
 /// What a log's first bytes say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum HeaderRead {
@@ -111,38 +114,6 @@ pub(crate) fn frame(store_id: &[u8; 16], cycle: u64, seq: u64, redo: &[u8]) -> V
     out
 }
 
-/// The redo of frame `seq` of `cycle` at `at` in a log of `len` bytes, if that frame is there
-/// whole; `None` where the cycle's frames end.
-#[cfg(test)]
-fn read_frame(
-    file: &dyn StorageFile,
-    len: u64,
-    at: u64,
-    store_id: &[u8; 16],
-    cycle: u64,
-    seq: u64,
-) -> io::Result<Option<Vec<u8>>> {
-    if at + FRAME_HEAD_BYTES as u64 > len {
-        return Ok(None);
-    }
-    let mut head = [0u8; FRAME_HEAD_BYTES];
-    file.read(at, &mut head)?;
-    let mut redo_len = [0u8; 4];
-    redo_len.copy_from_slice(&head[..4]);
-    let redo_len = u64::from(u32::from_le_bytes(redo_len));
-    let start = at + FRAME_HEAD_BYTES as u64;
-    if redo_len == 0 || u64_at(&head, 4) != seq || start + redo_len > len {
-        return Ok(None);
-    }
-    // Bounded by the file's length, which a writer filled from memory.
-    let mut redo = vec![0u8; redo_len as usize];
-    file.read(start, &mut redo)?;
-    if head[12..28] != frame_check(store_id, cycle, seq, &redo) {
-        return Ok(None);
-    }
-    Ok(Some(redo))
-}
-
 /// What the bytes at a frame's place hold.
 enum Parsed {
     /// Frame `seq` of the cycle, whole, with a redo of this many bytes.
@@ -173,8 +144,8 @@ fn parse(bytes: &[u8], store_id: &[u8; 16], cycle: u64, seq: u64) -> Parsed {
 /// Frames read: each one's sequence number and redo form.
 pub(crate) type Frames = Vec<(u64, Vec<u8>)>;
 
-/// Every whole frame of `cycle` from `at` on, starting with `seq`, and where they end: read in
-/// growing chunks, so catching up with many small frames takes a few reads, and finding none
+/// Every whole frame of `cycle` from `at` on, starting with `seq` (they end where their lengths
+/// add up to): read in growing chunks, so catching up with many small frames takes a few reads, and finding none
 /// one small read.
 pub(crate) fn read_frames(
     file: &dyn StorageFile,
@@ -183,7 +154,7 @@ pub(crate) fn read_frames(
     store_id: &[u8; 16],
     cycle: u64,
     mut seq: u64,
-) -> io::Result<(Frames, u64)> {
+) -> io::Result<Frames> {
     let mut frames = Vec::new();
     let mut chunk: u64 = 4096;
     while at + FRAME_HEAD_BYTES as u64 <= len {
@@ -199,10 +170,10 @@ pub(crate) fn read_frames(
                     used += FRAME_HEAD_BYTES + redo_len;
                     seq += 1;
                 }
-                Parsed::End => return Ok((frames, at + used as u64)),
+                Parsed::End => return Ok(frames),
                 Parsed::Short(needed) => {
                     if at + used as u64 + needed > len {
-                        return Ok((frames, at + used as u64));
+                        return Ok(frames);
                     }
                     chunk = (chunk * 2).max(needed).min(len);
                     break;
@@ -211,7 +182,7 @@ pub(crate) fn read_frames(
         }
         at += used as u64;
     }
-    Ok((frames, at))
+    Ok(frames)
 }
 
 #[cfg(test)]
@@ -258,7 +229,10 @@ mod tests {
         let written = frame(&id, 7, 12, redo);
         file.write(HEADER_BYTES, &written).expect("written");
         let len = file.len().expect("len");
-        let read = |cycle, seq| read_frame(&file, len, HEADER_BYTES, &id, cycle, seq).expect("reads");
+        let read = |cycle, seq| {
+            let frames = read_frames(&file, len, HEADER_BYTES, &id, cycle, seq).expect("reads");
+            frames.into_iter().next().map(|(_, redo)| redo)
+        };
         assert_eq!(read(7, 12).as_deref(), Some(redo));
         assert_eq!(read(8, 12), None, "another cycle's frame");
         assert_eq!(read(7, 13), None, "not the next sequence number");
@@ -279,9 +253,10 @@ mod tests {
             at += bytes.len() as u64;
         }
         let len = file.len().expect("len");
-        let (frames, end) = read_frames(&file, len, HEADER_BYTES, &id, 7, 12).expect("reads");
+        let frames = read_frames(&file, len, HEADER_BYTES, &id, 7, 12).expect("reads");
         assert_eq!(frames.len(), 388);
-        assert_eq!(end, at);
+        let read_len: u64 = frames.iter().map(|(_, redo)| (FRAME_HEAD_BYTES + redo.len()) as u64).sum();
+        assert_eq!(HEADER_BYTES + read_len, at);
         assert!(
             frames
                 .iter()
@@ -289,8 +264,8 @@ mod tests {
                 .all(|((seq, redo), want)| *seq == want
                     && redo.starts_with(format!("frame {want}:").as_bytes()))
         );
-        let (none, end) = read_frames(&file, len, HEADER_BYTES, &id, 8, 12).expect("reads");
-        assert!(none.is_empty() && end == HEADER_BYTES, "another cycle's frames");
+        let none = read_frames(&file, len, HEADER_BYTES, &id, 8, 12).expect("reads");
+        assert!(none.is_empty(), "another cycle's frames");
         // A header cut short or flipped reads as none.
         let mut bytes = header.encode(&id);
         bytes[40] ^= 1;

@@ -36,7 +36,7 @@ use crate::storage::StorageFile;
 use crate::sync::{lock, Arc, Mutex, MutexGuard};
 use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 
-use layout::{frame, read_frames, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES};
+use layout::{frame, read_frames, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES, OTHER_STORE};
 use overlay::{Layer, Overlay, Window};
 
 /// The shared log of one store, as this process holds it.
@@ -152,11 +152,7 @@ impl SharedLog {
         let found = Header::read(&*log.file, &store_id)?;
         let applied = match found {
             HeaderRead::Valid(_) => None,
-            HeaderRead::OtherStore => {
-                return Err(Failure::Corrupted(
-                    "the log file beside the store belongs to another store".into(),
-                ))
-            }
+            HeaderRead::OtherStore => return Err(Failure::Corrupted(OTHER_STORE.into())),
             HeaderRead::Alone | HeaderRead::None => Some(make(&*log.file, found)?),
         };
         if let Some(applied) = applied {
@@ -201,11 +197,7 @@ impl SharedLog {
                 state.len = len;
                 return Ok(());
             }
-            HeaderRead::OtherStore => {
-                return Err(Failure::Corrupted(
-                    "the log file beside the store belongs to another store".into(),
-                ))
-            }
+            HeaderRead::OtherStore => return Err(Failure::Corrupted(OTHER_STORE.into())),
             HeaderRead::Alone => {
                 return Err(Failure::Corrupted(
                     "the log file beside the store is the log of a store opened alone".into(),
@@ -216,7 +208,7 @@ impl SharedLog {
             *state = LogState::begin(Some(header));
         }
         state.len = len;
-        let (frames, end) =
+        let frames =
             read_frames(&*self.file, state.len, state.end, &self.store_id, header.cycle, state.last_seq + 1)?;
         for (seq, redo) in frames {
             let frame_len = (FRAME_HEAD_BYTES + redo.len()) as u64;
@@ -224,7 +216,6 @@ impl SharedLog {
             state.end += frame_len;
             state.last_seq = seq;
         }
-        debug_assert_eq!(state.end, end);
         Ok(())
     }
 

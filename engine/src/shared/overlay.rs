@@ -222,9 +222,9 @@ impl Maps {
         self.blobs.get(hash).and_then(|v| newest(v, window)).cloned()
     }
 
-    /// Every blob the window holds.
-    pub(crate) fn blob_hashes(&self, window: Window) -> Vec<[u8; 32]> {
-        self.blobs.iter().filter(|(_, v)| newest(v, window).is_some()).map(|(hash, _)| *hash).collect()
+    /// Every blob the window holds, with its stored value.
+    pub(crate) fn blobs(&self, window: Window) -> Vec<([u8; 32], Bytes)> {
+        self.blobs.iter().filter_map(|(hash, v)| Some((*hash, newest(v, window)?.clone()))).collect()
     }
 }
 

@@ -18,7 +18,7 @@ use crate::open::{
 };
 use crate::options::{Sharing, StoreOptions};
 use crate::read::Snapshot;
-use crate::shared::attach::{attach, attach_read_only, fold_before_alone, Found};
+use crate::shared::attach::{attach, attach_read_only, fold_before_alone, open_existing, Found};
 use crate::shared::SharedLog;
 use crate::storage::{Backend, StorageFile};
 use crate::watermark::Watermark;
@@ -268,10 +268,8 @@ fn position_end(db: &Db, log: Option<&SharedLog>, shown: &Path) -> Result<u64, O
 fn forget_stale_log(path: &Path) -> Result<(), OpenError> {
     let log = log_path(path);
     let io_error = |source: io::Error| OpenError::Io { path: log.clone(), source };
-    let file = match std::fs::OpenOptions::new().read(true).write(true).open(&log) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(()),
-        Err(err) => return Err(io_error(err)),
+    let Some(file) = open_existing(&log, std::fs::OpenOptions::new().read(true).write(true))? else {
+        return Ok(());
     };
     file.lock().map_err(io_error)?;
     let emptied = match std::fs::metadata(path) {
