@@ -24,7 +24,13 @@ pub(crate) struct JournalRange<'s> {
 impl<'s> JournalRange<'s> {
     pub(crate) fn new(snapshot: &'s Snapshot, key: u64, orders: (u64, u64)) -> Result<Self, ReadError> {
         let pages = if orders.0 < orders.1 {
-            Some(snapshot.journal.range((key, orders.0)..(key, orders.1)).map_err(ReadError::storage)?)
+            Some(
+                snapshot
+                    .tables
+                    .journal()?
+                    .range((key, orders.0)..(key, orders.1))
+                    .map_err(ReadError::storage)?,
+            )
         } else {
             None
         };

@@ -121,12 +121,12 @@ impl Snapshot {
             })
         }
         let mut sizes = vec![
-            size("sessions", &self.sessions)?,
-            size("journal", &self.journal)?,
-            size("digests", &self.digests)?,
-            size("entries", &self.entries)?,
-            size("positions", &self.positions)?,
-            size("blobs", &self.blobs)?,
+            size("sessions", self.tables.sessions()?)?,
+            size("journal", self.tables.journal()?)?,
+            size("digests", self.tables.digests()?)?,
+            size("entries", self.tables.entries()?)?,
+            size("positions", self.tables.positions()?)?,
+            size("blobs", self.tables.blobs()?)?,
         ];
         // What the shared log's frames hold is the store's too, until a checkpoint folds it in.
         if let Some(layer) = &self.layer {
@@ -143,7 +143,7 @@ impl Snapshot {
         if let Some(bytes) = self.layer.as_ref().and_then(|l| l.maps().blob(hash, l.window)) {
             return Ok(Some(Held::Frame(bytes)));
         }
-        Ok(self.blobs.get(hash).map_err(ReadError::storage)?.map(Held::Page))
+        Ok(self.tables.blobs()?.get(hash).map_err(ReadError::storage)?.map(Held::Page))
     }
 
     /// Every blob's key and stored value, for `verify`.
@@ -151,7 +151,7 @@ impl Snapshot {
         &self,
         mut visit: impl FnMut(&Hash, &[u8]) -> Result<(), ReadError>,
     ) -> Result<(), ReadError> {
-        for item in self.blobs.iter().map_err(ReadError::storage)? {
+        for item in self.tables.blobs()?.iter().map_err(ReadError::storage)? {
             let (key, bytes) = item.map_err(ReadError::storage)?;
             visit(&key.value(), bytes.value())?;
         }
@@ -169,7 +169,12 @@ impl Snapshot {
         if let Some(bytes) = self.layer.as_ref().and_then(|l| l.maps().journal(key, l.window)) {
             return Ok(Some(HeldRecord::new(Held::Frame(bytes))));
         }
-        Ok(self.journal.get(key).map_err(ReadError::storage)?.map(|g| HeldRecord::new(Held::Page(g))))
+        Ok(self
+            .tables
+            .journal()?
+            .get(key)
+            .map_err(ReadError::storage)?
+            .map(|g| HeldRecord::new(Held::Page(g))))
     }
 
     /// The stored records of session key `key` with sourceOrders in `[orders.0, orders.1)`.
@@ -183,7 +188,7 @@ impl Snapshot {
         key: u64,
         orders: (u64, u64),
     ) -> Result<Vec<(u64, [u8; DIGEST_LEN])>, ReadError> {
-        range_with_frames(&self.digests, key, orders, |after| match &self.layer {
+        range_with_frames(self.tables.digests()?, key, orders, |after| match &self.layer {
             Some(layer) => layer.maps().digest_range(key, (after, orders.1), layer.window),
             None => Vec::new(),
         })
@@ -194,7 +199,7 @@ impl Snapshot {
         if let Some(digest) = self.layer.as_ref().and_then(|l| l.maps().digest(key, l.window)) {
             return Ok(Some(digest));
         }
-        Ok(self.digests.get(key).map_err(ReadError::storage)?.map(|d| d.value()))
+        Ok(self.tables.digests()?.get(key).map_err(ReadError::storage)?.map(|d| d.value()))
     }
 
     /// A u64 of the meta table (0 when absent).
@@ -204,7 +209,7 @@ impl Snapshot {
                 return Ok(value);
             }
         }
-        Ok(meta_u64(&self.meta, key)?)
+        Ok(meta_u64(self.tables.meta()?, key)?)
     }
 
     /// The frames laid over redb, if any.

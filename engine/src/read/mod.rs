@@ -8,25 +8,25 @@
 use std::collections::BTreeMap;
 use std::ops::Range as OpsRange;
 
-use redb::{ReadOnlyTable, ReadTransaction, ReadableTable};
+use redb::{ReadTransaction, ReadableTable};
 
 mod journal;
 mod lookups;
+mod opened;
 
 pub(crate) use journal::JournalRange;
 pub use journal::Records;
 pub(crate) use lookups::range_with_frames;
 pub use lookups::TableSize;
+use opened::Opened;
 
 use crate::codec;
-use crate::digest::{Digest, DIGEST_LEN};
+use crate::digest::Digest;
 use crate::error::{Failure, ReadError};
 use crate::hash::Hash;
 use crate::packing::HeldRecord;
 use crate::shared::overlay::Layer;
-use crate::tables::{
-    SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, POSITIONS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
-};
+use crate::tables::SessionRow;
 use crate::view::RecordView;
 
 /// What a store knows about one session.
@@ -108,17 +108,9 @@ pub(crate) trait SessionLookup {
 
 /// A consistent read view of the store.
 pub struct Snapshot {
-    _txn: ReadTransaction,
     /// The shared log's frames laid over the transaction; none for a store opened alone.
     layer: Option<Layer>,
-    meta: ReadOnlyTable<&'static str, &'static [u8]>,
-    sessions: ReadOnlyTable<&'static str, [u8; SESSION_ROW_LEN]>,
-    names: ReadOnlyTable<u64, &'static str>,
-    journal: ReadOnlyTable<(u64, u64), &'static [u8]>,
-    digests: ReadOnlyTable<(u64, u64), [u8; DIGEST_LEN]>,
-    entries: ReadOnlyTable<&'static str, (u64, u64)>,
-    positions: ReadOnlyTable<u64, (u64, u64)>,
-    blobs: ReadOnlyTable<[u8; 32], &'static [u8]>,
+    tables: Opened,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -132,14 +124,15 @@ impl SessionLookup for Snapshot {
         if let Some(row) = self.layer.as_ref().and_then(|l| l.maps().session(name, l.window)) {
             return Ok(Some(row));
         }
-        Ok(self.sessions.get(name)?.map(|row| SessionRow::decode(&row.value())))
+        Ok(self.tables.sessions()?.get(name)?.map(|row| SessionRow::decode(&row.value())))
     }
 
     fn name_by_key(&self, key: u64) -> Result<String, Failure> {
         if let Some(name) = self.layer.as_ref().and_then(|l| l.maps().name(key, l.window)) {
             return Ok(name);
         }
-        self.names
+        self.tables
+            .names()?
             .get(key)?
             .map(|name| name.value().to_owned())
             .ok_or_else(|| Failure::Corrupted(format!("no session has key {key}")))
@@ -182,18 +175,7 @@ impl RecordGuard<'_> {
 impl Snapshot {
     /// A snapshot of `txn` with `layer` laid over it.
     pub(crate) fn layered(txn: ReadTransaction, layer: Option<Layer>) -> Result<Snapshot, ReadError> {
-        Ok(Snapshot {
-            layer,
-            meta: txn.open_table(META).map_err(ReadError::storage)?,
-            sessions: txn.open_table(SESSIONS).map_err(ReadError::storage)?,
-            names: txn.open_table(SESSION_NAMES).map_err(ReadError::storage)?,
-            journal: txn.open_table(JOURNAL).map_err(ReadError::storage)?,
-            digests: txn.open_table(DIGESTS).map_err(ReadError::storage)?,
-            entries: txn.open_table(ENTRIES).map_err(ReadError::storage)?,
-            positions: txn.open_table(POSITIONS).map_err(ReadError::storage)?,
-            blobs: txn.open_table(BLOBS).map_err(ReadError::storage)?,
-            _txn: txn,
-        })
+        Ok(Snapshot { layer, tables: Opened::new(txn) })
     }
 
     fn info(&self, name: String, row: &SessionRow) -> Result<SessionInfo, ReadError> {
@@ -231,7 +213,7 @@ impl Snapshot {
     /// I/O or corruption of the sessions table.
     pub fn sessions(&self) -> Result<Vec<SessionInfo>, ReadError> {
         let mut rows: BTreeMap<String, SessionRow> = BTreeMap::new();
-        for item in self.sessions.iter().map_err(ReadError::storage)? {
+        for item in self.tables.sessions()?.iter().map_err(ReadError::storage)? {
             let (name, row) = item.map_err(ReadError::storage)?;
             rows.insert(name.value().to_owned(), SessionRow::decode(&row.value()));
         }
@@ -285,7 +267,7 @@ impl Snapshot {
         if let Some(at) = self.layer.as_ref().and_then(|l| l.maps().entry(entry_id, l.window)) {
             return Ok(Some(at));
         }
-        Ok(self.entries.get(entry_id).map_err(ReadError::storage)?.map(|location| location.value()))
+        Ok(self.tables.entries()?.get(entry_id).map_err(ReadError::storage)?.map(|location| location.value()))
     }
 
     /// The record with this entryId.
@@ -332,7 +314,7 @@ impl Snapshot {
     /// I/O or corruption.
     pub fn positions(&self, from: u64, limit: usize) -> Result<Vec<PositionEntry>, ReadError> {
         let mut located: Vec<(u64, (u64, u64))> = Vec::new();
-        for item in self.positions.range(from..).map_err(ReadError::storage)?.take(limit) {
+        for item in self.tables.positions()?.range(from..).map_err(ReadError::storage)?.take(limit) {
             let (position, location) = item.map_err(ReadError::storage)?;
             located.push((position.value(), location.value()));
         }
@@ -363,7 +345,8 @@ impl Snapshot {
     /// I/O or corruption.
     pub fn position_end(&self) -> Result<u64, ReadError> {
         let stored = self
-            .positions
+            .tables
+            .positions()?
             .last()
             .map_err(ReadError::storage)?
             .map_or(0, |(position, _)| position.value() + 1);

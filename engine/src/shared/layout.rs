@@ -144,9 +144,12 @@ fn parse(bytes: &[u8], store_id: &[u8; 16], cycle: u64, seq: u64) -> Parsed {
 /// Frames read: each one's sequence number and redo form.
 pub(crate) type Frames = Vec<(u64, Vec<u8>)>;
 
+/// The most a read of frames asks for at once, unless one frame is larger.
+const READ_CHUNK_MAX_BYTES: u64 = 64 << 10;
+
 /// Every whole frame of `cycle` from `at` on, starting with `seq` (they end where their lengths
-/// add up to): read in growing chunks, so catching up with many small frames takes a few reads, and finding none
-/// one small read.
+/// add up to): read in growing chunks, so catching up with many small frames takes a few reads,
+/// and finding none one small read.
 pub(crate) fn read_frames(
     file: &dyn StorageFile,
     len: u64,
@@ -156,10 +159,13 @@ pub(crate) fn read_frames(
     mut seq: u64,
 ) -> io::Result<Frames> {
     let mut frames = Vec::new();
+    // Reads grow from a page to READ_CHUNK_MAX_BYTES while frames keep coming; a larger frame
+    // is read whole, without making the reads after it larger (zeros follow the last frame).
     let mut chunk: u64 = 4096;
+    let mut needed: u64 = 0;
     while at + FRAME_HEAD_BYTES as u64 <= len {
         // Bounded by the file's length, which a writer filled from memory.
-        let mut bytes = vec![0u8; chunk.min(len - at) as usize];
+        let mut bytes = vec![0u8; chunk.max(needed).min(len - at) as usize];
         file.read(at, &mut bytes)?;
         let mut used = 0;
         loop {
@@ -171,11 +177,12 @@ pub(crate) fn read_frames(
                     seq += 1;
                 }
                 Parsed::End => return Ok(frames),
-                Parsed::Short(needed) => {
-                    if at + used as u64 + needed > len {
+                Parsed::Short(short) => {
+                    if at + used as u64 + short > len {
                         return Ok(frames);
                     }
-                    chunk = (chunk * 2).max(needed).min(len);
+                    chunk = (chunk * 2).min(READ_CHUNK_MAX_BYTES);
+                    needed = short;
                     break;
                 }
             }
