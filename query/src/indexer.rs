@@ -35,6 +35,9 @@ const LOAD_QUIET: Duration = Duration::from_secs(1);
 /// follower catching up): live appends arrive a few at a time.
 const LOAD_BACKLOG_POSITIONS: u64 = 4 * BATCH_POSITIONS as u64;
 
+/// How long the commit feed lets appends gather before it tells the indexer of them again.
+const GATHER: Duration = Duration::from_millis(10);
+
 /// Messages to the indexer thread.
 #[derive(Debug)]
 pub(crate) enum Control {
@@ -257,6 +260,13 @@ impl Config {
 
 /// Forwards the store's commit feed into the control channel until `stop` is set (checked
 /// between waits, so it ends within one wait after the index closes).
+///
+/// After each message it lets [`GATHER`] pass before it looks again, so the appends of a writer
+/// appending a turn at a time are indexed every few turns in one pass, not one by one: each pass
+/// is a snapshot and a wake-up of the indexing threads, which would compete with the writer's
+/// next append for the two cores and the shared log's lock. The indexer reads the journal's end
+/// itself, so one message covers every append before it; a search that waits for what is
+/// appended asks the indexer directly and does not wait for this.
 pub(crate) fn forward_commits(
     store: &Store,
     control: Sender<Control>,
@@ -265,8 +275,11 @@ pub(crate) fn forward_commits(
     let feed = store.commit_feed();
     std::thread::Builder::new().name("annal-index-feed".into()).spawn(move || {
         while !stop.load(Ordering::Acquire) {
-            if feed.next(Duration::from_millis(200)).is_some() && control.send(Control::Committed).is_err() {
-                break;
+            if feed.next(Duration::from_millis(200)).is_some() {
+                if control.send(Control::Committed).is_err() {
+                    break;
+                }
+                std::thread::sleep(GATHER);
             }
         }
     })?;

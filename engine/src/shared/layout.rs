@@ -90,7 +90,12 @@ impl Header {
 
     /// Reads the header of `file`.
     pub(crate) fn read(file: &dyn StorageFile, store_id: &[u8; 16]) -> io::Result<HeaderRead> {
-        if file.len()? < HEADER_BYTES {
+        Header::read_in(file, file.len()?, store_id)
+    }
+
+    /// [`Header::read`] of a file whose length `len` the caller has just read.
+    pub(crate) fn read_in(file: &dyn StorageFile, len: u64, store_id: &[u8; 16]) -> io::Result<HeaderRead> {
+        if len < HEADER_BYTES {
             return Ok(HeaderRead::None);
         }
         let mut bytes = [0u8; HEADER_USED];

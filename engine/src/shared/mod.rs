@@ -188,7 +188,7 @@ impl SharedLog {
     /// frames read before; then every whole frame that follows. Call with the lock held.
     pub(crate) fn catch_up(&self, state: &mut LogState) -> Result<(), Failure> {
         let len = self.file.len()?;
-        let header = match Header::read(&*self.file, &self.store_id)? {
+        let header = match Header::read_in(&*self.file, len, &self.store_id)? {
             HeaderRead::Valid(header) => header,
             HeaderRead::None => {
                 if state.header.is_some() {
