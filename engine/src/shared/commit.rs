@@ -32,6 +32,17 @@ fn needs_store(request: &Request) -> bool {
     }
 }
 
+/// The bytes of the journal values and blobs `group` would write: less than its redo form.
+fn values_bytes(group: &[Request]) -> usize {
+    let prepared = group.iter().flat_map(|request| match request {
+        Request::Append { prepared, .. } => prepared.as_slice(),
+        Request::Fork { .. } | Request::Side(_) => &[],
+    });
+    prepared
+        .map(|p| p.value.as_ref().map_or(0, Vec::len) + p.blobs.iter().map(|(_, b)| b.len()).sum::<usize>())
+        .sum()
+}
+
 /// Commits `group` through the shared log and returns the store's position end with each
 /// request's answer. On failure the requests are left for the caller to fail (an I/O error
 /// may come after the group was made durable, as with any write).
@@ -43,7 +54,12 @@ pub(crate) fn commit_shared(
 ) -> Result<(u64, Vec<Outcome>), GroupFailure> {
     let mut held = log.hold(true).map_err(storage)?;
     log.catch_up(&mut held.state).map_err(storage)?;
-    if group.iter().any(needs_store) {
+    // A group whose values alone are more than a frame takes, or than the log holds, would be
+    // decided in memory only to be put back into redb: it is applied to redb's tables
+    // directly, as the writes a frame does not carry are.
+    let values = values_bytes(group);
+    let outsized = values > LOGGED_GROUP_BYTES_MAX || !log.could_fit(&held.state, values);
+    if outsized || group.iter().any(needs_store) {
         let mut outcomes = Vec::with_capacity(group.len());
         let end = fold(db, log, &mut held.state, wait, |txn, tables| {
             apply_requests(txn, tables, group, &mut outcomes)?;
