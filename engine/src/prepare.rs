@@ -37,6 +37,14 @@ pub(crate) struct Prepared {
     pub(crate) value: Option<Vec<u8>>,
 }
 
+impl Prepared {
+    /// The bytes its journal value and blobs take as stored (none yet for a value encoded at
+    /// commit).
+    pub(crate) fn stored_bytes(&self) -> usize {
+        self.value.as_ref().map_or(0, Vec::len) + self.blobs.iter().map(|(_, blob)| blob.len()).sum::<usize>()
+    }
+}
+
 pub(crate) fn check_session_name(name: &str, limits: &Limits) -> Result<(), String> {
     if name.is_empty() {
         return Err("a session name cannot be empty".into());

@@ -235,12 +235,7 @@ impl Store {
         claims: Vec<Claim>,
         cursors: Vec<(String, Option<Vec<u8>>)>,
     ) -> Result<AppendReceipt, AppendError> {
-        let bytes: usize = prepared
-            .iter()
-            .map(|p| {
-                p.value.as_ref().map_or(0, Vec::len) + p.blobs.iter().map(|(_, b)| b.len()).sum::<usize>()
-            })
-            .sum();
+        let bytes: usize = prepared.iter().map(Prepared::stored_bytes).sum();
         self.appended_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
         let (reply, answer) = crossbeam_channel::bounded(1);
         let request =

@@ -12,6 +12,7 @@ use redb::{Database, ReadableDatabase, WriteTransaction};
 use crate::apply::{Decide, Tables};
 use crate::error::Failure;
 use crate::fork::Fork;
+use crate::prepare::Prepared;
 use crate::read::Snapshot;
 use crate::replay::put_back;
 use crate::writer::{apply_requests, begin_write, GroupFailure, Outcome, Request, LOGGED_GROUP_BYTES_MAX};
@@ -38,9 +39,7 @@ fn values_bytes(group: &[Request]) -> usize {
         Request::Append { prepared, .. } => prepared.as_slice(),
         Request::Fork { .. } | Request::Side(_) => &[],
     });
-    prepared
-        .map(|p| p.value.as_ref().map_or(0, Vec::len) + p.blobs.iter().map(|(_, b)| b.len()).sum::<usize>())
-        .sum()
+    prepared.map(Prepared::stored_bytes).sum()
 }
 
 /// Commits `group` through the shared log and returns the store's position end with each
