@@ -59,6 +59,17 @@ pub fn threads_named(name: &str) -> Option<Sched> {
     Some(total)
 }
 
+/// The time every live thread of this process has spent on a CPU so far, added up: what a run
+/// on threads that outlive it cost in all (the caller's and a store's own threads).
+pub fn live_threads_on_cpu() -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let task = task.ok()?.path();
+        total += read_schedstat(&task.join("schedstat")).unwrap_or_default().on_cpu;
+    }
+    Some(total)
+}
+
 /// Accumulates the calling thread's counters over several timed stretches.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct CpuClock {

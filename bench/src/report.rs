@@ -78,6 +78,16 @@ pub fn thousands(value: u64) -> String {
     out
 }
 
+/// The CPU time each system's run took per call, every thread of the process counted (where
+/// `/proc` tells it).
+fn cpu_row(out: &mut String, scenario: &str, pair: &Pair) {
+    let per_call = |run: &Run| run.cpu.map(|cpu| cpu / u32::try_from(run.calls.max(1)).unwrap_or(u32::MAX));
+    if let (Some(annal), Some(sqlite)) = (per_call(&pair.annal), per_call(&pair.sqlite)) {
+        let ratio = format!("{:.2}", annal.as_secs_f64() / sqlite.as_secs_f64().max(f64::MIN_POSITIVE));
+        row(out, &[scenario, "CPU time per call, every thread", &ms(annal), &ms(sqlite), &ratio, "–", "–"]);
+    }
+}
+
 /// A duration in milliseconds with three decimals.
 pub fn ms(duration: Duration) -> String {
     format!("{:.3} ms", duration.as_secs_f64() * 1e3)
@@ -166,6 +176,7 @@ pub fn append_markdown(r: &AppendReport) -> String {
             met(a.throughput_ratio() >= 1.0),
         ],
     );
+    cpu_row(&mut out, "(a)", a);
 
     let b_name = format!(
         "(b) {} threads, 1 record per call, own session each, {} calls",
@@ -234,6 +245,7 @@ pub fn append_markdown(r: &AppendReport) -> String {
         &mut out,
         &["(c)", "p50 latency per call", &ms(c.annal.p50()), &ms(c.sqlite.p50()), &c_p50, "–", "–"],
     );
+    cpu_row(&mut out, "(c)", c);
 
     let payload = r.workload.payload_bytes as f64;
     let mut size_row = |label: &str, sizes: Sizes| {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 use annal_engine::Record;
 
+use crate::cputime::live_threads_on_cpu;
 use crate::quantile;
 
 /// A database under test.
@@ -46,12 +47,15 @@ pub struct Run {
     pub elapsed: Duration,
     /// Each call's latency, sorted.
     pub latencies: Vec<Duration>,
+    /// CPU time of every thread of the process over the run, where it can be read and every
+    /// thread that worked outlives the run (one caller; not the threaded scenario).
+    pub cpu: Option<Duration>,
 }
 
 impl Run {
     fn new(records: usize, elapsed: Duration, mut latencies: Vec<Duration>) -> Run {
         latencies.sort_unstable();
-        Run { records, calls: latencies.len(), elapsed, latencies }
+        Run { records, calls: latencies.len(), elapsed, latencies, cpu: None }
     }
 
     /// Records per second of wall time.
@@ -90,13 +94,16 @@ pub fn sequential(system: &impl System, session: &str, calls: Vec<Vec<Record>>) 
     let mut writer = system.writer()?;
     let records = calls.iter().map(Vec::len).sum();
     let mut latencies = Vec::with_capacity(calls.len());
+    let cpu_before = live_threads_on_cpu();
     let started = Instant::now();
     for batch in calls {
         let call = Instant::now();
         writer.append(session, batch)?;
         latencies.push(call.elapsed());
     }
-    Ok(Run::new(records, started.elapsed(), latencies))
+    let elapsed = started.elapsed();
+    let cpu = cpu_before.zip(live_threads_on_cpu()).map(|(before, after)| after.saturating_sub(before));
+    Ok(Run { cpu, ..Run::new(records, elapsed, latencies) })
 }
 
 /// `threads` threads, each appending its share of `records` one record per call to its own
