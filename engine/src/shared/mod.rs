@@ -311,7 +311,10 @@ impl SharedLog {
     pub(crate) fn next_cycle(&self, state: &mut LogState, applied: u64) -> io::Result<()> {
         let header = Header { cycle: fresh_cycle(), first_seq: applied + 1 };
         self.file.write(0, &header.encode(&self.store_id))?;
+        // The file keeps its length: only the header was written.
+        let len = state.len;
         *state = LogState::begin(Some(header));
+        state.len = len;
         Ok(())
     }
 }

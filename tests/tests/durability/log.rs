@@ -1,7 +1,8 @@
 //! The durability log of a store opened alone: one sync of the log makes an append durable,
 //! the log is replayed after a crash (by an exclusive or a shared open), a torn tail or a log of
-//! another store is handled, and a closed store is its one file. The crash and fault matrix over
-//! both files is in crash.rs; here a real process is killed mid-append.
+//! another store is handled, a closed store is its one file, and a shared one closes leaving a
+//! short log as it is. The crash and fault matrix over both files is in crash.rs; here a real
+//! process is killed mid-append.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::HashMap;
@@ -13,6 +14,7 @@ use std::time::{Duration, Instant};
 use annal_engine::{log_path, OpenError, Record, Role, Sharing, Store, StoreOptions};
 use annal_support::disk::SimDisk;
 use annal_support::process::record_for;
+use annal_support::records::filler;
 use annal_support::rng::Rng;
 
 const WRITER: &str = env!("CARGO_BIN_EXE_annal-test-writer");
@@ -249,4 +251,40 @@ fn a_killed_process_loses_no_acknowledged_append() {
         let replayed = check_store(&path, Sharing::Processes, &acked, &context);
         assert_eq!(check_store(&path, Sharing::Exclusive, &acked, &context), replayed);
     }
+}
+
+#[test]
+fn a_shared_store_closed_right_after_a_fold_leaves_its_short_log_to_the_next_process() {
+    let shared = StoreOptions { sharing: Sharing::Processes, ..logged() };
+    let open =
+        |disk: &SimDisk| Store::open_with_log(disk.clone(), disk.second_file(), shared.clone()).unwrap();
+    // What closing costs a store whose log holds one short frame: redb's own close.
+    let disk = SimDisk::new();
+    let store = open(&disk);
+    store.append("s", None, vec![text(0)]).unwrap();
+    let before = disk.counts().syncs;
+    store.close().unwrap();
+    let close_syncs = disk.counts().syncs - before;
+    // Appends until one finds the log full: it folds the frames into the store file, starts
+    // the log's next cycle and writes its own frame there, the one frame of the new cycle.
+    let disk = SimDisk::new();
+    let store = open(&disk);
+    let mut rng = Rng::new(26);
+    let mut appended = 0u64;
+    loop {
+        let record = Record::text(format!("e{appended}"), Role::User, filler(&mut rng, 6_000));
+        let before = disk.counts().syncs;
+        store.append("s", Some(appended), vec![record]).unwrap();
+        appended += 1;
+        if disk.counts().syncs - before > 1 {
+            break;
+        }
+        assert!(appended < 100, "64 KiB of log never filled");
+    }
+    let before = disk.counts().syncs;
+    store.close().unwrap();
+    // Folding one frame at close would cost a short-lived appender a durable commit more.
+    assert_eq!(disk.counts().syncs - before, close_syncs, "closing folded a log holding one frame");
+    let store = open(&disk);
+    assert_eq!(entry_ids(&store, "s").len() as u64, appended);
 }
