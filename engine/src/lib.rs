@@ -32,6 +32,7 @@ mod error;
 mod fork;
 mod group;
 mod hash;
+mod json_string;
 mod kind;
 mod log;
 mod open;

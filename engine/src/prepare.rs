@@ -11,6 +11,7 @@ use crate::codec::{StoredBlock, StoredMeta, StoredPayload, StoredRecord};
 use crate::digest::{flags, name_key, Digest};
 use crate::error::AppendError;
 use crate::hash::{content_hash, Hash, ZERO_HASH};
+use crate::json_string::is_canonical_string;
 use crate::options::{Limits, StoreOptions};
 use crate::packing::{pack, pack_record};
 use crate::portable::{canonical_input_parsed, canonical_json};
@@ -188,6 +189,9 @@ fn check_record(record: &Record, limits: &Limits) -> Result<(), String> {
 /// re-imports to the same hash; each tool call's target derived if it has none.
 fn canonicalise(record: &mut Record) -> Result<(), String> {
     for (key, value) in record.meta.iter_mut() {
+        if is_canonical_string(value) {
+            continue;
+        }
         let parsed = serde_json::from_str::<serde_json::Value>(value)
             .map_err(|_| format!("meta value of {key:?} is not JSON text"))?;
         let canonical = canonical_json(&parsed);

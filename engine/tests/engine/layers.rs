@@ -29,6 +29,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "log",
             "shared",
             "watermark",
+            "json_string",
             "prepare",
             "apply",
             "fork",
