@@ -34,29 +34,59 @@ pub(crate) const SEGMENTS_MAX: usize = 4;
 /// How far [`Writing::tidy`] merges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tidy {
-    /// After a load and when the writer is let go: at most [`SEGMENTS_MAX`] remain.
+    /// After a load and when the writer is let go: like-sized segments merged whole, and at
+    /// most [`SEGMENTS_MAX`] remain (see [`whole_merge_count`]).
     Whole,
     /// Between live commits: only small segments of like size.
     Live,
 }
 
 /// How many of the smallest segments (`sizes` ascending) a live commit merges: a run from the
-/// smallest, each next segment taken while it is at most twice the run so far, and no more than
-/// bring the count to [`SEGMENTS_MAX`]. Segments thus double before they are merged again, so a
-/// document is rewritten O(log n) times however many commits add to the index, and the large
-/// segments of a load stay as they are until the writer is let go.
+/// smallest (see [`doubling_run`]), and no more than bring the count to [`SEGMENTS_MAX`]. The
+/// large segments of a load stay as they are until the writer is let go.
 pub(crate) fn live_merge_count(sizes: &[u64]) -> usize {
     let needed = sizes.len().saturating_sub(SEGMENTS_MAX - 1);
+    doubling_run(&sizes[..needed])
+}
+
+/// How many of the smallest segments (`sizes` ascending) the end of a load merges: the longest
+/// run from the smallest whose largest segment is at most twice the rest of it, so an import
+/// into a new store leaves one segment (a search opens each segment's files and looks each term
+/// up in each), and at least enough that at most [`SEGMENTS_MAX`] remain. A merged segment is
+/// at least 1.5 times the largest it absorbs, so a document is still rewritten O(log n) times,
+/// and a small load into a large index merges only its own small segments.
+pub(crate) fn whole_merge_count(sizes: &[u64]) -> usize {
+    let needed = sizes.len().saturating_sub(SEGMENTS_MAX - 1);
+    let mut before = 0u64;
+    let mut longest = 0;
+    for (index, &size) in sizes.iter().enumerate() {
+        if index > 0 && size <= before.saturating_mul(2) {
+            longest = index + 1;
+        }
+        before = before.saturating_add(size);
+    }
+    let count = longest.max(needed);
+    if count < 2 {
+        0
+    } else {
+        count
+    }
+}
+
+/// The run from the smallest of `sizes` (ascending), each next segment taken while it is at
+/// most twice the run so far; 0 for a run of one (one segment alone is no merge). Segments thus
+/// double before they are merged again, so a document is rewritten O(log n) times however many
+/// commits and loads add to the index.
+fn doubling_run(sizes: &[u64]) -> usize {
     let mut run = 0;
     let mut run_docs = 0u64;
-    for &size in sizes.iter().take(needed) {
+    for &size in sizes {
         if run > 0 && size > run_docs.saturating_mul(2) {
             break;
         }
         run += 1;
         run_docs = run_docs.saturating_add(size);
     }
-    // One segment alone is no merge.
     if run < 2 {
         0
     } else {
@@ -179,7 +209,7 @@ impl Writing {
         segments.sort_by_key(|meta| meta.num_docs());
         let sizes: Vec<u64> = segments.iter().map(|meta| u64::from(meta.num_docs())).collect();
         let count = match tidy {
-            Tidy::Whole => sizes.len().saturating_sub(SEGMENTS_MAX - 1),
+            Tidy::Whole => whole_merge_count(&sizes),
             Tidy::Live => live_merge_count(&sizes),
         };
         if count < 2 {
@@ -227,7 +257,7 @@ impl Writing {
 
 #[cfg(test)]
 mod tests {
-    use super::live_merge_count;
+    use super::{live_merge_count, whole_merge_count};
 
     #[test]
     fn live_commits_merge_small_segments_of_like_size_only() {
@@ -241,5 +271,20 @@ mod tests {
         assert_eq!(live_merge_count(&[1, 1, 1, 1, 1, 1]), 3);
         assert_eq!(live_merge_count(&[5, 5, 5, 5]), 0);
         assert_eq!(live_merge_count(&[]), 0);
+    }
+
+    #[test]
+    fn the_end_of_a_load_merges_like_sized_segments_whole_and_leaves_at_most_four() {
+        // An import into a new store: one segment, the small last commits included.
+        assert_eq!(whole_merge_count(&[63_714, 63_726, 64_248, 190_833]), 4);
+        assert_eq!(whole_merge_count(&[227, 456, 62_635, 62_743, 63_105, 64_416, 64_455, 64_484]), 8);
+        assert_eq!(whole_merge_count(&[5, 5, 5, 5]), 4);
+        // A small load into a large index: the small segments only.
+        assert_eq!(whole_merge_count(&[3_000, 5_000, 1_000_000]), 2);
+        assert_eq!(whole_merge_count(&[3_000, 1_000_000]), 0);
+        // However unlike their sizes, no more than four remain.
+        assert_eq!(whole_merge_count(&[1, 10, 100, 1_000, 10_000, 100_000]), 3);
+        assert_eq!(whole_merge_count(&[7]), 0);
+        assert_eq!(whole_merge_count(&[]), 0);
     }
 }

@@ -18,13 +18,16 @@ fn record(id: &str, blocks: Vec<Block>) -> Record {
 
 /// A store of two sessions whose index has several segments (one commit per append, as the
 /// indexer commits what it finds), then closed. Few enough segments that tantivy starts no
-/// merge: a merge thread outlives `close` and would write into the folder as a test damages it.
+/// merge: a merge thread outlives `close` and would write into the folder as a test damages it;
+/// and each more than twice the ones before, which the end of indexing does not merge.
 fn indexed_store(dir: &Path) -> (Arc<Store>, PathBuf) {
     let store = Arc::new(Store::open(dir.join("s.redb"), StoreOptions::default()).unwrap());
-    let options = IndexOptions { commit_interval: Duration::ZERO, ..IndexOptions::default() };
+    // One indexing thread, so each commit is one segment of the sizes below.
+    let options =
+        IndexOptions { commit_interval: Duration::ZERO, writer_threads: 1, ..IndexOptions::default() };
     let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
-    for i in 0..3 {
-        let records = (0..25)
+    for (i, count) in [3, 12, 60].into_iter().enumerate() {
+        let records = (0..count)
             .map(|j| {
                 let id = format!("r{i}-{j}");
                 record(

@@ -123,6 +123,36 @@ fn a_load_is_searchable_when_waited_for_and_ends_in_few_segments() {
 }
 
 #[test]
+fn a_load_into_a_new_index_ends_in_one_segment() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Arc::new(Store::open(dir.path().join("s.redb"), StoreOptions::default()).unwrap());
+    // One indexing thread, so each commit is one segment.
+    let options = IndexOptions {
+        commit_interval: Duration::ZERO,
+        load_commit_interval: Duration::from_secs(3600),
+        writer_threads: 1,
+        ..IndexOptions::default()
+    };
+    let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
+    for batch in 0..30 {
+        load_batch(&store, &index, &format!("s{}", batch % 3), batch);
+        if batch % 10 == 9 {
+            // A waiter's commit: three segments of 1,000 documents by the end of the load.
+            index.wait_searchable(WAIT).unwrap();
+        }
+    }
+    let folder = index.folder().to_path_buf();
+    index.close().unwrap();
+    // Like-sized segments are merged whole: a later search opens one segment, not three.
+    let segments = segment_files(&folder);
+    assert_eq!(segments.len(), 1, "{segments:?}");
+    let index = SearchIndex::open(Arc::clone(&store), IndexOptions::default()).unwrap();
+    assert_eq!(index.status().documents, 3_000);
+    assert_eq!((found(&index, "load0x0"), found(&index, "load29x99")), (1, 1));
+    index.close().unwrap();
+}
+
+#[test]
 fn live_commits_after_a_load_leave_its_large_segments_alone() {
     let dir = tempfile::tempdir().unwrap();
     let (store, index) = open_for_loads(dir.path());
