@@ -13,11 +13,11 @@ use std::path::{Path, PathBuf};
 use tantivy::directory::error::OpenReadError;
 use tantivy::directory::{Directory, FileSlice, INDEX_WRITER_LOCK};
 use tantivy::index::{IndexMeta, SegmentComponent};
-use tantivy::{Index, IndexSettings, TantivyError};
+use tantivy::{Index, TantivyError};
 
 use crate::error::{one_line, IndexError};
 use crate::protect::{ProtectedDirectory, Protection};
-use crate::schema::{schema, Fields};
+use crate::schema::{schema, settings, Fields};
 use crate::tokenize::register_for_indexing;
 use crate::verified::{Stamp, Verified};
 
@@ -145,7 +145,7 @@ fn open_or_create(path: &Path) -> Result<Opened, IndexError> {
                 let (schema, _) = schema();
                 let created = match Index::exists(&dir) {
                     Ok(true) => Index::open(dir),
-                    _ => Index::create(dir, schema, IndexSettings::default()),
+                    _ => Index::create(dir, schema, settings()),
                 };
                 drop(lock);
                 return check(path, created.map_err(|e| IndexError::tantivy(path, e))?);
@@ -287,8 +287,7 @@ fn recreate(path: &Path, damage: IndexError) -> Result<Opened, IndexError> {
         }
     }
     let (schema, _) = schema();
-    let index = Index::create(directory(path)?, schema, IndexSettings::default())
-        .map_err(|e| IndexError::tantivy(path, e));
+    let index = Index::create(directory(path)?, schema, settings()).map_err(|e| IndexError::tantivy(path, e));
     drop(lock);
     Ok((index?, Vec::new()))
 }

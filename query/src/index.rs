@@ -10,7 +10,8 @@ use std::time::{Duration, Instant};
 
 use annal_engine::Store;
 use crossbeam_channel::{Receiver, Sender};
-use tantivy::{DocSet as _, ReloadPolicy, TERMINATED};
+use tantivy::schema::document::Value as _;
+use tantivy::{ReloadPolicy, TantivyDocument};
 
 use crate::error::{IndexError, WaitError};
 use crate::folder::{folder_bytes, index_folder, Folder};
@@ -347,40 +348,32 @@ impl SearchIndex {
         })
     }
 
-    /// Every live document's block, read from the index's fast fields.
+    /// Every live document's block, read from its stored fields.
     ///
     /// # Errors
     /// If the index cannot be read.
     #[doc(hidden)]
     pub fn indexed_blocks(&self) -> Result<Vec<IndexedBlock>, IndexError> {
         let path = &self.shared.folder.path;
+        let fields = &self.shared.folder.fields;
+        let tantivy = |e| IndexError::tantivy(path, e);
         let searcher = self.shared.reader.searcher();
         let mut out = Vec::new();
         for segment in searcher.segment_readers() {
-            let fast = segment.fast_fields();
-            let tantivy = |e| IndexError::tantivy(path, e);
-            let sessions = fast.str("session").map_err(tantivy)?;
-            let orders = fast.u64("order").map_err(tantivy)?;
-            let blocks = fast.u64("block").map_err(tantivy)?;
-            let mut docs = tantivy::query::AllScorer::new(segment.max_doc());
-            let mut doc = docs.doc();
-            while doc != TERMINATED {
-                if !segment.is_deleted(doc) {
-                    let mut session = String::new();
-                    if let (Some(column), Some(ord)) =
-                        (&sessions, sessions.as_ref().and_then(|c| c.term_ords(doc).next()))
-                    {
-                        column
-                            .ord_to_str(ord, &mut session)
-                            .map_err(|e| IndexError::Io { path: path.clone(), source: e })?;
-                    }
-                    out.push(IndexedBlock {
-                        session,
-                        source_order: orders.first(doc).unwrap_or(u64::MAX),
-                        block_index: blocks.first(doc).unwrap_or(u64::MAX),
-                    });
-                }
-                doc = docs.advance();
+            let store =
+                segment.get_store_reader(1).map_err(|e| IndexError::Io { path: path.clone(), source: e })?;
+            for document in store.iter::<TantivyDocument>(segment.alive_bitset()) {
+                let document = document.map_err(tantivy)?;
+                let number = |field| document.get_first(field).and_then(|value| value.as_u64());
+                out.push(IndexedBlock {
+                    session: document
+                        .get_first(fields.session)
+                        .and_then(|value| value.as_str())
+                        .unwrap_or_default()
+                        .to_owned(),
+                    source_order: number(fields.order).unwrap_or(u64::MAX),
+                    block_index: number(fields.block).unwrap_or(u64::MAX),
+                });
             }
         }
         out.sort();

@@ -22,7 +22,6 @@ use crate::folder::Folder;
 use crate::handover::{try_take, Tidy, WriterSettings, Writing};
 use crate::query::QueryReader;
 use crate::schema::{record_documents, BlockDocument};
-use crate::search::ColumnCache;
 
 /// Positions read from the journal per batch.
 const BATCH_POSITIONS: usize = 512;
@@ -65,7 +64,6 @@ pub(crate) struct Shared {
     pub(crate) folder: Folder,
     pub(crate) reader: IndexReader,
     pub(crate) queries: QueryReader,
-    pub(crate) columns: ColumnCache,
     progress: Mutex<Progress>,
     changed: Condvar,
     /// When a bulk load last said it was going on (see [`Shared::note_load`]).
@@ -87,7 +85,6 @@ impl Shared {
             folder,
             reader,
             queries,
-            columns: ColumnCache::default(),
             progress: Mutex::new(Progress { searchable, ..Progress::default() }),
             changed: Condvar::new(),
             load_noted: Mutex::new(None),

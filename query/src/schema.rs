@@ -1,14 +1,20 @@
 //! The index schema: one document per searchable block, its fields, and how a record becomes
 //! documents.
 //!
-//! Nothing is stored in tantivy's document store: a hit carries its session, sourceOrder and
-//! block index in fast fields, and everything shown (entryId, role, snippet) is read from the
-//! journal. The index therefore holds no copy of any original, and no entryId either: the
-//! session and sourceOrder name the record, and a per-block string id would cost more index
-//! bytes than any other field.
+//! A hit is located by its session, sourceOrder, block index and store position, kept in
+//! tantivy's document store (a few dozen bytes a document, in small blocks): a search reads them
+//! for its few hits only. Fast-field columns would have to be opened first, and opening one
+//! reads its block index, which grows with the segment (at 380,000 documents a quarter of a
+//! CLI search's own work). sourceOrder and position are also fast fields, for range filters and
+//! the takeover's delete. Everything shown (entryId, role, snippet) is read from the journal:
+//! the index holds no copy of any original, and no entryId either (the session and sourceOrder
+//! name the record, and a per-block string id would cost more index bytes than any other field).
 
 use annal_engine::{BlockView, ReadError, RecordView, Snapshot};
-use tantivy::schema::{Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED};
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED,
+};
+use tantivy::IndexSettings;
 use tantivy::TantivyDocument;
 
 use crate::tokenize::{IDENTS, LOWER, WORDS};
@@ -61,11 +67,11 @@ pub(crate) fn schema() -> (Schema, Fields) {
         TextFieldIndexing::default().set_tokenizer(IDENTS).set_index_option(IndexRecordOption::Basic),
     );
     let fields = Fields {
-        session: builder.add_text_field("session", exact("raw") | FAST),
+        session: builder.add_text_field("session", exact("raw") | STORED),
         // Ranges over sourceOrder read the fast field; no terms needed.
-        order: builder.add_u64_field("order", FAST),
-        block: builder.add_u64_field("block", FAST),
-        position: builder.add_u64_field("position", FAST),
+        order: builder.add_u64_field("order", FAST | STORED),
+        block: builder.add_u64_field("block", STORED),
+        position: builder.add_u64_field("position", FAST | STORED),
         role: builder.add_text_field("role", exact("raw")),
         tool: builder.add_text_field("tool", exact(LOWER)),
         target: builder.add_text_field("target", exact(LOWER)),
@@ -75,6 +81,15 @@ pub(crate) fn schema() -> (Schema, Fields) {
     };
     (builder.build(), fields)
 }
+
+/// The settings of a new index: document store blocks small enough that reading one hit's
+/// fields decompresses little more than that document.
+pub(crate) fn settings() -> IndexSettings {
+    IndexSettings { docstore_blocksize: DOCSTORE_BLOCK_BYTES, ..IndexSettings::default() }
+}
+
+/// About a hundred documents' stored fields (tantivy's default is 16 KiB).
+const DOCSTORE_BLOCK_BYTES: usize = 4096;
 
 /// Field names a query may name (`role:user`, `tool:bash`); anything else before a colon is
 /// part of an identifier.

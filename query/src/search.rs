@@ -1,17 +1,14 @@
 //! Searching: filters (a fork's lineage included), BM25 ranking, and hits read back from the
 //! journal with their snippets.
 
-use std::collections::HashMap;
 use std::ops::{Bound, Range};
-use std::sync::{Arc, Mutex};
 
 use annal_engine::{BlockView, Role, Snapshot};
 use tantivy::collector::TopDocs;
-use tantivy::columnar::{Column, StrColumn};
-use tantivy::index::SegmentId;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::schema::document::Value as _;
 use tantivy::schema::IndexRecordOption;
-use tantivy::{DocAddress, Searcher, Term};
+use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use crate::error::{IndexError, SearchError};
 use crate::index::SearchIndex;
@@ -184,7 +181,7 @@ fn filters(snapshot: &Snapshot, fields: &Fields, request: &SearchRequest) -> Res
     Ok(clauses)
 }
 
-/// Where a document's record is, read from the index's fast fields.
+/// Where a document's record is, read from its stored fields.
 struct Located {
     score: f32,
     session: String,
@@ -193,71 +190,31 @@ struct Located {
     position: u64,
 }
 
-/// The fast-field columns of one segment that locate a hit.
-struct SegmentColumns {
-    sessions: Option<StrColumn>,
-    orders: Column<u64>,
-    blocks: Column<u64>,
-    positions: Column<u64>,
-}
-
-/// Fast-field columns per segment, opened once per segment rather than once per search:
-/// opening a column reads its block index, which grows with the segment (at a million
-/// documents it cost more than the rest of a search).
-#[derive(Default)]
-pub(crate) struct ColumnCache {
-    segments: Mutex<HashMap<SegmentId, Arc<SegmentColumns>>>,
-}
-
-impl ColumnCache {
-    fn get(&self, searcher: &Searcher, ord: u32) -> tantivy::Result<Arc<SegmentColumns>> {
-        let reader = searcher.segment_reader(ord);
-        let id = reader.segment_id();
-        let mut segments = self.segments.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(columns) = segments.get(&id) {
-            return Ok(Arc::clone(columns));
-        }
-        let fast = reader.fast_fields();
-        let columns = Arc::new(SegmentColumns {
-            sessions: fast.str("session")?,
-            orders: fast.u64("order")?,
-            blocks: fast.u64("block")?,
-            positions: fast.u64("position")?,
-        });
-        // Segments merged away are forgotten once the cache outgrows the live ones.
-        if segments.len() > 2 * searcher.segment_readers().len() + 8 {
-            let live: Vec<SegmentId> = searcher.segment_readers().iter().map(|r| r.segment_id()).collect();
-            segments.retain(|id, _| live.contains(id));
-        }
-        segments.insert(id, Arc::clone(&columns));
-        Ok(columns)
-    }
-}
-
+/// Reads each found document's stored fields: a few small document-store blocks, where a
+/// fast-field column would first read its whole block index (see `schema.rs`).
 fn locate(
-    cache: &ColumnCache,
     searcher: &Searcher,
+    fields: &Fields,
     found: Vec<(f32, DocAddress)>,
 ) -> tantivy::Result<Vec<Located>> {
-    let mut out = Vec::with_capacity(found.len());
-    for (score, address) in found {
-        let columns = cache.get(searcher, address.segment_ord)?;
-        let mut session = String::new();
-        if let Some(column) = &columns.sessions {
-            if let Some(ord) = column.term_ords(address.doc_id).next() {
-                column.ord_to_str(ord, &mut session)?;
-            }
-        }
-        let doc = address.doc_id;
-        out.push(Located {
-            score,
-            session,
-            order: columns.orders.first(doc).unwrap_or(u64::MAX),
-            block: columns.blocks.first(doc).unwrap_or(u64::MAX),
-            position: columns.positions.first(doc).unwrap_or(0),
-        });
-    }
-    Ok(out)
+    found
+        .into_iter()
+        .map(|(score, address)| {
+            let document: TantivyDocument = searcher.doc(address)?;
+            let number = |field| document.get_first(field).and_then(|value| value.as_u64());
+            Ok(Located {
+                score,
+                session: document
+                    .get_first(fields.session)
+                    .and_then(|value| value.as_str())
+                    .unwrap_or_default()
+                    .to_owned(),
+                order: number(fields.order).unwrap_or(u64::MAX),
+                block: number(fields.block).unwrap_or(u64::MAX),
+                position: number(fields.position).unwrap_or(0),
+            })
+        })
+        .collect()
 }
 
 impl SearchIndex {
@@ -292,7 +249,7 @@ impl SearchIndex {
         };
         let collector = TopDocs::with_limit(request.limit.saturating_add(TIE_MARGIN)).order_by_score();
         let found = searcher.search(&query, &collector).map_err(tantivy)?;
-        let mut located = locate(&self.shared.columns, &searcher, found).map_err(tantivy)?;
+        let mut located = locate(&searcher, fields, found).map_err(tantivy)?;
         located.sort_by(|a, b| {
             b.score.total_cmp(&a.score).then(b.position.cmp(&a.position)).then(a.block.cmp(&b.block))
         });
