@@ -66,8 +66,8 @@ struct Args {
     /// The annal binary (default: `annal` beside this benchmark's binary).
     #[arg(long)]
     annal: Option<PathBuf>,
-    /// Another annal binary (an earlier build) to time beside it on the same stores: the
-    /// before and after of a change, in one run.
+    /// Another annal binary (an earlier build) to time beside it on the same input, each
+    /// searching a store it imported: the before and after of a change, in one run.
     #[arg(long)]
     before: Option<PathBuf>,
     /// Where the scratch stores go (a real disk; default: the system temp folder).
@@ -143,14 +143,23 @@ fn measure_size(
     let load_trigram = trigram.load(&data)?;
     let queries = queries::draw(&data, args.per_kind, args.seed);
     let oracle = Oracle::scan(&data.sessions, &queries);
+    // The earlier build searches a store it imported itself: an index it would not read as its
+    // own (another schema) would otherwise be rebuilt at every switch between the two.
+    let old = match &args.before {
+        Some(binary) => {
+            let old = Annal { binary: binary.clone(), store: dir.join("before.redb") };
+            old.import(&input).context("annal import, the earlier build")?;
+            Some(old)
+        }
+        None => None,
+    };
     let mut measured = Vec::new();
     for (n, query) in queries.iter().enumerate() {
         let a = time(|| annal.search(query), args.warmup, args.runs)?;
         let w = time(|| words.search(query), args.warmup, args.runs)?;
         let t = time(|| trigram.search(query), args.warmup, args.runs)?;
-        let before = match &args.before {
-            Some(binary) => {
-                let old = Annal { binary: binary.clone(), store: annal.store.clone() };
+        let before = match &old {
+            Some(old) => {
                 let timed = time(|| old.search(query), args.warmup, args.runs)?;
                 let overlap = oracle.overlap(n, query, &Annal::hits(&timed.stdout)?, TOP);
                 Some((timed, overlap))
