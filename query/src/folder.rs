@@ -72,6 +72,9 @@ pub(crate) struct Folder {
     /// instead of opening and mapping every file a second time. Emptied once the reader holds
     /// them (a file a merge deletes later must not stay mapped here).
     pub(crate) checked: Vec<FileSlice>,
+    /// The indexed position of the commit the open checked: a lower bound of what a reader
+    /// built afterwards sees, without reading `meta.json` once more.
+    pub(crate) opened_position: u64,
 }
 
 impl std::fmt::Debug for Folder {
@@ -104,14 +107,14 @@ impl Folder {
                 IndexError::Io { path: path.to_path_buf(), source }
             }
         })?;
-        let (index, checked) = match open_or_create(path) {
+        let (index, checked, opened_position) = match open_or_create(path) {
             Ok(opened) => opened,
             Err(err) if err.is_damage() => recreate(path, err)?,
             Err(err) => return Err(err),
         };
         register_for_indexing(index.tokenizers());
         let (_, fields) = schema();
-        Ok(Folder { path: path.to_path_buf(), index, fields, checked })
+        Ok(Folder { path: path.to_path_buf(), index, fields, checked, opened_position })
     }
 
     /// The indexed position of the last commit.
@@ -127,8 +130,9 @@ fn directory(path: &Path) -> Result<ProtectedDirectory, IndexError> {
     ProtectedDirectory::open(path).map_err(|e| IndexError::tantivy(path, TantivyError::from(e)))
 }
 
-/// An opened index and its checked segment files, held open (see [`Folder::checked`]).
-type Opened = (Index, Vec<FileSlice>);
+/// An opened index, its checked segment files, held open (see [`Folder::checked`]), and the
+/// indexed position of the commit checked.
+type Opened = (Index, Vec<FileSlice>, u64);
 
 fn open_or_create(path: &Path) -> Result<Opened, IndexError> {
     let started = std::time::Instant::now();
@@ -168,10 +172,10 @@ fn check(path: &Path, index: Index) -> Result<Opened, IndexError> {
         });
     }
     let metas = index.load_metas().map_err(|e| IndexError::tantivy(path, e))?;
-    parse_payload(metas.payload.as_deref())
+    let position = parse_payload(metas.payload.as_deref())
         .map_err(|reason| IndexError::Corrupted { path: path.to_path_buf(), reason })?;
     let checked = check_segments(path, &index, &metas)?;
-    Ok((index, checked))
+    Ok((index, checked, position))
 }
 
 /// Checks that every file of the committed segments is there and reads back as it was written.
@@ -289,7 +293,7 @@ fn recreate(path: &Path, damage: IndexError) -> Result<Opened, IndexError> {
     let (schema, _) = schema();
     let index = Index::create(directory(path)?, schema, settings()).map_err(|e| IndexError::tantivy(path, e));
     drop(lock);
-    Ok((index?, Vec::new()))
+    Ok((index?, Vec::new(), 0))
 }
 
 #[cfg(test)]

@@ -170,7 +170,7 @@ impl SearchIndex {
     pub fn open(store: Arc<Store>, options: IndexOptions) -> Result<SearchIndex, IndexError> {
         let path = options.folder_for(&store)?;
         let mut folder = Folder::open(&path, Protection::of_store(store.path()))?;
-        let (searchable, _) = folder.committed_position()?;
+        let searchable = folder.opened_position;
         let reader = folder
             .index
             .reader_builder()
