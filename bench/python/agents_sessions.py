@@ -12,8 +12,6 @@ files in one folder on the same disk and make each add durable before it returns
 WAL mode with its default synchronous=FULL; annal commits durably). At the end every session's
 items are read back from both sides and must be equal. A third run, AnnalSession with a
 200K window, shows what projecting costs; its history is a projection, so it is not compared.
-Besides each call's wall time, the mean CPU time of the whole process during an add (every
-thread, a store's own included) says what each side spends beyond waiting for the disk.
 """
 
 from __future__ import annotations
@@ -68,15 +66,12 @@ def turns(items: list) -> list:
     return split
 
 
-async def replay(session, items: list, gets: list, adds: list, add_cpu: list) -> None:
+async def replay(session, items: list, gets: list, adds: list) -> None:
     for turn in turns(items):
         start = time.perf_counter()
         await session.get_items()
         middle = time.perf_counter()
-        # CPU of every thread of the process during the add (a store's own threads included).
-        cpu = time.process_time()
         await session.add_items(turn)
-        add_cpu.append(time.process_time() - cpu)
         gets.append(middle - start)
         adds.append(time.perf_counter() - middle)
 
@@ -97,10 +92,7 @@ def quantile(values: list, q: float) -> float:
 
 
 async def run(folder: Path, sessions: dict) -> dict:
-    results = {
-        name: {"gets": [], "adds": [], "add_cpu": []}
-        for name in ("sqlite", "annal", "annal-exclusive", "annal-200k")
-    }
+    results = {name: {"gets": [], "adds": []} for name in ("sqlite", "annal", "annal-exclusive", "annal-200k")}
     sqlite_file = folder / "sdk.sqlite"
     store_file = folder / "annal.redb"
     store = annal.Store(store_file)
@@ -116,7 +108,7 @@ async def run(folder: Path, sessions: dict) -> dict:
         # The order rotates so neither side always runs on a cache the other warmed.
         order = sides[n % len(sides) :] + sides[: n % len(sides)]
         for side, session in order:
-            await replay(session, items, results[side]["gets"], results[side]["adds"], results[side]["add_cpu"])
+            await replay(session, items, results[side]["gets"], results[side]["adds"])
     # Same answers: every session's items read back equal on both sides.
     for n, name in enumerate(sessions):
         theirs = await SQLiteSession(f"s{n}", str(sqlite_file)).get_items()
@@ -142,8 +134,8 @@ def report(results: dict, sessions: dict, rounds: int) -> str:
         f"{len(sessions)} sessions, {items:,} items ({text_bytes / 2**20:.1f} MiB as JSON), "
         f"{len(results['sqlite']['adds']):,} turns; each side's best of {rounds} rounds by its total time.",
         "",
-        "| side | add_items p50 ms | p99 ms | add_items CPU ms (mean) | get_items p50 ms | p99 ms | total s | files MiB |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|",
+        "| side | add_items p50 ms | p99 ms | get_items p50 ms | p99 ms | total s | files MiB |",
+        "|---|--:|--:|--:|--:|--:|--:|",
     ]
     for side, label in [("sqlite", "SQLiteSession"), ("annal", "AnnalSession"),
                         ("annal-exclusive", "AnnalSession, store opened exclusive"),
@@ -152,7 +144,6 @@ def report(results: dict, sessions: dict, rounds: int) -> str:
         total = sum(r["adds"]) + sum(r["gets"])
         lines.append(
             f"| {label} | {quantile(r['adds'], 0.5) * 1e3:.2f} | {quantile(r['adds'], 0.99) * 1e3:.2f} "
-            f"| {statistics.fmean(r['add_cpu']) * 1e3:.2f} "
             f"| {quantile(r['gets'], 0.5) * 1e3:.2f} | {quantile(r['gets'], 0.99) * 1e3:.2f} "
             f"| {total:.2f} | {r['bytes'] / 2**20:.2f} |"
         )
