@@ -31,6 +31,10 @@ const WRITER_MEMORY_MIN_BYTES: usize = 15_000_000;
 /// files, so a CLI search pays for each one.
 pub(crate) const SEGMENTS_MAX: usize = 4;
 
+/// The fewest documents a run of like-sized segments must hold for the end of a load to merge
+/// it whole (see [`whole_merge_count`]).
+pub(crate) const WHOLE_MERGE_DOCS_MIN: u64 = 20_000;
+
 /// How far [`Writing::tidy`] merges.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Tidy {
@@ -54,16 +58,19 @@ pub(crate) fn live_merge_count(sizes: &[u64]) -> usize {
 /// into a new store leaves one segment (a search opens each segment's files and looks each term
 /// up in each), and at least enough that at most [`SEGMENTS_MAX`] remain. A merged segment is
 /// at least 1.5 times the largest it absorbs, so a document is still rewritten O(log n) times,
-/// and a small load into a large index merges only its own small segments.
+/// and a small load into a large index merges only its own small segments. A run of fewer than
+/// [`WHOLE_MERGE_DOCS_MIN`] documents is left to the count alone: merging it would cost more in
+/// the merge's syncs (a tenth of a second on a small import) than its searches gain.
 pub(crate) fn whole_merge_count(sizes: &[u64]) -> usize {
     let needed = sizes.len().saturating_sub(SEGMENTS_MAX - 1);
     let mut before = 0u64;
     let mut longest = 0;
     for (index, &size) in sizes.iter().enumerate() {
-        if index > 0 && size <= before.saturating_mul(2) {
+        let with = before.saturating_add(size);
+        if index > 0 && size <= before.saturating_mul(2) && with >= WHOLE_MERGE_DOCS_MIN {
             longest = index + 1;
         }
-        before = before.saturating_add(size);
+        before = with;
     }
     let count = longest.max(needed);
     if count < 2 {
@@ -278,9 +285,12 @@ mod tests {
         // An import into a new store: one segment, the small last commits included.
         assert_eq!(whole_merge_count(&[63_714, 63_726, 64_248, 190_833]), 4);
         assert_eq!(whole_merge_count(&[227, 456, 62_635, 62_743, 63_105, 64_416, 64_455, 64_484]), 8);
-        assert_eq!(whole_merge_count(&[5, 5, 5, 5]), 4);
-        // A small load into a large index: the small segments only.
-        assert_eq!(whole_merge_count(&[3_000, 5_000, 1_000_000]), 2);
+        // A small load into a large index: the small segments only, once they are worth it.
+        assert_eq!(whole_merge_count(&[9_000, 15_000, 1_000_000]), 2);
+        assert_eq!(whole_merge_count(&[3_000, 5_000, 1_000_000]), 0);
+        // A small index is merged only to keep at most four.
+        assert_eq!(whole_merge_count(&[5, 5, 5]), 0);
+        assert_eq!(whole_merge_count(&[5, 5, 5, 5, 5]), 2);
         assert_eq!(whole_merge_count(&[3_000, 1_000_000]), 0);
         // However unlike their sizes, no more than four remain.
         assert_eq!(whole_merge_count(&[1, 10, 100, 1_000, 10_000, 100_000]), 3);

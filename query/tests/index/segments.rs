@@ -123,33 +123,40 @@ fn a_load_is_searchable_when_waited_for_and_ends_in_few_segments() {
 }
 
 #[test]
-fn a_load_into_a_new_index_ends_in_one_segment() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path().join("s.redb"), StoreOptions::default()).unwrap());
-    // One indexing thread, so each commit is one segment.
-    let options = IndexOptions {
-        commit_interval: Duration::ZERO,
-        load_commit_interval: Duration::from_secs(3600),
-        writer_threads: 1,
-        ..IndexOptions::default()
-    };
-    let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
-    for batch in 0..30 {
-        load_batch(&store, &index, &format!("s{}", batch % 3), batch);
-        if batch % 10 == 9 {
-            // A waiter's commit: three segments of 1,000 documents by the end of the load.
+fn a_load_into_a_new_index_ends_in_one_segment_and_a_small_one_in_few() {
+    for (records_per_commit, merged_whole) in [(7_000, true), (1_000, false)] {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(dir.path().join("s.redb"), StoreOptions::default()).unwrap());
+        // One indexing thread, so each commit is one segment.
+        let options = IndexOptions {
+            commit_interval: Duration::ZERO,
+            load_commit_interval: Duration::from_secs(3600),
+            writer_threads: 1,
+            ..IndexOptions::default()
+        };
+        let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
+        for commit in 0..3 {
+            index.note_load();
+            for batch in 0..records_per_commit / 1_000 {
+                let records = (0..1_000).map(|i| record(&format!("load{commit}x{batch}x{i}"))).collect();
+                store.append(&format!("s{commit}"), None, records).unwrap();
+            }
+            // A waiter's commit: three like-sized segments by the end of the load.
             index.wait_searchable(WAIT).unwrap();
         }
+        let folder = index.folder().to_path_buf();
+        index.close().unwrap();
+        // 21,000 documents are merged whole: a later search opens one segment, not three. 3,000
+        // are not worth the merge's syncs: their segments stay, no more than four.
+        let segments = segment_files(&folder);
+        let left = if merged_whole { 1..=1 } else { 2..=4 };
+        assert!(left.contains(&segments.len()), "{records_per_commit}: {segments:?}");
+        let index = SearchIndex::open(Arc::clone(&store), IndexOptions::default()).unwrap();
+        assert_eq!(index.status().documents, 3 * records_per_commit as u64);
+        let last = format!("load2x{}x999", records_per_commit / 1_000 - 1);
+        assert_eq!((found(&index, "load0x0x0"), found(&index, &last)), (1, 1));
+        index.close().unwrap();
     }
-    let folder = index.folder().to_path_buf();
-    index.close().unwrap();
-    // Like-sized segments are merged whole: a later search opens one segment, not three.
-    let segments = segment_files(&folder);
-    assert_eq!(segments.len(), 1, "{segments:?}");
-    let index = SearchIndex::open(Arc::clone(&store), IndexOptions::default()).unwrap();
-    assert_eq!(index.status().documents, 3_000);
-    assert_eq!((found(&index, "load0x0"), found(&index, "load29x99")), (1, 1));
-    index.close().unwrap();
 }
 
 #[test]
