@@ -46,7 +46,7 @@ Empty input creates the session without records.
 
 Prints the sourceOrder of each record, one per line, in input order.";
 
-/// Arguments of `annal append`.
+// Arguments of `annal append`.
 #[derive(Debug, Args)]
 pub(crate) struct AppendArgs {
     /// The session to append to; created if it does not exist.

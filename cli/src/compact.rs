@@ -19,7 +19,7 @@ use crate::location::StoreLocation;
 use crate::output::{count, hex, plural, write_line, Out};
 use crate::project::{write_header, BudgetArgs};
 
-/// Arguments of `annal compact`.
+// Arguments of `annal compact`.
 #[derive(Debug, Args)]
 pub(crate) struct CompactArgs {
     /// The session's name

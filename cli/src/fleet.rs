@@ -14,7 +14,7 @@ use crate::failure::said;
 use crate::location::StoreLocation;
 use crate::output::Out;
 
-/// Arguments of `annal fleet`.
+// Arguments of `annal fleet`.
 #[derive(Debug, Args)]
 pub(crate) struct FleetArgs {
     #[command(subcommand)]
@@ -22,6 +22,7 @@ pub(crate) struct FleetArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 enum FleetCommand {
     /// Send every committed record the fleet lacks, in order, exactly once.
     Publish(PublishArgs),
@@ -31,7 +32,7 @@ enum FleetCommand {
     Status(StatusArgs),
 }
 
-/// How to reach a fleet: shared by every command that takes a server list.
+// How to reach a fleet: shared by every command that takes a server list.
 #[derive(Debug, Args, Clone)]
 pub(crate) struct Connection {
     /// The stream's name (teams or tenants sharing a cluster use their own)

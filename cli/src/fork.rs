@@ -13,7 +13,7 @@ use clap::Args;
 use crate::location::StoreLocation;
 use crate::output::{write_pretty, Out};
 
-/// Arguments of `annal fork`.
+// Arguments of `annal fork`.
 #[derive(Debug, Args)]
 pub(crate) struct ForkArgs {
     /// The session to fork.

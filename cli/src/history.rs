@@ -15,7 +15,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::location::StoreLocation;
 use crate::output::{count, Out};
 
-/// Arguments of `annal history`.
+// Arguments of `annal history`.
 #[derive(Debug, Args)]
 pub(crate) struct HistoryArgs {
     #[command(subcommand)]
@@ -23,6 +23,7 @@ pub(crate) struct HistoryArgs {
 }
 
 #[derive(Debug, Subcommand)]
+#[command(defer = true)]
 enum HistoryCommand {
     /// Search every original (text, thinking, tool calls and output), best matches first.
     #[command(long_about = search::LONG_ABOUT)]

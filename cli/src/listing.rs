@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 use crate::location::StoreLocation;
 use crate::output::{bytes, count, write_json_pretty, write_pretty, Align, Out, Table};
 
-/// Arguments of `annal sessions`.
+// Arguments of `annal sessions`.
 #[derive(Debug, Args)]
 pub(crate) struct SessionsArgs {
     /// A JSON array of objects: name, records, parent, forkAt, head.
@@ -19,7 +19,7 @@ pub(crate) struct SessionsArgs {
     json: bool,
 }
 
-/// Arguments of `annal stats`.
+// Arguments of `annal stats`.
 #[derive(Debug, Args)]
 pub(crate) struct StatsArgs {
     /// A JSON object: store, fileBytes, sessions, records, blobs, tables.

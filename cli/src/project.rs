@@ -13,7 +13,7 @@ use clap::Args;
 use crate::location::StoreLocation;
 use crate::output::{count, hex, plural, Out};
 
-/// The token budget, shared by `project` and `compact`.
+// The token budget, shared by `project` and `compact`.
 #[derive(Debug, Args)]
 pub(crate) struct BudgetArgs {
     /// The model's context window W, in tokens
@@ -53,7 +53,7 @@ impl BudgetArgs {
     }
 }
 
-/// Arguments of `annal project`.
+// Arguments of `annal project`.
 #[derive(Debug, Args)]
 pub(crate) struct ProjectArgs {
     /// The session's name

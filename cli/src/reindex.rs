@@ -14,7 +14,7 @@ use serde_json::json;
 use crate::location::StoreLocation;
 use crate::output::{bytes, count, write_json_pretty, Out};
 
-/// Arguments of `annal reindex`.
+// Arguments of `annal reindex`.
 #[derive(Debug, Args)]
 pub(crate) struct ReindexArgs {
     /// A JSON object: records, blocks, textBytes, indexBytes, seconds, folder

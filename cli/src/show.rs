@@ -10,7 +10,7 @@ use crate::location::StoreLocation;
 use crate::output::{write_line, Out};
 use crate::render::{write_record, Style};
 
-/// Arguments of `annal show`.
+// Arguments of `annal show`.
 #[derive(Debug, Args)]
 pub(crate) struct ShowArgs {
     /// The session's name.

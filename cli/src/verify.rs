@@ -11,7 +11,7 @@ use clap::Args;
 use crate::location::StoreLocation;
 use crate::output::{plural, write_pretty, Out};
 
-/// Arguments of `annal verify`.
+// Arguments of `annal verify`.
 #[derive(Debug, Args)]
 pub(crate) struct VerifyArgs {
     /// Check only this session's own records (a fork's inherited ones are its parent's);

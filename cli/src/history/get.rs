@@ -17,7 +17,7 @@ as projection markers name it) or entryId#BLOCK (one block, as search hits and e
 it). --lines A:B prints only lines A to B (from 1; A: and :B are open-ended) of each text, --raw
 prints only the text of one block, byte for byte.";
 
-/// Arguments of `annal history get`.
+// Arguments of `annal history get`.
 #[derive(Debug, Args)]
 pub(crate) struct GetArgs {
     /// ENTRY (a whole record) or ENTRY#BLOCK

@@ -24,7 +24,7 @@ role:user, tool:bash. --literal searches the text exactly as written, without qu
 
 The index lives beside the store (STORE.index) and is brought up to date before searching.";
 
-/// Arguments of `annal history search`.
+// Arguments of `annal history search`.
 #[derive(Debug, Args)]
 pub(crate) struct SearchArgs {
     /// What to find: words, identifiers, "phrases", OR, -excluded (quote a query of several words)

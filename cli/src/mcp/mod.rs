@@ -38,7 +38,7 @@ Register it with an agent, for example: claude mcp add annal -- annal mcp --sync
 With --sync, every agent's sessions are captured (as `annal sync` does) before each search.
 The store is --db or ANNAL_DB, else the default store; it is opened on first use.";
 
-/// Arguments of `annal mcp` (the store comes from the global `--db`).
+// Arguments of `annal mcp` (the store comes from the global `--db`).
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
     /// Before each search, catch up with every agent's sessions as `annal sync` does, so what

@@ -29,7 +29,7 @@ use clap::Args;
 
 use crate::location::StoreLocation;
 
-/// Arguments of `annal ui` (the store comes from the global `--db`).
+// Arguments of `annal ui` (the store comes from the global `--db`).
 #[derive(Debug, Args)]
 pub(crate) struct UiArgs {
     /// The loopback port to listen on (0: any free port)
