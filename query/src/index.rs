@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use annal_engine::Store;
 use crossbeam_channel::{Receiver, Sender};
-use tantivy::schema::document::Value as _;
 use tantivy::{ReloadPolicy, TantivyDocument};
 
 use crate::error::{IndexError, WaitError};
@@ -363,16 +362,11 @@ impl SearchIndex {
             let store =
                 segment.get_store_reader(1).map_err(|e| IndexError::Io { path: path.clone(), source: e })?;
             for document in store.iter::<TantivyDocument>(segment.alive_bitset()) {
-                let document = document.map_err(tantivy)?;
-                let number = |field| document.get_first(field).and_then(|value| value.as_u64());
+                let place = fields.place(&document.map_err(tantivy)?);
                 out.push(IndexedBlock {
-                    session: document
-                        .get_first(fields.session)
-                        .and_then(|value| value.as_str())
-                        .unwrap_or_default()
-                        .to_owned(),
-                    source_order: number(fields.order).unwrap_or(u64::MAX),
-                    block_index: number(fields.block).unwrap_or(u64::MAX),
+                    session: place.session,
+                    source_order: place.order,
+                    block_index: place.block,
                 });
             }
         }

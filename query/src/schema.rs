@@ -11,6 +11,7 @@
 //! name the record, and a per-block string id would cost more index bytes than any other field).
 
 use annal_engine::{BlockView, ReadError, RecordView, Snapshot};
+use tantivy::schema::document::Value as _;
 use tantivy::schema::{
     Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED,
 };
@@ -43,6 +44,33 @@ pub(crate) struct Fields {
     pub(crate) text: Field,
     /// The block's identifiers.
     pub(crate) ident: Field,
+}
+
+/// Where a document's block is, as its stored fields say. A field a document lacks reads as a
+/// place no record has (`u64::MAX`, an empty session), which the journal lookup then reports.
+#[derive(Debug)]
+pub(crate) struct Place {
+    pub(crate) session: String,
+    pub(crate) order: u64,
+    pub(crate) block: u64,
+    pub(crate) position: u64,
+}
+
+impl Fields {
+    /// The place a stored document names.
+    pub(crate) fn place(&self, document: &TantivyDocument) -> Place {
+        let number = |field| document.get_first(field).and_then(|value| value.as_u64());
+        Place {
+            session: document
+                .get_first(self.session)
+                .and_then(|value| value.as_str())
+                .unwrap_or_default()
+                .to_owned(),
+            order: number(self.order).unwrap_or(u64::MAX),
+            block: number(self.block).unwrap_or(u64::MAX),
+            position: number(self.position).unwrap_or(0),
+        }
+    }
 }
 
 /// The schema and its fields.

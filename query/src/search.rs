@@ -6,13 +6,12 @@ use std::ops::{Bound, Range};
 use annal_engine::{BlockView, Role, Snapshot};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
-use tantivy::schema::document::Value as _;
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use crate::error::{IndexError, SearchError};
 use crate::index::SearchIndex;
-use crate::schema::{Fields, QUERY_FIELDS};
+use crate::schema::{Fields, Place, QUERY_FIELDS};
 use crate::snippet::{snippet, Snippet};
 
 /// Extra hits collected beyond `limit`, so ties at the cut are broken the same way however
@@ -181,13 +180,10 @@ fn filters(snapshot: &Snapshot, fields: &Fields, request: &SearchRequest) -> Res
     Ok(clauses)
 }
 
-/// Where a document's record is, read from its stored fields.
+/// A found document and where its block is.
 struct Located {
     score: f32,
-    session: String,
-    order: u64,
-    block: u64,
-    position: u64,
+    at: Place,
 }
 
 /// Reads each found document's stored fields: a few small document-store blocks, where a
@@ -201,18 +197,7 @@ fn locate(
         .into_iter()
         .map(|(score, address)| {
             let document: TantivyDocument = searcher.doc(address)?;
-            let number = |field| document.get_first(field).and_then(|value| value.as_u64());
-            Ok(Located {
-                score,
-                session: document
-                    .get_first(fields.session)
-                    .and_then(|value| value.as_str())
-                    .unwrap_or_default()
-                    .to_owned(),
-                order: number(fields.order).unwrap_or(u64::MAX),
-                block: number(fields.block).unwrap_or(u64::MAX),
-                position: number(fields.position).unwrap_or(0),
-            })
+            Ok(Located { score, at: fields.place(&document) })
         })
         .collect()
 }
@@ -251,7 +236,10 @@ impl SearchIndex {
         let found = searcher.search(&query, &collector).map_err(tantivy)?;
         let mut located = locate(&searcher, fields, found).map_err(tantivy)?;
         located.sort_by(|a, b| {
-            b.score.total_cmp(&a.score).then(b.position.cmp(&a.position)).then(a.block.cmp(&b.block))
+            b.score
+                .total_cmp(&a.score)
+                .then(b.at.position.cmp(&a.at.position))
+                .then(a.at.block.cmp(&b.at.block))
         });
         located.truncate(request.limit);
         located.into_iter().map(|l| hit(&snapshot, l, &parsed.terms, request.snippet_chars)).collect()
@@ -260,10 +248,11 @@ impl SearchIndex {
 
 fn hit(
     snapshot: &Snapshot,
-    at: Located,
+    located: Located,
     terms: &crate::query::Terms,
     width: usize,
 ) -> Result<Hit, SearchError> {
+    let Located { score, at } = located;
     let missing = || SearchError::Corrupted {
         reason: format!(
             "sourceOrder {} of session {:?} block {} is not in the journal",
@@ -292,7 +281,7 @@ fn hit(
         tool: tool.filter(|t| !t.is_empty()).map(str::to_owned),
         is_error,
         timestamp: view.timestamp().map(str::to_owned),
-        score: at.score,
+        score,
         snippet: snippet(&text, terms, width),
     })
 }
