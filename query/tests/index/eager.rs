@@ -6,20 +6,14 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use annal_engine::{Block, Record, Role, Store, StoreOptions};
+use annal_engine::{Record, Role, Store, StoreOptions};
 use annal_query::{IndexOptions, SearchIndex, SearchRequest};
 
 const PATIENCE: Duration = Duration::from_secs(60);
 
+/// A record whose text names it, in several scripts and on a long line.
 fn record(id: &str) -> Record {
-    let text = format!("{id} 日誌 ﬁle\u{00a0}é\u{0301} 🦀 {}", "long line ".repeat(200));
-    Record {
-        entry_id: id.into(),
-        role: Role::User,
-        timestamp: None,
-        blocks: vec![Block::Text { text }],
-        meta: Default::default(),
-    }
+    Record::text(id, Role::User, format!("{id} 日誌 ﬁle\u{00a0}é\u{0301} 🦀 {}", "long line ".repeat(200)))
 }
 
 #[test]
