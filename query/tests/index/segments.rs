@@ -136,8 +136,11 @@ fn a_load_into_a_new_index_ends_in_one_segment_and_a_small_one_in_few() {
         };
         let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
         for commit in 0..3 {
-            index.note_load();
             for batch in 0..records_per_commit / 1_000 {
+                // Noted before every batch: a load ends a second after its last sign, and on a
+                // busy machine the indexer would otherwise commit (and merge) on its own between
+                // the waiters' commits, leaving segments of other sizes.
+                index.note_load();
                 let records = (0..1_000).map(|i| record(&format!("load{commit}x{batch}x{i}"))).collect();
                 store.append(&format!("s{commit}"), None, records).unwrap();
             }
