@@ -5,6 +5,8 @@
 //! CPU work of many concurrent appenders proceeds in parallel and the writer only assigns
 //! positions, chains hashes and writes.
 
+use rayon::iter::{IntoParallelIterator, ParallelIterator};
+
 use crate::claim::{PendingId, PLACEHOLDER_ID};
 use crate::codec;
 use crate::codec::{StoredBlock, StoredMeta, StoredPayload, StoredRecord};
@@ -88,6 +90,11 @@ pub fn chain_records(
     Ok(out)
 }
 
+/// From this many bytes, a batch's records are prepared on every core: compressing and hashing
+/// them is most of an append's work, and a large batch's share of it is then over in a fraction
+/// of the time. Below it, handing records to other threads costs more than it saves.
+const PARALLEL_BATCH_BYTES_MIN: usize = 64 * 1024;
+
 /// Validates and prepares a batch for `session`.
 pub(crate) fn prepare_batch(
     session: &str,
@@ -116,31 +123,48 @@ pub(crate) fn prepare_seeded(
     if records.len() > limits.batch_records_max {
         return Err(limit("records in one batch".into(), records.len(), limits.batch_records_max));
     }
+    // Every limit is checked before any record is prepared; a record before the first one
+    // over a limit is still prepared, so an invalid record there is the error, as when each
+    // record was checked and prepared in turn.
     let mut batch_bytes = 0usize;
-    let mut prepared = Vec::with_capacity(records.len());
+    let mut over = None;
+    let mut within = Vec::with_capacity(records.len());
     for (index, (record, seed)) in records.enumerate() {
         let size = record.size_bytes();
         batch_bytes = batch_bytes.saturating_add(size);
         if size > limits.record_size_bytes_max {
             let what = format!("size of entry {:?} in bytes", record.entry_id);
-            return Err(limit(what, size, limits.record_size_bytes_max));
-        }
-        if batch_bytes > limits.batch_size_bytes_max {
-            return Err(limit("batch size in bytes".into(), batch_bytes, limits.batch_size_bytes_max));
-        }
-        if record.blocks.len() > limits.blocks_per_record_max {
+            over = Some(limit(what, size, limits.record_size_bytes_max));
+        } else if batch_bytes > limits.batch_size_bytes_max {
+            over = Some(limit("batch size in bytes".into(), batch_bytes, limits.batch_size_bytes_max));
+        } else if record.blocks.len() > limits.blocks_per_record_max {
             let what = format!("block count of entry {:?}", record.entry_id);
-            return Err(limit(what, record.blocks.len(), limits.blocks_per_record_max));
+            over = Some(limit(what, record.blocks.len(), limits.blocks_per_record_max));
         }
-        let record = prepare_record(session, record, seed, options).map_err(|err| match err {
+        if over.is_some() {
+            break;
+        }
+        within.push((index, record, seed));
+    }
+    let prepare = |(index, record, seed): (usize, Record, Option<String>)| {
+        prepare_record(session, record, seed, options).map_err(|err| match err {
             AppendError::InvalidRecord { session, entry_id, reason, .. } => {
                 AppendError::InvalidRecord { session, entry_id, reason, index: index as u64 }
             }
             other => other,
-        })?;
-        prepared.push(record);
+        })
+    };
+    let prepared: Vec<Result<Prepared, AppendError>> =
+        if batch_bytes >= PARALLEL_BATCH_BYTES_MIN && within.len() > 1 {
+            within.into_par_iter().map(prepare).collect()
+        } else {
+            within.into_iter().map(prepare).collect()
+        };
+    let prepared = prepared.into_iter().collect::<Result<Vec<_>, _>>()?;
+    match over {
+        Some(err) => Err(err),
+        None => Ok(prepared),
     }
-    Ok(prepared)
 }
 
 fn prepare_record(

@@ -106,3 +106,37 @@ fn duplicate_ids_inside_one_batch() {
     assert!(matches!(err, AppendError::EntryInOtherSession { .. }), "{err}");
     assert_eq!(len(&store, "s2"), None);
 }
+
+/// A batch of 300 records with long real-world text: large enough to be prepared on every core.
+fn large_batch() -> Vec<Record> {
+    let line = "naïve café\u{3000}記録を検索 🦀 e\u{301} tool output ".repeat(40);
+    (0..300).map(|i| Record::text(format!("big-{i}"), Role::Assistant, format!("{i} {line}"))).collect()
+}
+
+#[test]
+fn a_large_batch_reports_its_first_bad_record_as_one_record_at_a_time_would() {
+    let (_dir, store) = store_with(Limits::default());
+    let mut batch = large_batch();
+    batch[217].timestamp = Some("yesterday".into());
+    batch[41].entry_id = String::new();
+    batch[290].timestamp = Some("soon".into());
+    let err = store.append("s", None, batch).unwrap_err();
+    assert!(matches!(err, AppendError::InvalidRecord { index: 41, .. }), "{err}");
+
+    // A bad record before the first one over a limit is the error; after it, the limit is.
+    let limits = Limits { record_size_bytes_max: 20_000, ..Limits::default() };
+    let (_dir, store) = store_with(limits);
+    let mut batch = large_batch();
+    batch[150] = Record::text("huge", Role::Tool, "🦀".repeat(6_000));
+    batch[260].entry_id = String::new();
+    let err = store.append("s", None, batch.clone()).unwrap_err();
+    assert!(matches!(err, AppendError::LimitExceeded { limit: 20_000, .. }), "{err}");
+    batch[90].timestamp = Some("13:45 tomorrow".into());
+    let err = store.append("s", None, batch).unwrap_err();
+    assert!(matches!(err, AppendError::InvalidRecord { index: 90, .. }), "{err}");
+
+    let receipt = store.append("s", None, large_batch()).expect("a good large batch");
+    assert_eq!(receipt.appended, 300);
+    assert_eq!(len(&store, "s"), Some(300));
+    assert!(store.verify(None).expect("verify").is_ok());
+}
