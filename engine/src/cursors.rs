@@ -6,18 +6,18 @@
 //! after the records they describe, in a group of their own. The table is made by the first
 //! write; a store without it (any store written before cursors existed) has none.
 
-use crossbeam_channel::Sender;
 use redb::{TableError, WriteTransaction};
 
 use crate::apply::Tables;
 use crate::error::{AppendError, Failure, ReadError};
+use crate::reply::{reply, Reply};
 use crate::store::Store;
 use crate::tables::{check_cursors, write_cursors, CURSORS};
 use crate::writer::{Answer, Request, SideWrite, WriteFailure};
 
 struct CursorWrite {
     rows: Vec<(String, Option<Vec<u8>>)>,
-    reply: Sender<Result<(), WriteFailure>>,
+    reply: Reply<Result<(), WriteFailure>>,
 }
 
 impl SideWrite for CursorWrite {
@@ -28,7 +28,7 @@ impl SideWrite for CursorWrite {
 
     fn fail(self: Box<Self>, failure: WriteFailure) {
         // A caller that gave up waiting has dropped its receiver; nothing to tell it.
-        drop(self.reply.send(Err(failure)));
+        self.reply.send(Err(failure));
     }
 }
 
@@ -49,7 +49,7 @@ impl Store {
         if rows.is_empty() {
             return Ok(());
         }
-        let (reply, answer) = crossbeam_channel::bounded(1);
+        let (reply, answer) = reply();
         self.submit(Request::Side(Box::new(CursorWrite { rows, reply })));
         match answer.recv() {
             Err(_) => Err(AppendError::Closed),

@@ -12,7 +12,7 @@
 //! serves it.
 
 use std::io;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -26,6 +26,9 @@ use crate::writer::{checkpoint, commit_group, serve, Logged, Request, Shared};
 
 /// The most requests committed in one transaction; bounds the latency a group adds.
 const GROUP_REQUESTS_MAX: usize = 1024;
+/// The longest a leader waits for appenders still preparing their requests (see
+/// [`GroupCommit::gather`]), whatever its last commit took.
+const GATHER_WAIT_MAX: Duration = Duration::from_micros(500);
 
 /// What committing needs; `None` once the store closed.
 #[derive(Debug)]
@@ -39,6 +42,9 @@ struct WriterState {
     /// Whether the idle checkpoint ran since the last commit.
     folded: bool,
     idle: Duration,
+    /// Half the time the last group took to commit: how long a leader waits for appenders
+    /// still preparing before it commits without them.
+    gather: Duration,
 }
 
 /// The queue of requests and the right to commit them.
@@ -53,6 +59,25 @@ pub(crate) struct GroupCommit {
     /// Stops the idle checkpoints or the committer thread: dropped at close.
     stop: Mutex<Option<Sender<()>>>,
     idle: Mutex<Option<JoinHandle<()>>>,
+    /// Callers inside an append: preparing their records, queued, or waiting for the answer.
+    appenders: AtomicUsize,
+}
+
+/// A caller inside an append, counted until it returns.
+#[derive(Debug)]
+pub(crate) struct Appending<'a>(&'a AtomicUsize);
+
+impl Drop for Appending<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// Whether the thread serving a group is an appender whose own request is not in it (it was
+/// answered in an earlier group): then it will not queue another while it serves.
+#[derive(Clone, Copy, Debug)]
+struct Served {
+    leader_answered: bool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -83,6 +108,7 @@ impl GroupCommit {
             last_commit: Instant::now(),
             folded: false,
             idle: idle.unwrap_or(Duration::MAX),
+            gather: Duration::ZERO,
         };
         let commit = Arc::new(GroupCommit {
             queue,
@@ -92,6 +118,7 @@ impl GroupCommit {
             callers_lead,
             stop: Mutex::new(None),
             idle: Mutex::new(None),
+            appenders: AtomicUsize::new(0),
         });
         if !callers_lead {
             let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
@@ -117,6 +144,13 @@ impl GroupCommit {
     /// Queues `request` and serves the queue unless another thread is serving it; the answer
     /// comes on the request's reply channel. Once closed, the request is dropped unanswered,
     /// which its caller reads as closed.
+    /// Counts the caller as appending until the guard drops: from before it prepares its
+    /// records until its answer came.
+    pub(crate) fn appending(&self) -> Appending<'_> {
+        self.appenders.fetch_add(1, Ordering::AcqRel);
+        Appending(&self.appenders)
+    }
+
     pub(crate) fn submit(&self, request: Request) {
         // The receiver lives as long as `self`: sending cannot fail.
         let _ = self.queue.send(request);
@@ -133,7 +167,7 @@ impl GroupCommit {
                 Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
                 Err(TryLockError::WouldBlock) => return,
             };
-            self.drain(&mut state);
+            self.drain(&mut state, true);
             drop(state);
             if self.queued.is_empty() {
                 return;
@@ -141,15 +175,40 @@ impl GroupCommit {
         }
     }
 
-    /// Commits everything queued, group by group.
-    fn drain(&self, state: &mut Option<WriterState>) {
+    /// Commits everything queued, group by group. `appender`: the caller is an appender that
+    /// has just queued its own request, which the first group takes.
+    fn drain(&self, state: &mut Option<WriterState>, appender: bool) {
+        let mut served = Served { leader_answered: false };
         while let Ok(first) = self.queued.try_recv() {
-            self.serve_group(state, first);
+            self.serve_group(state, first, served);
+            served.leader_answered = appender;
+        }
+    }
+
+    /// Waits, at most `wait`, for the requests of appenders that are still preparing them, so
+    /// they share this group's sync rather than each paying the next one. With several
+    /// appenders, groups otherwise settle into halves: those answered by one group prepare
+    /// their next request while the others commit, and every sync carries half of them. A lone
+    /// appender never waits: nobody else is appending.
+    fn gather(&self, group: &mut Vec<Request>, served: Served, wait: Duration) {
+        let deadline = Instant::now() + wait;
+        while group.len() < GROUP_REQUESTS_MAX {
+            let appenders = self.appenders.load(Ordering::Acquire);
+            // A leader answered in an earlier group is counted as appending, but its next
+            // request comes only once it stops serving.
+            let coming = appenders.saturating_sub(usize::from(served.leader_answered));
+            if group.len() >= coming {
+                return;
+            }
+            match self.queued.recv_deadline(deadline) {
+                Ok(request) => group.push(request),
+                Err(_) => return,
+            }
         }
     }
 
     /// Commits `first` and whatever else is queued, up to a group's worth.
-    fn serve_group(&self, state: &mut Option<WriterState>, first: Request) {
+    fn serve_group(&self, state: &mut Option<WriterState>, first: Request, served: Served) {
         let mut group = vec![first];
         while group.len() < GROUP_REQUESTS_MAX {
             match self.queued.try_recv() {
@@ -157,6 +216,10 @@ impl GroupCommit {
                 Err(_) => break,
             }
         }
+        if let Some(state) = state.as_ref().filter(|s| self.callers_lead && !s.gather.is_zero()) {
+            self.gather(&mut group, served, state.gather);
+        }
+        let started = Instant::now();
         match state.as_mut() {
             Some(state) => {
                 let (db, wait) = (&state.db, state.wait);
@@ -170,6 +233,7 @@ impl GroupCommit {
                     (None, None) => serve(group, &self.shared, |group| commit_group(db, group, wait, None)),
                 }
                 state.last_commit = Instant::now();
+                state.gather = (state.last_commit - started).min(2 * GATHER_WAIT_MAX) / 2;
                 state.folded = false;
             }
             // Closed: dropping a request drops its reply channel, which tells its caller.
@@ -188,7 +252,7 @@ impl GroupCommit {
             // them, or by whoever finds the log full.
             state.folded = true;
         }
-        self.drain(&mut state);
+        self.drain(&mut state, false);
         drop(state);
         self.lead();
     }
@@ -201,7 +265,7 @@ impl GroupCommit {
             let _ = idle.join();
         }
         let mut state = lock(&self.state);
-        self.drain(&mut state);
+        self.drain(&mut state, false);
         if let Some(mut closing) = state.take() {
             checkpoint(&closing.db, closing.logged.as_mut(), &self.shared, closing.wait);
             // A shared log is left to the processes still open, and to the next: folding it at
@@ -234,7 +298,7 @@ fn serve_queue(commit: &Weak<GroupCommit>, queued: &Receiver<Request>, stopped: 
         };
         let Some(commit) = commit.upgrade() else { return };
         let mut state = lock(&commit.state);
-        commit.serve_group(&mut state, first);
+        commit.serve_group(&mut state, first, Served { leader_answered: false });
     }
 }
 

@@ -46,6 +46,7 @@ mod receipts;
 mod record;
 mod redo;
 mod replay;
+mod reply;
 mod shared;
 mod storage;
 mod store;

@@ -12,13 +12,14 @@ use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, Transa
 use crate::apply::AppendReceipt;
 use crate::claim::Claim;
 use crate::error::{AppendError, CloseError, Failure, ForkError, ReadError};
-use crate::group::GroupCommit;
+use crate::group::{Appending, GroupCommit};
 use crate::open::log_path;
 use crate::options::StoreOptions;
 use crate::portable::PortableRecord;
 use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared};
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
+use crate::reply::reply;
 use crate::shared::overlay::Layer;
 use crate::shared::SharedLog;
 use crate::verify::{verify, VerifyReport};
@@ -154,6 +155,7 @@ impl Store {
         records: Vec<Record>,
     ) -> Result<AppendReceipt, AppendError> {
         self.check_writable()?;
+        let _appending = self.appending();
         let prepared = prepare_batch(session, records, &self.options)?;
         self.submit_append(session, expected_next, prepared, Vec::new())
     }
@@ -193,6 +195,7 @@ impl Store {
     ) -> Result<AppendReceipt, AppendError> {
         self.check_writable()?;
         crate::tables::check_cursors(&cursors)?;
+        let _appending = self.appending();
         let mut claims = Vec::with_capacity(records.len());
         let mut seeded = Vec::with_capacity(records.len());
         for portable in records {
@@ -205,6 +208,12 @@ impl Store {
         }
         let prepared = prepare_seeded(session, seeded.into_iter(), &self.options)?;
         self.submit_append_noting(session, expected_next, prepared, claims, cursors)
+    }
+
+    /// Counts this caller as appending until the guard drops, so a thread committing a group
+    /// knows to wait a moment for its request (see `group.rs`).
+    fn appending(&self) -> Option<Appending<'_>> {
+        self.commit.as_ref().map(|commit| commit.appending())
     }
 
     fn check_writable(&self) -> Result<(), AppendError> {
@@ -237,7 +246,7 @@ impl Store {
     ) -> Result<AppendReceipt, AppendError> {
         let bytes: usize = prepared.iter().map(Prepared::stored_bytes).sum();
         self.appended_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
-        let (reply, answer) = crossbeam_channel::bounded(1);
+        let (reply, answer) = reply();
         let request =
             Request::Append { session: session.to_owned(), expected_next, prepared, claims, cursors, reply };
         self.submit(request);
@@ -258,7 +267,7 @@ impl Store {
         }
         check_session_name(new_name, &self.options.limits)
             .map_err(|reason| ForkError::InvalidSessionName { name: new_name.to_owned(), reason })?;
-        let (reply, answer) = crossbeam_channel::bounded(1);
+        let (reply, answer) = reply();
         let request = Request::Fork { parent: session.to_owned(), at, name: new_name.to_owned(), reply };
         self.submit(request);
         answer.recv().map_err(|_| ForkError::Closed)?

@@ -30,6 +30,7 @@ use crate::log::Log;
 use crate::prepare::Prepared;
 use crate::read::SessionInfo;
 use crate::redo::Redo;
+use crate::reply::Reply;
 use crate::watermark::Watermark;
 
 /// The writer's durability log and the sequence number of the last group it logged.
@@ -48,13 +49,13 @@ pub(crate) enum Request {
         claims: Vec<Claim>,
         /// Cursors set (or removed) in the same transaction when the append succeeds.
         cursors: Vec<(String, Option<Vec<u8>>)>,
-        reply: Sender<Result<AppendReceipt, AppendError>>,
+        reply: Reply<Result<AppendReceipt, AppendError>>,
     },
     Fork {
         parent: String,
         at: u64,
         name: String,
-        reply: Sender<Result<SessionInfo, ForkError>>,
+        reply: Reply<Result<SessionInfo, ForkError>>,
     },
     /// A write of a layer above the journal (a compaction's claim, release, or checkpoint
     /// commit with its receipt), applied in the same transaction as the group's appends.
@@ -87,10 +88,10 @@ pub(crate) struct Answer(Box<dyn FnOnce() + Send>);
 
 impl Answer {
     /// Sends `Ok(value)` on `reply` when the group commits.
-    pub(crate) fn of<T: Send + 'static>(reply: &Sender<Result<T, WriteFailure>>, value: T) -> Answer {
+    pub(crate) fn of<T: Send + 'static>(reply: &Reply<Result<T, WriteFailure>>, value: T) -> Answer {
         let reply = reply.clone();
         // A caller that gave up waiting has dropped its receiver; nothing to tell it.
-        Answer(Box::new(move || drop(reply.send(Ok(value)))))
+        Answer(Box::new(move || reply.send(Ok(value))))
     }
 
     fn send(self) {
@@ -109,7 +110,7 @@ impl Request {
         // A caller that gave up waiting has dropped its receiver; nothing to tell it.
         match self {
             Request::Append { reply, .. } => {
-                let _ = reply.send(Err(match failure {
+                reply.send(Err(match failure {
                     GroupFailure::Busy(waited) => AppendError::Busy { waited: *waited },
                     GroupFailure::Storage(Failure::Io(e)) => {
                         AppendError::Io { source: std::io::Error::new(e.kind(), e.to_string()) }
@@ -120,7 +121,7 @@ impl Request {
                 }));
             }
             Request::Fork { reply, .. } => {
-                let _ = reply.send(Err(match failure {
+                reply.send(Err(match failure {
                     GroupFailure::Busy(waited) => ForkError::Busy { waited: *waited },
                     GroupFailure::Storage(Failure::Io(e)) => {
                         ForkError::Io { source: std::io::Error::new(e.kind(), e.to_string()) }
@@ -142,8 +143,8 @@ impl Request {
 
     fn refuse_poisoned(self) {
         match self {
-            Request::Append { reply, .. } => drop(reply.send(Err(AppendError::Poisoned))),
-            Request::Fork { reply, .. } => drop(reply.send(Err(ForkError::Poisoned))),
+            Request::Append { reply, .. } => reply.send(Err(AppendError::Poisoned)),
+            Request::Fork { reply, .. } => reply.send(Err(ForkError::Poisoned)),
             Request::Side(request) => request.fail(WriteFailure::Poisoned),
         }
     }
@@ -245,8 +246,8 @@ pub(crate) fn checkpoint(db: &Database, logged: Option<&mut Logged>, shared: &Sh
 }
 
 pub(crate) enum Outcome {
-    Append(Sender<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
-    Fork(Sender<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
+    Append(Reply<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
+    Fork(Reply<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
     Side(Answer),
 }
 
@@ -254,8 +255,8 @@ impl Outcome {
     /// Tells the caller; one that gave up waiting has dropped its receiver.
     fn answer(self) {
         match self {
-            Outcome::Append(reply, result) => drop(reply.send(result)),
-            Outcome::Fork(reply, result) => drop(reply.send(result)),
+            Outcome::Append(reply, result) => reply.send(result),
+            Outcome::Fork(reply, result) => reply.send(result),
             Outcome::Side(answer) => answer.send(),
         }
     }

@@ -10,7 +10,6 @@
 //! Claim row (`claims` table, 40 bytes, little endian): owner `[u8; 16]`, fencing token `u64`,
 //! lease deadline `u64` (ms since the Unix epoch; 0 once released), reserved `[u8; 8]`.
 
-use crossbeam_channel::Sender;
 use redb::{ReadableTable, WriteTransaction};
 
 use crate::apply::{Decide, Tables};
@@ -18,6 +17,7 @@ use crate::error::{AppendError, Failure};
 use crate::hash::Hash;
 use crate::prepare::Prepared;
 use crate::read::SessionLookup;
+use crate::reply::Reply;
 use crate::tables::{CHECKPOINTS, CLAIMS};
 use crate::writer::{Answer, SideWrite, WriteFailure};
 
@@ -74,20 +74,20 @@ pub(crate) enum CheckpointRequest {
         key: Hash,
         owner: Owner,
         lease_ms: u64,
-        reply: Sender<Result<Attempt, WriteFailure>>,
+        reply: Reply<Result<Attempt, WriteFailure>>,
     },
     Release {
         key: Hash,
         owner: Owner,
         token: u64,
-        reply: Sender<Result<(), WriteFailure>>,
+        reply: Reply<Result<(), WriteFailure>>,
     },
     Commit {
         key: Hash,
         session: String,
         mode: CommitMode,
         receipt: Vec<Prepared>,
-        reply: Sender<CommitResult>,
+        reply: Reply<CommitResult>,
     },
 }
 
@@ -164,9 +164,9 @@ impl SideWrite for CheckpointRequest {
     fn fail(self: Box<Self>, failure: WriteFailure) {
         // A caller that gave up waiting has dropped its receiver; nothing to tell it.
         match *self {
-            CheckpointRequest::Claim { reply, .. } => drop(reply.send(Err(failure))),
-            CheckpointRequest::Release { reply, .. } => drop(reply.send(Err(failure))),
-            CheckpointRequest::Commit { reply, .. } => drop(reply.send(Err(failure))),
+            CheckpointRequest::Claim { reply, .. } => reply.send(Err(failure)),
+            CheckpointRequest::Release { reply, .. } => reply.send(Err(failure)),
+            CheckpointRequest::Commit { reply, .. } => reply.send(Err(failure)),
         }
     }
 }

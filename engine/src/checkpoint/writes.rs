@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::hash::{hash_to_hex, Hash};
+use crate::reply::{reply, Reply};
 use crate::store::Store;
 use crate::writer::Request;
 
@@ -39,12 +40,12 @@ pub(crate) fn write_error(failure: WriteFailure) -> CompactError {
 impl Store {
     pub(crate) fn checkpoint_request<T>(
         &self,
-        build: impl FnOnce(crossbeam_channel::Sender<Result<T, WriteFailure>>) -> CheckpointRequest,
+        build: impl FnOnce(Reply<Result<T, WriteFailure>>) -> CheckpointRequest,
     ) -> Result<T, CompactError> {
         if self.is_poisoned() {
             return Err(CompactError::Poisoned);
         }
-        let (reply, answer) = crossbeam_channel::bounded(1);
+        let (reply, answer) = reply();
         self.submit(Request::Side(Box::new(build(reply))));
         answer.recv().map_err(|_| CompactError::Closed)?.map_err(write_error)
     }

@@ -33,6 +33,7 @@ const LAYERS: &[(&str, &[&str])] = &[
             "prepare",
             "apply",
             "fork",
+            "reply",
             "writer",
             "group",
             "replay",
