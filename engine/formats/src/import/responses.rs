@@ -93,13 +93,13 @@ pub fn record_from_responses_item(entry_id: &str, item: &str) -> Result<Record, 
         map.insert("type".into(), "message".into());
     }
     let mut record = Record::new(entry_id, Role::System, Vec::new());
-    item_into(map, &mut record);
+    // What no block holds is not kept apart: the whole item is, below.
+    drop(item_blocks(map, &mut record));
     if record.blocks.is_empty() {
         // An item of no known kind (a hosted tool's call, a screenshot): its text as one block,
         // so a view counts what it costs and a search finds it.
         record.blocks.push(Block::Text { text: item.to_owned() });
     }
-    record.meta.clear();
     put(&mut record.meta, RESPONSES_ITEM_KEY, &Value::String(item.to_owned()));
     Ok(record)
 }
@@ -182,7 +182,13 @@ pub fn record_message_blocks(record: &Record) -> Vec<MessageBlock<'_>> {
 }
 
 /// Fills `record` (role, blocks, `meta["payload"]` with what no block holds) from one item.
-pub(super) fn item_into(mut item: Map<String, Value>, record: &mut Record) {
+pub(super) fn item_into(item: Map<String, Value>, record: &mut Record) {
+    let rest = item_blocks(item, record);
+    put(&mut record.meta, "payload", &Value::Object(rest));
+}
+
+/// Sets `record`'s role and blocks from one item; returns what no block holds.
+fn item_blocks(mut item: Map<String, Value>, record: &mut Record) -> Map<String, Value> {
     let kind = str_of(&item, "type").unwrap_or_default().to_owned();
     let blocks = &mut record.blocks;
     record.role = match kind.as_str() {
@@ -245,7 +251,7 @@ pub(super) fn item_into(mut item: Map<String, Value>, record: &mut Record) {
         }
         _ => Role::System,
     };
-    put(&mut record.meta, "payload", &Value::Object(item));
+    item
 }
 
 /// Text and image parts as blocks; returns what is left of each part, in order.
