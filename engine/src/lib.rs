@@ -90,6 +90,9 @@ pub use crate::project::{
 pub use crate::read::{EntryLocation, PositionEntry, RecordGuard, Records, SessionInfo, Snapshot, TableSize};
 pub use crate::receipts::RECEIPT_META_KEY;
 pub use crate::record::{Block, Record, Role};
+#[cfg(loom)]
+#[doc(hidden)]
+pub use crate::reply::loom_model as reply_loom_model;
 #[cfg(any(loom, test))]
 #[doc(hidden)]
 pub use crate::shared::loom_model as shared_loom_model;

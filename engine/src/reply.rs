@@ -6,7 +6,9 @@
 //! processor from the thread committing the next group, and its sync waits on them. A caller
 //! here sleeps at once and is woken by the answer.
 
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::PoisonError;
+
+use crate::sync::{lock, Arc, Condvar, Mutex, MutexGuard};
 
 /// A new request's two ends: the committer's, which may be cloned, and the caller's.
 pub(crate) fn reply<T>() -> (Reply<T>, Awaited<T>) {
@@ -30,7 +32,7 @@ struct State<T> {
 impl<T> Slot<T> {
     fn lock(&self) -> MutexGuard<'_, State<T>> {
         // The state is whole at every unlock: a panic elsewhere cannot leave it half-set.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 }
 
@@ -98,7 +100,40 @@ impl<T> Awaited<T> {
     }
 }
 
-#[cfg(test)]
+/// The slot as loom checks it (`engine/tests/loom_reply.rs`): no answer is lost and no caller
+/// sleeps forever, whatever the order of sends, clones, drops and the wait.
+#[cfg(loom)]
+pub mod loom_model {
+    /// The committer's end of a request answered with a number.
+    #[derive(Debug, Clone)]
+    pub struct Sender(super::Reply<u64>);
+
+    /// The caller's end.
+    #[derive(Debug)]
+    pub struct Receiver(super::Awaited<u64>);
+
+    /// A new request's two ends.
+    pub fn reply() -> (Sender, Receiver) {
+        let (reply, awaited) = super::reply();
+        (Sender(reply), Receiver(awaited))
+    }
+
+    impl Sender {
+        /// Answers the caller.
+        pub fn send(&self, value: u64) {
+            self.0.send(value);
+        }
+    }
+
+    impl Receiver {
+        /// The answer, or `None` once every sender dropped without one.
+        pub fn recv(self) -> Option<u64> {
+            self.0.recv().ok()
+        }
+    }
+}
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -1,8 +1,7 @@
 //! The sync shim: std's primitives normally, loom's under `cfg(loom)`, so the small concurrent
 //! protocols built on it (the durable-position watermark, the compaction claim registry, the
-//! shared log's lock, tail and cycle) are
-//! model-checked by loom. Code that depends on crossbeam-channel must stay outside them: loom
-//! does not instrument it.
+//! shared log's lock, tail and cycle, a write request's answer) are model-checked by loom. Code
+//! that depends on crossbeam-channel must stay outside them: loom does not instrument it.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::{Arc, Condvar, Mutex, MutexGuard, RwLock, RwLockReadGuard};
