@@ -141,9 +141,6 @@ impl GroupCommit {
         Ok(commit)
     }
 
-    /// Queues `request` and serves the queue unless another thread is serving it; the answer
-    /// comes on the request's reply channel. Once closed, the request is dropped unanswered,
-    /// which its caller reads as closed.
     /// Counts the caller as appending until the guard drops: from before it prepares its
     /// records until its answer came.
     pub(crate) fn appending(&self) -> Appending<'_> {
@@ -151,6 +148,9 @@ impl GroupCommit {
         Appending(&self.appenders)
     }
 
+    /// Queues `request` and serves the queue unless another thread is serving it; the answer
+    /// comes on the request's reply slot. Once closed, the request is dropped unanswered,
+    /// which its caller reads as closed.
     pub(crate) fn submit(&self, request: Request) {
         // The receiver lives as long as `self`: sending cannot fail.
         let _ = self.queue.send(request);
@@ -189,7 +189,9 @@ impl GroupCommit {
     /// they share this group's sync rather than each paying the next one. With several
     /// appenders, groups otherwise settle into halves: those answered by one group prepare
     /// their next request while the others commit, and every sync carries half of them. A lone
-    /// appender never waits: nobody else is appending.
+    /// appender never waits: nobody else is appending. An appender whose own request another
+    /// leader took just before this one got the lock is counted as still coming: the group
+    /// then waits its whole `wait`, which is bounded, and is still right.
     fn gather(&self, group: &mut Vec<Request>, served: Served, wait: Duration) {
         let deadline = Instant::now() + wait;
         while group.len() < GROUP_REQUESTS_MAX {
@@ -236,7 +238,7 @@ impl GroupCommit {
                 state.gather = (state.last_commit - started).min(2 * GATHER_WAIT_MAX) / 2;
                 state.folded = false;
             }
-            // Closed: dropping a request drops its reply channel, which tells its caller.
+            // Closed: dropping a request drops its reply slot, which tells its caller.
             None => drop(group),
         }
     }

@@ -107,7 +107,7 @@ impl Store {
         self.commit.is_none() || self.writes_refused
     }
 
-    /// Hands a request to group commit; its answer comes on the request's reply channel, which
+    /// Hands a request to group commit; its answer comes on the request's reply slot, which
     /// is dropped unanswered once the store has closed.
     pub(crate) fn submit(&self, request: Request) {
         // Read-only: the request is dropped unanswered, which its caller sees as closed.
