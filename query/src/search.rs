@@ -105,22 +105,31 @@ fn orders_query(fields: &Fields, orders: &Range<u64>) -> RangeQuery {
     )
 }
 
-/// The (session, sourceOrders) stretches `session` reads: its own records, then its parent's
-/// below its fork point, and so on up the lineage.
-fn lineage(
-    snapshot: &Snapshot,
-    session: &str,
-    orders: &Range<u64>,
-) -> Result<Vec<(String, Range<u64>)>, SearchError> {
+/// A stretch of one session's records that a filtered session reads.
+struct Stretch {
+    session: String,
+    orders: Range<u64>,
+    /// Whether the stretch is every record the session holds itself, so its name alone selects
+    /// it: a range over the `order` column is then left out, and with it the column's index,
+    /// which grows with the segment.
+    whole: bool,
+}
+
+/// The stretches `session` reads: its own records, then its parent's below its fork point, and
+/// so on up the lineage. The index holds no record the snapshot lacks (the searcher is taken
+/// first), so a session's own records are `[fork point, length)` in it too.
+fn lineage(snapshot: &Snapshot, session: &str, orders: &Range<u64>) -> Result<Vec<Stretch>, SearchError> {
     let mut info =
         snapshot.session(session)?.ok_or_else(|| SearchError::UnknownSession(session.to_owned()))?;
     let mut end = info.len;
     let mut out = Vec::new();
     loop {
-        let start = info.fork_at.unwrap_or(0).min(end);
+        let own = info.fork_at.unwrap_or(0);
+        let start = own.min(end);
         let range = start.max(orders.start)..end.min(orders.end);
         if range.start < range.end {
-            out.push((info.name.clone(), range));
+            let whole = range.start <= own && range.end >= info.len;
+            out.push(Stretch { session: info.name.clone(), orders: range, whole });
         }
         match &info.parent {
             Some(parent) if start > 0 && out.len() < 100_000 => {
@@ -148,11 +157,15 @@ fn filters(snapshot: &Snapshot, fields: &Fields, request: &SearchRequest) -> Res
         Some(session) => {
             let stretches: Vec<Box<dyn Query>> = lineage(snapshot, session, orders)?
                 .into_iter()
-                .map(|(name, range)| -> Box<dyn Query> {
-                    let name = Term::from_field_text(fields.session, &name);
+                .map(|stretch| -> Box<dyn Query> {
+                    let name = Term::from_field_text(fields.session, &stretch.session);
+                    let name = Box::new(TermQuery::new(name, IndexRecordOption::Basic));
+                    if stretch.whole {
+                        return name;
+                    }
                     Box::new(BooleanQuery::intersection(vec![
-                        Box::new(TermQuery::new(name, IndexRecordOption::Basic)),
-                        Box::new(orders_query(fields, &range)),
+                        name,
+                        Box::new(orders_query(fields, &stretch.orders)),
                     ]))
                 })
                 .collect();
