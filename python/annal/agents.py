@@ -527,6 +527,9 @@ def _encode(item: Item, index: int) -> str:
     except ValueError:
         text = None  # NaN or an infinity, which strict JSON has no words for; or a cycle
     if text is not None and isinstance(item, dict) and not _wraps(item):
+        # An ASCII text holds no lone surrogate: only another needs encoding to find out.
+        if text.isascii():
+            return text
         try:
             text.encode("utf-8")
             return text
