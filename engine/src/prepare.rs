@@ -154,13 +154,13 @@ pub(crate) fn prepare_seeded(
             other => other,
         })
     };
-    let prepared: Vec<Result<Prepared, AppendError>> =
-        if batch_bytes >= PARALLEL_BATCH_BYTES_MIN && within.len() > 1 {
-            within.into_par_iter().map(prepare).collect()
-        } else {
-            within.into_iter().map(prepare).collect()
-        };
-    let prepared = prepared.into_iter().collect::<Result<Vec<_>, _>>()?;
+    let prepared = if batch_bytes >= PARALLEL_BATCH_BYTES_MIN && within.len() > 1 {
+        // Every record's result, in order, so the first error is the one reported.
+        let results: Vec<Result<Prepared, AppendError>> = within.into_par_iter().map(prepare).collect();
+        results.into_iter().collect::<Result<Vec<_>, _>>()?
+    } else {
+        within.into_iter().map(prepare).collect::<Result<Vec<_>, _>>()?
+    };
     match over {
         Some(err) => Err(err),
         None => Ok(prepared),
