@@ -27,7 +27,7 @@ impl SideWrite for CursorWrite {
     }
 
     fn fail(self: Box<Self>, failure: WriteFailure) {
-        // A caller that gave up waiting has dropped its end of the reply; the answer is dropped with the slot.
+        // A caller that gave up waiting dropped its end: the answer goes with the slot.
         self.reply.send(Err(failure));
     }
 }

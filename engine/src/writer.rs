@@ -90,7 +90,7 @@ impl Answer {
     /// Sends `Ok(value)` on `reply` when the group commits.
     pub(crate) fn of<T: Send + 'static>(reply: &Reply<Result<T, WriteFailure>>, value: T) -> Answer {
         let reply = reply.clone();
-        // A caller that gave up waiting has dropped its end of the reply; the answer is dropped with the slot.
+        // A caller that gave up waiting dropped its end: the answer goes with the slot.
         Answer(Box::new(move || reply.send(Ok(value))))
     }
 
@@ -107,7 +107,7 @@ pub(crate) enum GroupFailure {
 
 impl Request {
     fn fail(self, failure: &GroupFailure) {
-        // A caller that gave up waiting has dropped its end of the reply; the answer is dropped with the slot.
+        // A caller that gave up waiting dropped its end: the answer goes with the slot.
         match self {
             Request::Append { reply, .. } => {
                 reply.send(Err(match failure {

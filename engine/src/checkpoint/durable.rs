@@ -162,7 +162,7 @@ impl SideWrite for CheckpointRequest {
 
     /// Answers the request with a failure of the whole group.
     fn fail(self: Box<Self>, failure: WriteFailure) {
-        // A caller that gave up waiting has dropped its end of the reply; the answer is dropped with the slot.
+        // A caller that gave up waiting dropped its end: the answer goes with the slot.
         match *self {
             CheckpointRequest::Claim { reply, .. } => reply.send(Err(failure)),
             CheckpointRequest::Release { reply, .. } => reply.send(Err(failure)),
