@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use annal::{Budget, PortableRecord, ProjectOptions, Role, SearchRequest, Sharing};
+use annal::{AppendReceipt, Budget, PortableRecord, ProjectOptions, Role, SearchRequest, Sharing};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{IntoPyDict, PyList, PyTuple};
+use pyo3::types::{IntoPyDict, PyDict, PyList, PyTuple};
 use serde_json::Value;
 
 use crate::errors::bad_input;
@@ -21,6 +21,16 @@ static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     let text = serde_json::to_string(value).map_err(|e| bad_input(py, format!("cannot encode: {e}")))?;
     text_to_python(py, &text)
+}
+
+/// An append's receipt as the dict `annal append --json` prints: made here directly, since an
+/// append hands one back on every call and its JSON text read by `json.loads` cost more.
+pub(crate) fn receipt_to_python(py: Python<'_>, receipt: &AppendReceipt) -> PyResult<Py<PyAny>> {
+    let dict = PyDict::new(py);
+    dict.set_item("sourceOrders", PyList::new(py, &receipt.source_orders)?)?;
+    dict.set_item("appended", receipt.appended)?;
+    dict.set_item("next", receipt.next)?;
+    Ok(dict.into_any().unbind())
 }
 
 /// JSON text the facade wrote as the Python object `json.loads` makes of it.

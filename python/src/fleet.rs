@@ -8,7 +8,7 @@ use annal::fleet::{Fleet as Connection, FleetOptions, FollowOptions, PublishOpti
 use pyo3::prelude::*;
 use serde_json::json;
 
-use crate::convert::{json_to_python, portable_records, seconds, to_python, whole_opt};
+use crate::convert::{portable_records, receipt_to_python, seconds, to_python, whole_opt};
 use crate::errors::{bad_input, raise};
 use crate::items;
 use crate::store::Store;
@@ -121,7 +121,7 @@ impl Fleet {
         let fleet = Arc::clone(&self.connection);
         let receipt =
             store.run(py, move |annal| annal.shared(&fleet, &session).append(expected_next, parsed))?;
-        json_to_python(py, &annal::json::receipt(&receipt))
+        receipt_to_python(py, &receipt)
     }
 
     /// Appends OpenAI Responses-API items (JSON texts), one record each under `ids`, to the
@@ -141,7 +141,7 @@ impl Fleet {
         let fleet = Arc::clone(&self.connection);
         let receipt =
             store.run(py, move |annal| annal.shared(&fleet, &session).append(expected_next, records))?;
-        json_to_python(py, &annal::json::receipt(&receipt))
+        receipt_to_python(py, &receipt)
     }
 
     /// Per session of `store`: records here and on the fleet, waiting to be published, lag.

@@ -13,8 +13,8 @@ use pyo3::types::{PyByteArray, PyBytes, PyString};
 use serde_json::{json, Value};
 
 use crate::convert::{
-    json_to_python, portable_records, seconds, text_to_python, to_python, whole, whole_opt, BudgetArgs,
-    SearchArgs,
+    json_to_python, portable_records, receipt_to_python, seconds, text_to_python, to_python, whole,
+    whole_opt, BudgetArgs, SearchArgs,
 };
 use crate::errors::{bad_input, class_of, raise, to_py};
 use crate::imports::ImportFailure;
@@ -119,7 +119,7 @@ impl Store {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
         let parsed = portable_records(py, records)?;
         let receipt = self.run(py, move |annal| annal.append_portable(&session, expected_next, parsed))?;
-        json_to_python(py, &annal::json::receipt(&receipt))
+        receipt_to_python(py, &receipt)
     }
 
     /// Appends OpenAI Responses-API items (JSON texts), one record each under `ids`.
@@ -135,7 +135,7 @@ impl Store {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
         let records = items::records(&ids, &items).map_err(|message| bad_input(py, message))?;
         let receipt = self.run(py, move |annal| annal.append(&session, expected_next, records))?;
-        json_to_python(py, &annal::json::receipt(&receipt))
+        receipt_to_python(py, &receipt)
     }
 
     /// The Responses items of `session`'s records `[start, end)`, as (sourceOrder, JSON text).

@@ -7,6 +7,7 @@ import asyncio
 import json
 import math
 import re
+import threading
 from typing import Any, AsyncIterator, Callable, List, Union
 
 import pytest
@@ -463,3 +464,35 @@ def test_a_seal_hidden_by_a_later_receipt_is_still_found(store):
     session.add_items_sync([{"role": "user", "content": "after"}])
     assert [i["content"] for i in reader.get_items_sync()] == ["m0 日本", "m1 日本", "m2 日本", "after"]
     assert store.session("sealed")["records"] == 6
+
+
+def test_a_change_cancelled_again_and_again_ends_before_the_cancellation(store):
+    """Cancelling an add while its thread runs, three times over, neither stops it nor leaves it
+    running: the cancellation comes once the item is stored."""
+    session = AnnalSession(store, "stubborn")
+    started, release = threading.Event(), threading.Event()
+    add = session.add_items_sync
+
+    def held(items: list) -> None:
+        started.set()
+        release.wait(30)
+        add(items)
+
+    session.add_items_sync = held  # type: ignore[method-assign]
+    content = "東京\u3000🦀 e\u0301 " + "ж" * 5000
+
+    async def story() -> List[str]:
+        task = asyncio.ensure_future(session.add_items([{"role": "user", "content": content}]))
+        while not started.is_set():
+            await asyncio.sleep(0.001)
+        for _ in range(3):
+            task.cancel()
+            await asyncio.sleep(0.01)
+        still_running = not task.done()
+        release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert still_running, "the cancellation came before the add ended"
+        return [item["content"] for item in await session.get_items()]
+
+    assert asyncio.run(story()) == [content]
