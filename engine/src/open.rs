@@ -89,34 +89,52 @@ pub(crate) fn open_error(path: &Path, err: DatabaseError) -> OpenError {
     }
 }
 
-fn table_names(db: &impl ReadableDatabase) -> Result<Vec<String>, Failure> {
-    let txn = db.begin_read()?;
-    let names = txn.list_tables()?.map(|t| t.name().to_owned()).collect();
-    Ok(names)
-}
-
 /// Whether the store in `db` is whole and of the current format (nothing for [`initialize`] to
 /// write); an error for a file that is not a store or is of a newer format.
 pub(crate) fn is_current(db: &impl ReadableDatabase, path: &Path) -> Result<bool, OpenError> {
+    current_store_id(db, path).map(|id| id.is_some())
+}
+
+/// The store id of a store that is whole and of the current format; none for one that
+/// [`initialize`] would write to; an error for a file that is not a store or is of a newer
+/// format. One read transaction: in a store several processes share, each one begun takes and
+/// releases redb's file locks, which a short command's open pays for every time.
+pub(crate) fn current_store_id(
+    db: &impl ReadableDatabase,
+    path: &Path,
+) -> Result<Option<[u8; 16]>, OpenError> {
     let failure = |f: Failure| open_failure(path, f);
-    let names = table_names(db).map_err(failure)?;
-    if names.iter().any(|n| n == META.name()) {
-        let txn = db.begin_read().map_err(|e| failure(e.into()))?;
-        let meta = txn.open_table(META).map_err(|e| failure(e.into()))?;
-        let version = redb::ReadableTable::get(&meta, META_FORMAT_VERSION).map_err(|e| failure(e.into()))?;
-        if let Some(version) = version {
-            let current = check_version(path, version.value())? == FORMAT_VERSION;
-            let has_id =
-                redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))?.is_some();
-            return Ok(current && has_id && all_tables().iter().all(|t| names.iter().any(|n| n == t)));
+    let txn = db.begin_read().map_err(|e| failure(e.into()))?;
+    let names: Vec<String> =
+        txn.list_tables().map_err(|e| failure(e.into()))?.map(|t| t.name().to_owned()).collect();
+    if !names.iter().any(|n| n == META.name()) {
+        if names.is_empty() {
+            return Ok(None);
         }
-    } else if !names.is_empty() {
         return Err(OpenError::NotAStore {
             path: path.to_path_buf(),
             reason: format!("a redb database with other tables ({})", names.join(", ")),
         });
     }
-    Ok(false)
+    let meta = txn.open_table(META).map_err(|e| failure(e.into()))?;
+    let Some(version) =
+        redb::ReadableTable::get(&meta, META_FORMAT_VERSION).map_err(|e| failure(e.into()))?
+    else {
+        return Ok(None);
+    };
+    if check_version(path, version.value())? != FORMAT_VERSION
+        || !all_tables().iter().all(|t| names.iter().any(|n| n == t))
+    {
+        return Ok(None);
+    }
+    let Some(id) = redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))? else {
+        return Ok(None);
+    };
+    let id = id
+        .value()
+        .try_into()
+        .map_err(|_| failure(Failure::Corrupted("the store id is not 16 bytes".into())))?;
+    Ok(Some(id))
 }
 
 /// Creates the tables, format version and store id of a new store, checks an existing one's,

@@ -13,8 +13,8 @@ use super::{Db, Store};
 use crate::error::{Failure, OpenError, ReadError};
 use crate::group::GroupCommit;
 use crate::open::{
-    create_store_file, initialize, is_current, log_path, open_error, open_failure, open_log, refuses_writes,
-    store_id, LogPlace,
+    create_store_file, current_store_id, initialize, is_current, log_path, open_error, open_failure,
+    open_log, refuses_writes, LogPlace,
 };
 use crate::options::{Sharing, StoreOptions};
 use crate::read::Snapshot;
@@ -91,10 +91,10 @@ impl Store {
     /// The read-only open itself; `None` when the store needs a writable open first.
     fn try_read_only(path: &Path, options: &StoreOptions) -> Result<Option<Store>, OpenError> {
         let db = builder(options).open_read_only(path).map_err(|e| open_error(path, e))?;
-        if !is_current(&db, path)? {
+        let Some(id) = current_store_id(&db, path)? else {
             return Ok(None);
-        }
-        let log = match attach_read_only(path, store_id(&db, path)?)? {
+        };
+        let log = match attach_read_only(path, id)? {
             Found::Alone => return Ok(None),
             Found::Nothing => None,
             Found::Shared(log) => Some(log),
