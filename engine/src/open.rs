@@ -92,17 +92,25 @@ pub(crate) fn open_error(path: &Path, err: DatabaseError) -> OpenError {
 /// Whether the store in `db` is whole and of the current format (nothing for [`initialize`] to
 /// write); an error for a file that is not a store or is of a newer format.
 pub(crate) fn is_current(db: &impl ReadableDatabase, path: &Path) -> Result<bool, OpenError> {
-    current_store_id(db, path).map(|id| id.is_some())
+    current_id_bytes(db, path).map(|id| id.is_some())
 }
 
-/// The store id of a store that is whole and of the current format; none for one that
-/// [`initialize`] would write to; an error for a file that is not a store or is of a newer
-/// format. One read transaction: in a store several processes share, each one begun takes and
-/// releases redb's file locks, which a short command's open pays for every time.
+/// The store id of a store that is whole and of the current format, as [`is_current`] finds
+/// it; none when [`initialize`] would write to it.
 pub(crate) fn current_store_id(
     db: &impl ReadableDatabase,
     path: &Path,
 ) -> Result<Option<[u8; 16]>, OpenError> {
+    let Some(id) = current_id_bytes(db, path)? else { return Ok(None) };
+    let id = id
+        .try_into()
+        .map_err(|_| open_failure(path, Failure::Corrupted("the store id is not 16 bytes".into())))?;
+    Ok(Some(id))
+}
+
+/// What [`is_current`] checks, and the stored id's bytes when it holds: one read transaction, as
+/// in a store several processes share each one begun takes and releases redb's file locks.
+fn current_id_bytes(db: &impl ReadableDatabase, path: &Path) -> Result<Option<Vec<u8>>, OpenError> {
     let failure = |f: Failure| open_failure(path, f);
     let txn = db.begin_read().map_err(|e| failure(e.into()))?;
     let names: Vec<String> =
@@ -127,14 +135,8 @@ pub(crate) fn current_store_id(
     {
         return Ok(None);
     }
-    let Some(id) = redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))? else {
-        return Ok(None);
-    };
-    let id = id
-        .value()
-        .try_into()
-        .map_err(|_| failure(Failure::Corrupted("the store id is not 16 bytes".into())))?;
-    Ok(Some(id))
+    let id = redb::ReadableTable::get(&meta, META_STORE_ID).map_err(|e| failure(e.into()))?;
+    Ok(id.map(|id| id.value().to_vec()))
 }
 
 /// Creates the tables, format version and store id of a new store, checks an existing one's,

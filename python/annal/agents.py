@@ -496,7 +496,8 @@ class _OpenSession:
 
 _CHANGE_THREADS: Optional[ThreadPoolExecutor] = None
 """The threads changes run in, made at the first change: a change is a blocking call (its sync),
-so it leaves the event loop, as the SDK's sessions leave it for theirs."""
+so it leaves the event loop, as the SDK's sessions leave it for theirs. The module's own rather
+than the loop's default executor, and it outlives a loop: one per process."""
 _CHANGE_THREADS_LOCK = threading.Lock()
 
 
@@ -506,6 +507,18 @@ def _change_threads() -> ThreadPoolExecutor:
         if _CHANGE_THREADS is None:
             _CHANGE_THREADS = ThreadPoolExecutor(thread_name_prefix="annal-session")
         return _CHANGE_THREADS
+
+
+def _forget_change_threads() -> None:
+    """In a forked child: the parent's pool has no threads here, though it counts them as idle,
+    so a change handed to it would never run. The child makes its own at its first change."""
+    global _CHANGE_THREADS, _CHANGE_THREADS_LOCK
+    _CHANGE_THREADS = None
+    _CHANGE_THREADS_LOCK = threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_change_threads)
 
 
 class _Change:
@@ -570,6 +583,8 @@ async def _finish(call: Callable[..., T], *args: Any) -> T:
         except asyncio.CancelledError as err:
             if cancelled is None:
                 cancelled = err
+    if not ok and isinstance(value, (KeyboardInterrupt, SystemExit)):
+        raise value  # the process is stopping: that goes before a cancellation
     if cancelled is not None:
         raise cancelled from None
     if not ok:

@@ -23,13 +23,14 @@ pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
     text_to_python(py, &text)
 }
 
-/// An append's receipt as the dict `annal append --json` prints: made here directly, since an
-/// append hands one back on every call and its JSON text read by `json.loads` cost more.
+/// An append's receipt as the dict `annal append --json` prints, keys in its (sorted) order:
+/// made here directly, since an append hands one back on every call and its JSON text read by
+/// `json.loads` cost more.
 pub(crate) fn receipt_to_python(py: Python<'_>, receipt: &AppendReceipt) -> PyResult<Py<PyAny>> {
     let dict = PyDict::new(py);
-    dict.set_item("sourceOrders", PyList::new(py, &receipt.source_orders)?)?;
     dict.set_item("appended", receipt.appended)?;
     dict.set_item("next", receipt.next)?;
+    dict.set_item("sourceOrders", PyList::new(py, &receipt.source_orders)?)?;
     Ok(dict.into_any().unbind())
 }
 

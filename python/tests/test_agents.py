@@ -6,8 +6,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
 import re
+import signal
 import threading
+import time
 from typing import Any, AsyncIterator, Callable, List, Union
 
 import pytest
@@ -483,8 +486,11 @@ def test_a_change_cancelled_again_and_again_ends_before_the_cancellation(store):
 
     async def story() -> List[str]:
         task = asyncio.ensure_future(session.add_items([{"role": "user", "content": content}]))
-        while not started.is_set():
+        for _ in range(30_000):
+            if started.is_set():
+                break
             await asyncio.sleep(0.001)
+        assert started.is_set(), "the add never reached its thread"
         for _ in range(3):
             task.cancel()
             await asyncio.sleep(0.01)
@@ -496,3 +502,29 @@ def test_a_change_cancelled_again_and_again_ends_before_the_cancellation(store):
         return [item["content"] for item in await session.get_items()]
 
     assert asyncio.run(story()) == [content]
+
+
+def test_a_forked_child_changes_its_sessions(tmp_path):
+    """A process forked after its parent changed a session runs its own changes: the parent's
+    threads are not the child's."""
+    from annal.agents import _finish
+
+    with annal.Store(tmp_path / "parent.redb") as store:
+        asyncio.run(AnnalSession(store, "before-fork").add_items([{"role": "user", "content": "親 🦀"}]))
+    child = os.fork()
+    if child == 0:
+        try:
+            status = 0 if asyncio.run(asyncio.wait_for(_finish(lambda: "子"), 10)) == "子" else 1
+        except BaseException:
+            status = 2
+        os._exit(status)
+    for _ in range(300):
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.1)
+    else:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+        raise AssertionError("the child's change never ended")
+    assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0

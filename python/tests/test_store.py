@@ -19,6 +19,7 @@ def test_append_reads_back_every_text_exactly(store):
     records += tool_pair(1, "ok\n" + WORLD_TEXT[1])
     receipt = store.append("s1", records, expected_next=0)
     assert receipt == {"sourceOrders": list(range(len(records))), "appended": len(records), "next": len(records)}
+    assert list(receipt) == ["appended", "next", "sourceOrders"], "in the order `annal append --json` prints"
     back = store.records("s1")
     assert [r["blocks"][0].get("text") for r in back[: len(WORLD_TEXT)]] == WORLD_TEXT
     assert back[-2]["blocks"][1]["input"] == {"command": "cargo test step1"}
