@@ -27,6 +27,7 @@ mod report;
 mod systems;
 
 use std::path::PathBuf;
+use std::process::Command;
 
 use annal_bench::scratch_dir;
 use anyhow::Context as _;
@@ -34,7 +35,7 @@ use clap::Parser;
 
 use crate::generate::Size;
 use crate::oracle::Oracle;
-use crate::process::time;
+use crate::process::{time_together, Timed};
 use crate::report::{Measured, SizeReport};
 use crate::systems::{write_inputs, Annal, Fts, TOP};
 
@@ -87,10 +88,12 @@ fn main() -> anyhow::Result<()> {
         binary.display()
     );
     // Start-up alone: each program asked for its version, the least either can do.
-    let startup = [
-        time(|| version(&binary), args.warmup, args.runs.max(20))?,
-        time(|| version(std::path::Path::new("sqlite3")), args.warmup, args.runs.max(20))?,
-    ];
+    let mut annal_version = || version(&binary);
+    let mut sqlite_version = || version(std::path::Path::new("sqlite3"));
+    let startup: [Timed; 2] =
+        time_together(&mut [&mut annal_version, &mut sqlite_version], args.warmup, args.runs.max(20))?
+            .try_into()
+            .map_err(|_| anyhow::anyhow!("two timings were asked for"))?;
     let mut reports = Vec::new();
     let largest = args.sizes_mib.iter().copied().max().unwrap_or(0);
     for &mib in &args.sizes_mib {
@@ -159,12 +162,22 @@ fn measure_size(
     let oracle = Oracle::scan(&data.sessions, &queries);
     let mut measured = Vec::new();
     for (n, query) in queries.iter().enumerate() {
-        let a = time(|| annal.search(query), args.warmup, args.runs)?;
-        let w = time(|| words.search(query), args.warmup, args.runs)?;
-        let t = time(|| trigram.search(query), args.warmup, args.runs)?;
-        let before = match &old {
-            Some(old) => {
-                let timed = time(|| old.search(query), args.warmup, args.runs)?;
+        // Interleaved, so each system's runs meet the same moments of a noisy machine.
+        let mut annal_search = || annal.search(query);
+        let mut words_search = || words.search(query);
+        let mut trigram_search = || trigram.search(query);
+        let mut old_search = old.as_ref().map(|old| move || old.search(query));
+        let mut makers: Vec<&mut dyn FnMut() -> Command> =
+            vec![&mut annal_search, &mut words_search, &mut trigram_search];
+        if let Some(search) = old_search.as_mut() {
+            makers.push(search);
+        }
+        let mut timed = time_together(&mut makers, args.warmup, args.runs)?.into_iter();
+        let (Some(a), Some(w), Some(t)) = (timed.next(), timed.next(), timed.next()) else {
+            anyhow::bail!("three timings were asked for");
+        };
+        let before = match timed.next() {
+            Some(timed) => {
                 let overlap = oracle.overlap(n, query, &Annal::hits(&timed.stdout)?, TOP);
                 Some((timed, overlap))
             }

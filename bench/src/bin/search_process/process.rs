@@ -55,18 +55,36 @@ pub(crate) struct Timed {
     pub(crate) stdout: Vec<u8>,
 }
 
-pub(crate) fn time(mut make: impl FnMut() -> Command, warmup: usize, runs: usize) -> anyhow::Result<Timed> {
-    for _ in 0..warmup {
-        run_once(&mut make())?;
+/// Timed runs of several commands, interleaved: each takes its warm-up runs, then the timed
+/// runs go round the commands, each round starting at the next command, so the machine's
+/// drifts and the order's own effects fall on every command alike; then one more run of each
+/// under GNU time. One [`Timed`] per command, in the order given.
+pub(crate) fn time_together(
+    makers: &mut [&mut dyn FnMut() -> Command],
+    warmup: usize,
+    runs: usize,
+) -> anyhow::Result<Vec<Timed>> {
+    for make in makers.iter_mut() {
+        for _ in 0..warmup {
+            run_once(&mut make())?;
+        }
     }
-    let mut timed = Timed { runs: Vec::with_capacity(runs), peak_rss_bytes: 0, stdout: Vec::new() };
-    for _ in 0..runs.max(1) {
-        let run = run_once(&mut make())?;
-        timed.runs.push(run.took);
-        timed.stdout = run.stdout;
+    let count = makers.len();
+    let mut timed: Vec<Timed> = (0..count)
+        .map(|_| Timed { runs: Vec::with_capacity(runs), peak_rss_bytes: 0, stdout: Vec::new() })
+        .collect();
+    for round in 0..runs.max(1) {
+        for step in 0..count {
+            let which = (round + step) % count;
+            let run = run_once(&mut (makers[which])())?;
+            timed[which].runs.push(run.took);
+            timed[which].stdout = run.stdout;
+        }
     }
-    let report = tempfile::NamedTempFile::new()?;
-    run_once(&mut under_time(&make(), report.path()))?;
-    timed.peak_rss_bytes = peak_rss(report.path())?;
+    for (make, timed) in makers.iter_mut().zip(&mut timed) {
+        let report = tempfile::NamedTempFile::new()?;
+        run_once(&mut under_time(&make(), report.path()))?;
+        timed.peak_rss_bytes = peak_rss(report.path())?;
+    }
     Ok(timed)
 }

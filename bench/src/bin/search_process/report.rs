@@ -202,7 +202,7 @@ pub(crate) fn markdown(command_args: &str, startup: &[Timed; 2], reports: &[Size
          Each query is a new process, as a user runs it: `annal --db STORE history search --json --limit 10 Q` \
          against `sqlite3 -readonly -json DB \"SELECT session, entry, snippet(…) … WHERE blocks MATCH '…' ORDER BY rank LIMIT 10\"`. \
          Both print the top 10 with a snippet. A session filter is part of the MATCH expression, since the session is an indexed column. \
-         Times are wall clock from spawn to exit, after warm-up runs, with a warm page cache. \
+         Times are wall clock from spawn to exit, after warm-up runs, with a warm page cache; the runs of the commands compared on a query (and of the two `--version`s) are interleaved, each round starting at the next command. \
          The overlap is the share of each top 10 that a full scan confirms answers the query, over min(10, answers there are).\n"
     );
     let p50 = |timed: &Timed| quantile(&timed.runs, 0.5);
