@@ -72,17 +72,15 @@ pub(crate) fn catch_up(
 ) -> anyhow::Result<()> {
     let started = Instant::now();
     let mut bar = bar;
-    let style = ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
-        .unwrap_or_else(|_| ProgressStyle::default_bar());
     if let Some(bar) = &bar {
-        bar.set_style(style.clone());
+        bar.set_style(indexing_style());
         bar.set_message("");
     }
     let behind = store
         .catch_up(STALL, |searchable, target| {
             if bar.is_none() && started.elapsed() >= QUIET && std::io::stderr().is_terminal() {
                 let new = ProgressBar::new(target);
-                new.set_style(style.clone());
+                new.set_style(indexing_style());
                 bar = Some(new);
             }
             if let Some(bar) = &bar {
@@ -107,6 +105,13 @@ pub(crate) fn catch_up(
         );
     }
     Ok(())
+}
+
+/// The indexing bar's look: made only when a bar is shown. Parsing its template was about half
+/// a percent of the samples of a search that waits for nothing.
+fn indexing_style() -> ProgressStyle {
+    ProgressStyle::with_template("{spinner} indexing {pos}/{len} records {wide_bar} {eta}")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
 }
 
 /// Whether highlights may use terminal colours on stdout.
