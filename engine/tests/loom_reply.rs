@@ -45,7 +45,7 @@ fn a_request_dropped_unanswered_wakes_its_caller() {
 }
 
 #[test]
-fn only_the_first_of_two_answers_is_kept() {
+fn two_answers_at_once_give_the_caller_one_of_them() {
     loom::model(|| {
         let (sender, receiver) = reply();
         let clone = sender.clone();
