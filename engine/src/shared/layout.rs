@@ -102,6 +102,13 @@ impl Header {
         file.read(0, &mut bytes)?;
         Ok(Header::decode(&bytes, store_id))
     }
+
+    /// Whether `file` still starts with `known`'s header, read without asking the file's length;
+    /// false too when the read fails (a file emptied since), for the caller to look again.
+    pub(crate) fn is_still(known: Header, file: &dyn StorageFile, store_id: &[u8; 16]) -> bool {
+        let mut bytes = [0u8; HEADER_USED];
+        file.read(0, &mut bytes).is_ok() && Header::decode(&bytes, store_id) == HeaderRead::Valid(known)
+    }
 }
 
 fn frame_check(store_id: &[u8; 16], cycle: u64, seq: u64, redo: &[u8]) -> [u8; 16] {

@@ -17,6 +17,8 @@
 //! per open file (a shared request from one thread would weaken another's exclusive one).
 
 pub(crate) mod attach;
+#[cfg(test)]
+mod catch_up_tests;
 pub(crate) mod commit;
 pub(crate) mod deciding;
 pub(crate) mod layout;
@@ -36,7 +38,7 @@ use crate::storage::StorageFile;
 use crate::sync::{lock, Arc, Mutex, MutexGuard};
 use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 
-use layout::{frame, read_frames, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES, OTHER_STORE};
+use layout::{frame, read_frames, Frames, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES, OTHER_STORE};
 use overlay::{Layer, Overlay, Window};
 
 /// The shared log of one store, as this process holds it.
@@ -187,6 +189,9 @@ impl SharedLog {
     /// Reads what other processes wrote since this process last looked: a new cycle drops the
     /// frames read before; then every whole frame that follows. Call with the lock held.
     pub(crate) fn catch_up(&self, state: &mut LogState) -> Result<(), Failure> {
+        if self.catch_up_in_cycle(state)? {
+            return Ok(());
+        }
         let len = self.file.len()?;
         let header = match Header::read_in(&*self.file, len, &self.store_id)? {
             HeaderRead::Valid(header) => header,
@@ -210,6 +215,11 @@ impl SharedLog {
         state.len = len;
         let frames =
             read_frames(&*self.file, state.len, state.end, &self.store_id, header.cycle, state.last_seq + 1)?;
+        self.take_frames(state, frames)
+    }
+
+    /// Lays `frames`, read after `state.end`, over the frames read before.
+    fn take_frames(&self, state: &mut LogState, frames: Frames) -> Result<(), Failure> {
         for (seq, redo) in frames {
             let frame_len = (FRAME_HEAD_BYTES + redo.len()) as u64;
             state.overlay.add(seq, Bytes::from(redo))?;
@@ -217,6 +227,27 @@ impl SharedLog {
             state.last_seq = seq;
         }
         Ok(())
+    }
+
+    /// [`SharedLog::catch_up`] while the cycle last read goes on: the file's length is the one
+    /// last read, as it changes only when the log is made or emptied, and both change the
+    /// header. Asking the kernel for the length (`fstat`) would cost every append a journal
+    /// commit: on Linux it asks for a fine-grained time on the file's next write, and on ext4 a
+    /// changed time makes `fdatasync` commit the journal, a second write to disk per sync.
+    /// False, with `state` untouched, when the header changed or a read failed (a file cut
+    /// short by hand): the caller then reads the length.
+    fn catch_up_in_cycle(&self, state: &mut LogState) -> Result<bool, Failure> {
+        let Some(known) = state.header else { return Ok(false) };
+        if !Header::is_still(known, &*self.file, &self.store_id) {
+            return Ok(false);
+        }
+        let Ok(frames) =
+            read_frames(&*self.file, state.len, state.end, &self.store_id, known.cycle, state.last_seq + 1)
+        else {
+            return Ok(false);
+        };
+        self.take_frames(state, frames)?;
+        Ok(true)
     }
 
     /// Begins a redb read transaction with `begin` and pairs it with the frames above it.
