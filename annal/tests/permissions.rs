@@ -62,7 +62,7 @@ fn every_file_beside_a_new_store_is_the_owners_only() {
             Annal::open_with(&store, &Options { sharing, ..Options::default() }).expect("the store opens");
         fill(&annal);
         if sharing == Sharing::Exclusive {
-            // The durability log exists while the store is open alone.
+            // The log exists while the store is open alone.
             assert_protected(dir.path(), 0o600);
         }
         annal.close().expect("the store closes");

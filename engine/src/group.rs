@@ -1,6 +1,6 @@
-//! Group commit. With a durability log (a store opened alone, or the log shared by every
-//! process that has the store open), it is led by the appending threads: a caller queues its request and, when no other thread is committing, commits
-//! everything queued itself; otherwise the thread committing takes it into its next group. A
+//! Group commit. With the log (`shared/`, beside every store file opened writable), it is led
+//! by the appending threads: a caller queues its request and, when no other thread is
+//! committing, commits everything queued itself; otherwise the thread committing takes it into its next group. A
 //! lone appender never waits for another thread to wake up, and concurrent appenders still
 //! share one sync per group. Without a log, each commit costs redb's two syncs, and a
 //! committer thread serves the queue instead, so callers keep queueing (and preparing) while a
@@ -22,7 +22,7 @@ use redb::Database;
 
 use crate::shared::commit::{checkpoint_shared, commit_shared};
 use crate::shared::SharedLog;
-use crate::writer::{checkpoint, commit_group, serve, Logged, Request, Shared};
+use crate::writer::{commit_group, serve, Request, Shared};
 
 /// The most requests committed in one transaction; bounds the latency a group adds.
 const GROUP_REQUESTS_MAX: usize = 1024;
@@ -34,9 +34,10 @@ const GATHER_WAIT_MAX: Duration = Duration::from_micros(500);
 #[derive(Debug)]
 struct WriterState {
     db: Arc<Database>,
-    logged: Option<Logged>,
-    /// The log shared with other processes, when the store is opened shared.
+    /// The log, shared with other processes unless the store is opened alone.
     shared_log: Option<Arc<SharedLog>>,
+    /// Opened alone: the log is folded whole and emptied at close.
+    alone: bool,
     wait: Duration,
     last_commit: Instant,
     /// Whether the idle checkpoint ran since the last commit.
@@ -93,17 +94,17 @@ impl GroupCommit {
         db: Arc<Database>,
         shared: Arc<Shared>,
         wait: Duration,
-        logged: Option<Logged>,
         shared_log: Option<Arc<SharedLog>>,
+        alone: bool,
         idle: Option<Duration>,
     ) -> io::Result<Arc<GroupCommit>> {
         let (queue, queued) = crossbeam_channel::unbounded();
-        let callers_lead = logged.is_some() || shared_log.is_some();
+        let callers_lead = shared_log.is_some();
         let idle = idle.filter(|_| callers_lead);
         let state = WriterState {
             db,
-            logged,
             shared_log,
+            alone,
             wait,
             last_commit: Instant::now(),
             folded: false,
@@ -225,14 +226,9 @@ impl GroupCommit {
         match state.as_mut() {
             Some(state) => {
                 let (db, wait) = (&state.db, state.wait);
-                match (&mut state.logged, &state.shared_log) {
-                    (Some(logged), _) => {
-                        serve(group, &self.shared, |group| commit_group(db, group, wait, Some(logged)));
-                    }
-                    (None, Some(log)) => {
-                        serve(group, &self.shared, |group| commit_shared(db, group, wait, log));
-                    }
-                    (None, None) => serve(group, &self.shared, |group| commit_group(db, group, wait, None)),
+                match &state.shared_log {
+                    Some(log) => serve(group, &self.shared, |group| commit_shared(db, group, wait, log)),
+                    None => serve(group, &self.shared, |group| commit_group(db, group, wait)),
                 }
                 state.last_commit = Instant::now();
                 state.gather = (state.last_commit - started).min(2 * GATHER_WAIT_MAX) / 2;
@@ -246,7 +242,6 @@ impl GroupCommit {
     fn checkpoint_if_idle(&self) {
         let mut state = lock(&self.state);
         if let Some(state) = state.as_mut().filter(|s| !s.folded && s.last_commit.elapsed() >= s.idle) {
-            checkpoint(&state.db, state.logged.as_mut(), &self.shared, state.wait);
             if let Some(log) = &state.shared_log {
                 checkpoint_shared(&state.db, log, state.wait, &self.shared.poisoned);
             }
@@ -259,8 +254,8 @@ impl GroupCommit {
         self.lead();
     }
 
-    /// Serves what is queued, checkpoints and empties the log (a closed store is its file
-    /// alone), and refuses every later request.
+    /// Serves what is queued, folds the log (all of it and then empties it for a store opened
+    /// alone: a closed store is its file alone), and refuses every later request.
     pub(crate) fn close(&self) {
         lock(&self.stop).take();
         if let Some(idle) = lock(&self.idle).take() {
@@ -268,18 +263,18 @@ impl GroupCommit {
         }
         let mut state = lock(&self.state);
         self.drain(&mut state, false);
-        if let Some(mut closing) = state.take() {
-            checkpoint(&closing.db, closing.logged.as_mut(), &self.shared, closing.wait);
+        if let Some(closing) = state.take() {
             // A shared log is left to the processes still open, and to the next: folding it at
             // every close would cost a short-lived appender (a hook's `annal append`) two syncs
             // more. Only a log holding over 64 KiB of frames is folded, so a reader's start-up
             // reads little and one appender in dozens pays the fold.
-            if let Some(log) = closing.shared_log.as_ref().filter(|log| log.is_filling()) {
+            if let Some(log) = closing.shared_log.as_ref().filter(|log| closing.alone || log.is_filling()) {
                 checkpoint_shared(&closing.db, log, closing.wait, &self.shared.poisoned);
-            }
-            let clean = !self.shared.poisoned.load(Ordering::Acquire);
-            if let Some(logged) = closing.logged.as_mut().filter(|l| clean && l.log.is_empty()) {
-                logged.log.discard();
+                let clean = !self.shared.poisoned.load(Ordering::Acquire);
+                if closing.alone && clean {
+                    // Best effort: a log left as it is is read at the next open.
+                    let _ = log.empty_if_folded();
+                }
             }
         }
         drop(state);

@@ -1,6 +1,7 @@
-//! The durability log in front of redb: a group of appends is durable once its redo form
-//! (`redo.rs`) is in the log and one `fdatasync` returned; redb commits the same writes without
-//! syncing, and a durable redb commit (a checkpoint) later makes the logged groups obsolete.
+//! The log a store opened alone wrote before this build, read at open only: its groups that
+//! a crash took from redb are put back (`replay.rs`) before the file becomes the log
+//! `shared/` writes. A store opened alone wrote its groups here and committed them to redb
+//! without syncing; a durable redb commit (a checkpoint) made the logged groups obsolete.
 //!
 //! The log is never a second truth. redb holds every group that was ever acknowledged, either
 //! durably or, after a crash, once open has replayed the groups redb lost. A group's sequence
@@ -34,16 +35,6 @@ pub(crate) struct Frame {
     pub(crate) redo: Vec<u8>,
 }
 
-/// An open log file.
-#[derive(Debug)]
-pub(crate) struct Log {
-    file: Box<dyn StorageFile>,
-    store_id: [u8; 16],
-    capacity_bytes: u64,
-    /// Where the next frame goes.
-    end: u64,
-}
-
 fn check(store_id: &[u8; 16], seq: u64, redo: &[u8]) -> [u8; 16] {
     let mut hasher = blake3::Hasher::new();
     hasher.update(store_id);
@@ -55,122 +46,22 @@ fn check(store_id: &[u8; 16], seq: u64, redo: &[u8]) -> [u8; 16] {
     out
 }
 
-impl Log {
-    /// Opens the log in `file`, making it (zero-filled to `capacity_bytes`, header synced) when
-    /// empty, and returns it with the frames it holds, oldest first.
-    ///
-    /// # Errors
-    /// I/O, or `Corrupted` when the file is not an annal log or belongs to another store.
-    pub(crate) fn open(
-        file: Box<dyn StorageFile>,
-        store_id: [u8; 16],
-        capacity_bytes: u64,
-    ) -> Result<(Log, Vec<Frame>), Failure> {
-        let len = file.len()?;
-        if len < HEADER_BYTES {
-            // New, or its making was cut short by a crash before any frame could be written.
-            return Log::create(file, store_id, capacity_bytes);
-        }
-        let mut header = [0u8; 32];
-        file.read(0, &mut header)?;
-        if &header[..16] == MAGIC && header[16..32] != store_id {
-            return Err(Failure::Corrupted("the log file beside the store belongs to another store".into()));
-        }
-        // Frames check themselves against the store id, so they are found even under a header
-        // a crash cut short; with none, the log is made again.
-        let (frames, end) = scan(|at, out| file.read(at, out), len, &store_id)?;
-        if &header[..16] != MAGIC {
-            if frames.is_empty() {
-                return Log::create(file, store_id, capacity_bytes);
-            }
-            // A damaged header over valid frames: the frames are replayed all the same, and the
-            // header is written again with the next frame's sync.
-            let mut fresh = [0u8; 32];
-            fresh[..16].copy_from_slice(MAGIC);
-            fresh[16..].copy_from_slice(&store_id);
-            file.write(0, &fresh)?;
-        }
-        Ok((Log { file, store_id, capacity_bytes: len.max(capacity_bytes), end }, frames))
-    }
-
-    /// Writes a new, empty log over `file`: zeros to the capacity, then the header, synced.
-    fn create(
-        file: Box<dyn StorageFile>,
-        store_id: [u8; 16],
-        capacity_bytes: u64,
-    ) -> Result<(Log, Vec<Frame>), Failure> {
-        let mut header = vec![0u8; HEADER_BYTES as usize];
-        header[..16].copy_from_slice(MAGIC);
-        header[16..32].copy_from_slice(&store_id);
-        let capacity_bytes = capacity_bytes.max(2 * HEADER_BYTES);
-        let zeros = vec![0u8; 1 << 20];
-        let mut at = HEADER_BYTES;
-        while at < capacity_bytes {
-            let chunk = (capacity_bytes - at).min(zeros.len() as u64) as usize;
-            file.write(at, &zeros[..chunk])?;
-            at += chunk as u64;
-        }
-        file.write(0, &header)?;
-        file.sync_data()?;
-        Ok((Log { file, store_id, capacity_bytes, end: HEADER_BYTES }, Vec::new()))
-    }
-
-    /// Whether a group of `redo_bytes` fits after the frames written since the last checkpoint.
-    pub(crate) fn fits(&self, redo_bytes: usize) -> bool {
-        self.end + (FRAME_HEAD_BYTES + redo_bytes) as u64 <= self.capacity_bytes
-    }
-
-    /// Whether frames were written since the last checkpoint.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.end == HEADER_BYTES
-    }
-
-    /// Writes group `seq` and makes it durable: the one sync of a logged commit.
-    ///
-    /// # Errors
-    /// I/O. The caller must stop writing: a failed sync may have lost the frame.
-    pub(crate) fn append(&mut self, seq: u64, redo: &[u8]) -> io::Result<()> {
-        let mut frame = Vec::with_capacity(FRAME_HEAD_BYTES + redo.len());
-        // Callers check `fits`, which bounds redo by the capacity (a u64 of at most memory).
-        frame.extend_from_slice(&(redo.len() as u32).to_le_bytes());
-        frame.extend_from_slice(&seq.to_le_bytes());
-        frame.extend_from_slice(&check(&self.store_id, seq, redo));
-        frame.extend_from_slice(redo);
-        self.file.write(self.end, &frame)?;
-        self.file.sync_data()?;
-        self.end += frame.len() as u64;
-        Ok(())
-    }
-
-    /// Starts a new cycle after a durable redb commit made every frame obsolete: the next frame
-    /// goes over the first old one, and the scan's sequence rule stops at whatever old frame
-    /// follows the new ones. The first old frame's head is zeroed, unsynced, only to spare the
-    /// next open reading obsolete frames: if that write is lost or fails, the scan still skips
-    /// them (the store holds their groups), so its error is not the caller's.
-    pub(crate) fn reset(&mut self) {
-        if self.end > HEADER_BYTES {
-            let _ = self.file.write(HEADER_BYTES, &[0u8; FRAME_HEAD_BYTES]);
-        }
-        self.end = HEADER_BYTES;
-    }
-}
-
-impl Log {
-    /// Empties the file once a closing checkpoint made every frame obsolete, so a closed store
-    /// is its one file (the next open makes the log again). Best effort: a log left in place
-    /// holds only groups the store has, which the next open skips.
-    pub(crate) fn discard(&mut self) {
-        if self.file.set_len(0).is_ok() {
-            self.end = HEADER_BYTES;
-        }
-    }
-}
-
-/// The frames of a store-alone log in `file`, for a store opened shared to put back before it
-/// makes the file its shared log.
-pub(crate) fn frames_in(file: &dyn StorageFile, store_id: &[u8; 16]) -> io::Result<Vec<Frame>> {
+/// The frames of a store-alone log in `file`, to put back before the file becomes the log.
+///
+/// # Errors
+/// I/O, or `Corrupted` (with `other_store`) for the log of another store.
+pub(crate) fn frames_in(
+    file: &dyn StorageFile,
+    store_id: &[u8; 16],
+    other_store: &str,
+) -> Result<Vec<Frame>, Failure> {
     let len = file.len()?;
-    scan(|at, out| file.read(at, out), len, store_id).map(|(frames, _)| frames)
+    let mut id = [0u8; 16];
+    file.read(16, &mut id)?;
+    if &id != store_id {
+        return Err(Failure::Corrupted(other_store.into()));
+    }
+    Ok(scan(|at, out| file.read(at, out), len, store_id).map(|(frames, _)| frames)?)
 }
 
 /// The frames of a log of `len` bytes from the header on, and where the next one goes.

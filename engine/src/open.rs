@@ -1,6 +1,5 @@
 //! Opening a store file: creating it atomically, turning redb's open errors into annal's,
-//! creating, checking or upgrading the tables and format version of a store, and replaying its
-//! durability log.
+//! creating, checking or upgrading the tables and format version of a store.
 
 use std::fs::OpenOptions;
 use std::io;
@@ -9,9 +8,7 @@ use std::path::{Path, PathBuf};
 use redb::{Database, DatabaseError, ReadableDatabase, TableHandle};
 
 use crate::error::{Failure, OpenError};
-use crate::log::{Log, LogFile, HEADER_BYTES};
 use crate::options::StoreOptions;
-use crate::replay::replay;
 use crate::storage::StorageFile;
 use crate::tables::{
     decode_u64, BLOBS, CHECKPOINTS, CLAIMS, DIGESTS, ENTRIES, FORMAT_VERSION, JOURNAL, META,
@@ -19,7 +16,6 @@ use crate::tables::{
 };
 use crate::upgrade::upgrade_journal_from_v1;
 use crate::writer;
-use crate::writer::Logged;
 
 /// Creates a new store at `path` atomically: it is built and initialised under a temporary name
 /// in the same folder, then linked into place, so a crash during creation never leaves a file
@@ -258,76 +254,6 @@ pub fn log_path(store: &Path) -> PathBuf {
     let mut name = store.file_name().map(|n| n.to_os_string()).unwrap_or_else(|| "store".into());
     name.push("-log");
     store.with_file_name(name)
-}
-
-/// For a store opened alone: replays the groups its log holds beyond the tables (those a crash
-/// took from redb) and returns the log when this process writes through one (a log size above
-/// zero). A shared log left beside the file is folded into redb first (`shared/attach.rs`).
-pub(crate) fn open_log(
-    db: &Database,
-    shown: &Path,
-    place: LogPlace,
-    options: &StoreOptions,
-) -> Result<Option<Logged>, OpenError> {
-    let writes = options.log_size_bytes > 0;
-    let (file, log_shown): (Box<dyn StorageFile>, PathBuf) = match place {
-        LogPlace::Nowhere => return Ok(None),
-        LogPlace::Storage(storage) => (storage, shown.to_path_buf()),
-        LogPlace::Beside(path) => {
-            let mut file_options = OpenOptions::new();
-            file_options.read(true).write(true).create(writes);
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::OpenOptionsExt;
-                file_options.mode(0o600);
-            }
-            let existed = path.exists();
-            match file_options.open(&path) {
-                Ok(file) if writes => {
-                    if !existed {
-                        sync_folder(&path).map_err(|source| OpenError::Io { path: path.clone(), source })?;
-                    }
-                    (Box::new(LogFile(file)), path)
-                }
-                // Only replayed. A log shorter than its header (emptied at close, or its making
-                // cut short) holds nothing, and a process that does not write through it leaves
-                // it alone.
-                Ok(file) => {
-                    let len =
-                        file.metadata().map_err(|source| OpenError::Io { path: path.clone(), source })?.len();
-                    if len >= HEADER_BYTES {
-                        replay_from(db, shown, Box::new(LogFile(file)), &path, options)?;
-                    }
-                    return Ok(None);
-                }
-                Err(err) if err.kind() == io::ErrorKind::NotFound && !writes => return Ok(None),
-                Err(source) => return Err(OpenError::Io { path, source }),
-            }
-        }
-    };
-    let logged = replay_from(db, shown, file, &log_shown, options)?;
-    Ok(writes.then_some(logged))
-}
-
-fn replay_from(
-    db: &Database,
-    shown: &Path,
-    file: Box<dyn StorageFile>,
-    log_shown: &Path,
-    options: &StoreOptions,
-) -> Result<Logged, OpenError> {
-    let id = store_id(db, shown)?;
-    let (mut log, frames) =
-        Log::open(file, id, options.log_size_bytes as u64).map_err(|f| open_failure(log_shown, f))?;
-    let applied = replay(db, &frames, options.write_wait).map_err(|e| match e {
-        Ok(waited) => OpenError::AlreadyOpen {
-            path: shown.to_path_buf(),
-            detail: format!("another process held the write lock for {waited:?} while the log was replayed"),
-        },
-        Err(failure) => open_failure(log_shown, failure),
-    })?;
-    log.reset();
-    Ok(Logged { log, applied })
 }
 
 /// Makes the name of `path` in its folder durable (where the platform can open a folder).

@@ -47,9 +47,10 @@ pub enum Sharing {
     /// checkpoint folds the log into the store file (docs/format.md).
     #[default]
     Processes,
-    /// This process alone: another process's open fails with `OpenError::AlreadyOpen`. A group
-    /// of appends takes one fsync of the process's own durability log, and the store is its
-    /// one file again once closed; the choice for an embedder that owns its store.
+    /// This process alone: another process's open fails with `OpenError::AlreadyOpen`. Appends
+    /// go to the same log as a shared store's, one sync a group, which only this process
+    /// reads; at close it is folded into the store file and removed, so the store is its one
+    /// file again. The choice for an embedder that owns its store.
     Exclusive,
 }
 
@@ -72,8 +73,7 @@ pub struct StoreOptions {
     /// The log beside the store file: its size, filled with zeros when made, so writing a frame
     /// never changes the file's length. A group of appends is durable after one sync of it, and
     /// the store file is synced when the log is full, when the store is idle and, opened alone,
-    /// when it closes. Opened alone, zero commits every group durably in the store file
-    /// instead; shared, the log is at least 64 KiB.
+    /// when it closes. The log is at least 64 KiB.
     pub log_size_bytes: usize,
     /// How long the store stays idle before the log's groups are checkpointed into the store
     /// file, so a reopen after a crash replays little; `None` checkpoints only when the log is

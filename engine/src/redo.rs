@@ -1,5 +1,6 @@
 //! The redo form of a group's writes: every insert the writer makes into the journal's tables,
-//! as bytes the durability log (`log.rs`) keeps; `replay.rs` puts them back on open.
+//! as bytes a log frame keeps (`shared/`, and an earlier build's store-alone log, `log.rs`,
+//! whose groups `replay.rs` puts back on open).
 //!
 //! Replay is physical: it puts the same values under the same keys, so it never re-runs the
 //! append logic and cannot decide differently from the commit it repeats. Applying a group
@@ -68,16 +69,8 @@ impl Redo {
         }
     }
 
-    pub(crate) fn as_bytes(&self) -> &[u8] {
-        &self.bytes
-    }
-
     pub(crate) fn into_bytes(self) -> Vec<u8> {
         self.bytes
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.bytes.len()
     }
 }
 
@@ -151,12 +144,12 @@ mod tests {
         let mut redo = Redo::new(true);
         redo.put(Target::Entries, "ид-東京 🦀".as_bytes(), &pair((3, 9)));
         redo.put(Target::Journal, &pair((3, 9)), b"");
-        let parsed: Vec<_> = ops(redo.as_bytes()).collect::<Result<_, _>>().expect("parses");
+        let bytes = redo.into_bytes();
+        let parsed: Vec<_> = ops(&bytes).collect::<Result<_, _>>().expect("parses");
         assert_eq!(parsed.len(), 2);
         assert_eq!(parsed[0].0, Target::Entries);
         assert_eq!(text(parsed[0].1).expect("utf-8"), "ид-東京 🦀");
         assert_eq!(unpair(parsed[0].2).expect("pair"), (3, 9));
-        let bytes = redo.as_bytes();
         // Only whole ops parse: the one prefix that does ends right after the first op.
         let first_end = 1 + 4 + "ид-東京 🦀".len() + 4 + 16;
         for cut_at in 1..bytes.len() {

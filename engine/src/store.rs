@@ -33,8 +33,8 @@ mod opening;
 /// `Store` is `Send + Sync`: share it between threads (for example in an `Arc`). Appends from
 /// all threads are committed in groups (one frame of the log and one sync each); reads run in
 /// parallel on snapshots. Several processes may open the same file at once and share its log,
-/// unless it is opened [`Sharing::Exclusive`](crate::options::Sharing::Exclusive), which writes
-/// through a log of its own.
+/// unless it is opened [`Sharing::Exclusive`](crate::options::Sharing::Exclusive), which has
+/// the log to itself and folds and removes it at close.
 pub struct Store {
     db: Db,
     path: Option<PathBuf>,
@@ -45,9 +45,8 @@ pub struct Store {
     /// Opened read-only, but writable underneath (to put back its durability log or upgrade
     /// its format first): it refuses writes all the same.
     writes_refused: bool,
-    /// The durability log shared with the other processes that have the store open; its frames
-    /// are laid over every snapshot. None for a store opened alone or on custom storage
-    /// without a log.
+    /// The log, shared with the other processes that have the store open unless it is opened
+    /// alone; its frames are laid over every snapshot. None on custom storage without a log.
     log: Option<Arc<SharedLog>>,
     /// Per-store state of the layers above the journal (the projections' cache, this
     /// process's compaction claims), each made on first use. The journal holds them without
@@ -347,7 +346,7 @@ impl Store {
         commit.close();
         // The closing checkpoint emptied the log of a store opened alone: a closed store is one
         // file. A shared store's log is never removed (other processes may have it open).
-        if self.log.is_some() {
+        if self.options.sharing != crate::options::Sharing::Exclusive {
             return;
         }
         if let Some(log) = self.path.as_deref().map(log_path) {

@@ -2,11 +2,9 @@
 //! once, and answered after the commit (`group.rs` decides which thread does it and when). A
 //! caller hears back only after the commit returned: an acknowledged record is durable.
 //!
-//! With a durability log (`log.rs`, a store this process opened alone), a group's writes are
-//! made durable by one `fdatasync` of the log and redb commits them without syncing; a durable
-//! redb commit (a checkpoint) follows when the log is full, when the writer has been idle for
-//! a moment (`group.rs`), when a group carries a side write, and when the store closes. Without
-//! one, every commit is durable in redb.
+//! A store with the log (`shared/`) decides and commits its groups there (`shared/commit.rs`),
+//! with this module's requests and answers; [`commit_group`] commits a group durably in redb,
+//! as a store on custom storage without a log does for every group.
 //!
 //! Invariant: after any storage failure on the write path the `poisoned` flag is set and every
 //! later request is refused; a failed fsync is never retried (its data may be gone from the
@@ -17,8 +15,6 @@ use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use std::io;
-
 use crossbeam_channel::Sender;
 use redb::{Database, TransactionError, WriteTransaction};
 
@@ -26,19 +22,10 @@ use crate::apply::{AppendReceipt, Decide, Tables};
 use crate::claim::Claim;
 use crate::error::{AppendError, Failure, ForkError};
 use crate::fork::Fork;
-use crate::log::Log;
 use crate::prepare::Prepared;
 use crate::read::SessionInfo;
-use crate::redo::Redo;
 use crate::reply::Reply;
 use crate::watermark::Watermark;
-
-/// The writer's durability log and the sequence number of the last group it logged.
-#[derive(Debug)]
-pub(crate) struct Logged {
-    pub(crate) log: Log,
-    pub(crate) applied: u64,
-}
 
 pub(crate) enum Request {
     Append {
@@ -223,28 +210,6 @@ pub(crate) fn serve(
 /// once there costs less than writing them to the log and again at the checkpoint.
 pub(crate) const LOGGED_GROUP_BYTES_MAX: usize = 1 << 20;
 
-/// Whether a group's writes go to the log as a frame (else to a durable commit of the store
-/// file, or, with nothing to write, to no sync at all). Only a group that writes a frame may
-/// set `log_applied`: a number taken without a frame would make the next frame, which reuses
-/// it, look applied once a checkpoint made that number durable.
-fn takes(log: &Log, redo: &Redo) -> bool {
-    redo.len() > 0 && redo.len() <= LOGGED_GROUP_BYTES_MAX && log.fits(redo.len())
-}
-
-/// Makes every logged group durable in redb and starts the log's next cycle. A failure
-/// poisons the store: the groups stay in the log, for the next open to replay.
-pub(crate) fn checkpoint(db: &Database, logged: Option<&mut Logged>, shared: &Shared, wait: Duration) {
-    let Some(logged) = logged.filter(|l| !l.log.is_empty()) else { return };
-    if shared.poisoned.load(Ordering::Acquire) {
-        return;
-    }
-    let committed = begin_write(db, wait).map_err(drop).and_then(|txn| txn.commit().map_err(drop));
-    match committed {
-        Ok(()) => logged.log.reset(),
-        Err(()) => shared.poisoned.store(true, Ordering::Release),
-    }
-}
-
 pub(crate) enum Outcome {
     Append(Reply<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
     Fork(Reply<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),
@@ -290,57 +255,27 @@ pub(crate) fn apply_requests(
     Ok(())
 }
 
-/// Applies and commits a group. On success the group is left empty and the store's position
-/// end is returned with each request's answer, to be sent once the commit is published; on
-/// failure the requests are left for the caller to fail.
+/// Applies and commits a group durably. On success the group is left empty and the store's
+/// position end is returned with each request's answer, to be sent once the commit is
+/// published; on failure the requests are left for the caller to fail.
 pub(crate) fn commit_group(
     db: &Database,
     group: &mut Vec<Request>,
     wait: Duration,
-    logged: Option<&mut Logged>,
 ) -> Result<(u64, Vec<Outcome>), GroupFailure> {
-    let mut txn = begin_write(db, wait).map_err(|e| match e {
+    let txn = begin_write(db, wait).map_err(|e| match e {
         Ok(waited) => GroupFailure::Busy(waited),
         Err(failure) => GroupFailure::Storage(failure),
     })?;
-    let has_side = group.iter().any(|request| matches!(request, Request::Side(_)));
     let mut outcomes = Vec::with_capacity(group.len());
-    let mut position_end = 0;
-    let applied = (|| -> Result<Redo, Failure> {
-        let mut tables = Tables::open(&txn, logged.is_some())?;
+    let applied = (|| -> Result<u64, Failure> {
+        let mut tables = Tables::open(&txn, false)?;
         apply_requests(&txn, &mut tables, group, &mut outcomes)?;
-        position_end = tables.position_end()?;
-        let redo = std::mem::take(&mut tables.redo);
-        if let Some(logged) = logged.as_ref().filter(|l| !has_side && takes(&l.log, &redo)) {
-            tables.set_log_applied(logged.applied + 1)?;
-        }
-        Ok(redo)
+        tables.position_end()
     })();
     // Dropping an uncommitted transaction discards it.
-    let redo = applied.map_err(GroupFailure::Storage)?;
-    let storage = |failure: Failure| GroupFailure::Storage(failure);
-    match logged {
-        // A group that writes nothing has nothing to make durable.
-        Some(_) if redo.len() == 0 && !has_side => {
-            txn.set_durability(redb::Durability::None)
-                .map_err(|e| storage(Failure::Io(io::Error::other(e))))?;
-            txn.commit().map_err(|e| storage(e.into()))?;
-        }
-        Some(logged) if !has_side && takes(&logged.log, &redo) => {
-            let seq = logged.applied + 1;
-            logged.log.append(seq, redo.as_bytes()).map_err(|e| storage(Failure::Io(e)))?;
-            txn.set_durability(redb::Durability::None)
-                .map_err(|e| storage(Failure::Io(io::Error::other(e))))?;
-            txn.commit().map_err(|e| storage(e.into()))?;
-            logged.applied = seq;
-        }
-        // A durable commit also makes every logged group before it durable.
-        Some(logged) => {
-            txn.commit().map_err(|e| storage(e.into()))?;
-            logged.log.reset();
-        }
-        None => txn.commit().map_err(|e| storage(e.into()))?,
-    }
+    let position_end = applied.map_err(GroupFailure::Storage)?;
+    txn.commit().map_err(|e| GroupFailure::Storage(e.into()))?;
     group.clear();
     Ok((position_end, outcomes))
 }

@@ -1,11 +1,10 @@
-//! Opening the shared log of a store: made beside the store file at the first shared open (a
-//! store-alone log found there put back into redb first), read by read-only opens, and folded
-//! into redb before a process opens the store alone.
+//! Opening the log of a store: made beside the store file at the first writable open, shared
+//! or alone (an earlier build's store-alone log found there put back into redb first), and read
+//! by read-only opens.
 
 use std::fs::{File, OpenOptions};
 use std::io;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
 use redb::{Database, ReadableDatabase};
@@ -17,7 +16,6 @@ use crate::options::StoreOptions;
 use crate::replay::replay;
 use crate::storage::StorageFile;
 
-use super::commit::checkpoint_shared;
 use super::layout::{Header, HeaderRead, OTHER_STORE};
 use super::{log_applied, ProcessLock, SharedLog};
 
@@ -76,7 +74,7 @@ pub(crate) fn attach(
         if found == HeaderRead::Alone {
             // A store opened alone crashed with groups in its log: put back before the file
             // becomes the shared log.
-            let frames = frames_in(file, &id)?;
+            let frames = frames_in(file, &id, OTHER_STORE)?;
             return replay(db, &frames, options.write_wait).map_err(|e| match e {
                 Ok(wait) => {
                     waited = Some(wait);
@@ -126,29 +124,4 @@ pub(crate) fn attach_read_only(path: &Path, store_id: [u8; 16]) -> Result<Found,
             Ok(Found::Shared(Arc::new(log)))
         }
     }
-}
-
-/// Before a process opens the store alone (no other process can have it open then): folds a
-/// shared log's frames into redb and empties the file, for the store-alone log to be made over
-/// it.
-pub(crate) fn fold_before_alone(db: &Database, path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
-    let log_path = crate::open::log_path(path);
-    let Some(file) = open_existing(&log_path, OpenOptions::new().read(true).write(true))? else {
-        return Ok(());
-    };
-    let id = store_id(db, path)?;
-    let file = LogFile(file);
-    if !matches!(Header::read(&file, &id).map_err(io_at(&log_path))?, HeaderRead::Valid(_)) {
-        return Ok(());
-    }
-    let log = SharedLog::open(Box::new(file), None, id, 0, None).map_err(|f| open_failure(&log_path, f))?;
-    let failed = AtomicBool::new(false);
-    checkpoint_shared(db, &log, options.write_wait, &failed);
-    if failed.into_inner() {
-        return Err(OpenError::Io {
-            path: log_path,
-            source: io::Error::other("the shared log's groups could not be put back into the store"),
-        });
-    }
-    log.empty().map_err(io_at(&log_path))
 }

@@ -1,7 +1,7 @@
-//! The durability log shared by every process that has a store open (format version 3): an
-//! append is durable after one `fdatasync` of the log, and readers in every process lay the
-//! log's frames over redb's last commit until a checkpoint folds them in, as SQLite's readers
-//! use its WAL.
+//! The durability log shared by every process that has a store open (format version 3; a
+//! process that has the store alone uses it by itself): an append is durable after one
+//! `fdatasync` of the log, and readers in every process lay the log's frames over redb's last
+//! commit until a checkpoint folds them in, as SQLite's readers use its WAL.
 //!
 //! Protocol (docs/format.md, "Sharing a store between processes"):
 //! - **Appending** takes the log's exclusive lock, reads the frames other processes wrote
@@ -281,11 +281,21 @@ impl SharedLog {
         Ok(Some(Layer { overlay: Arc::clone(&state.overlay), window }))
     }
 
-    /// Empties the file once redb holds every frame: for a store opened alone to make its own
-    /// log there.
-    pub(crate) fn empty(&self) -> io::Result<()> {
+    /// Empties the file when redb holds every frame, so that a store opened alone is its file
+    /// alone once closed (the file is then removed); returns whether it did.
+    ///
+    /// # Errors
+    /// I/O.
+    pub(crate) fn empty_if_folded(&self) -> Result<bool, Failure> {
+        let mut held = self.hold(true)?;
+        self.catch_up(&mut held.state)?;
+        if !held.state.overlay.read().is_empty() {
+            return Ok(false);
+        }
         self.file.set_len(0)?;
-        self.file.sync_data()
+        self.file.sync_data()?;
+        *held.state = LogState::begin(None);
+        Ok(true)
     }
 
     /// Whether the frames this process has read or written are enough to fold at close: every

@@ -14,11 +14,11 @@ use crate::error::{Failure, OpenError, ReadError};
 use crate::group::GroupCommit;
 use crate::open::{
     create_store_file, current_store_id, initialize, is_current, log_path, open_error, open_failure,
-    open_log, refuses_writes, LogPlace,
+    refuses_writes, LogPlace,
 };
 use crate::options::{Sharing, StoreOptions};
 use crate::read::Snapshot;
-use crate::shared::attach::{attach, attach_read_only, fold_before_alone, open_existing, Found};
+use crate::shared::attach::{attach, attach_read_only, open_existing, Found};
 use crate::shared::SharedLog;
 use crate::storage::{Backend, StorageFile};
 use crate::watermark::Watermark;
@@ -133,9 +133,8 @@ impl Store {
         Store::start(db, None, options, LogPlace::Nowhere)
     }
 
-    /// Opens a store on custom storage with its durability log on custom storage too (one
-    /// process only; a `log_size_bytes` of zero only replays the log): how tests crash both
-    /// files at once.
+    /// Opens a store on custom storage with its log on custom storage too (one process only):
+    /// how tests crash both files at once.
     ///
     /// # Errors
     /// As [`Store::open`].
@@ -159,15 +158,7 @@ impl Store {
     ) -> Result<Store, OpenError> {
         let shown = path.clone().unwrap_or_else(|| PathBuf::from("<custom storage>"));
         initialize(&db, &shown, &options)?;
-        let (logged, shared_log) = match options.sharing {
-            Sharing::Exclusive => {
-                if let Some(path) = &path {
-                    fold_before_alone(&db, path, &options)?;
-                }
-                (open_log(&db, &shown, log, &options)?, None)
-            }
-            Sharing::Processes => (None, attach(&db, &shown, log, &options)?),
-        };
+        let shared_log = attach(&db, &shown, log, &options)?;
         let db = Arc::new(db);
         let shared = Arc::new(Shared {
             poisoned: AtomicBool::new(false),
@@ -182,8 +173,8 @@ impl Store {
             Arc::clone(&db),
             Arc::clone(&shared),
             options.write_wait,
-            logged,
             shared_log.clone(),
+            options.sharing == Sharing::Exclusive,
             options.checkpoint_idle,
         )
         .map_err(|source| OpenError::Io { path: shown.clone(), source })?;

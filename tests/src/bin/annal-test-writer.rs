@@ -7,7 +7,7 @@
 //!     appends COUNT records, one per append, cycling over the sessions; prints
 //!     "ack SESSION ENTRY SOURCE_ORDER" after each acknowledged append. With --cas, each
 //!     append names the session's length as expected_next and retries on Conflict. With
-//!     --exclusive, the store is opened alone, so appends go through its durability log. With
+//!     --exclusive, the store is opened alone, so no other process may open it. With
 //!     --small-log, a shared store's log is made small and folded into the store file often
 //!     (every few dozen appends), and after 20 ms without appends.
 //! annal-test-writer read DB STOP_FILE READY_FILE

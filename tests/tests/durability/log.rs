@@ -1,7 +1,7 @@
-//! The durability log of a store opened alone: one sync of the log makes an append durable,
-//! the log is replayed after a crash (by an exclusive or a shared open), a torn tail or a log of
-//! another store is handled, a closed store is its one file, and a shared one closes leaving a
-//! short log as it is. The crash and fault matrix over both files is in crash.rs; here a real
+//! The log of a store opened alone (the same log shared stores append to): one sync of the log
+//! makes an append durable, its frames are read after a crash (by an exclusive or a shared
+//! open), a torn tail or a log of another store is handled, a closed store is its one file, and
+//! a shared one closes leaving a short log as it is. The crash and fault matrix over both files is in crash.rs; here a real
 //! process is killed mid-append.
 #![allow(clippy::unwrap_used)]
 

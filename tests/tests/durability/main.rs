@@ -5,6 +5,7 @@
 //! durability log, stores of format versions 1 and 2, several processes on one store, the file's
 //! length after a load, and the reference model under random workloads.
 
+mod alone_log;
 mod bad_input;
 mod concurrency;
 mod corruption;
