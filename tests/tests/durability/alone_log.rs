@@ -124,7 +124,9 @@ fn a_store_alone_log_of_another_store_is_refused_and_kept() {
     other[16] ^= 0xff;
     std::fs::write(log_path(&path), &other).unwrap();
     for sharing in [Sharing::Exclusive, Sharing::Processes] {
-        let err = Store::open(&path, options(sharing)).err().expect("opened with another store's log");
+        let Err(err) = Store::open(&path, options(sharing)) else {
+            panic!("opened with another store's log")
+        };
         assert!(matches!(err, OpenError::Corrupted { .. }), "{err:?}");
         assert!(err.to_string().contains("another store"), "{err}");
         assert_eq!(std::fs::read(log_path(&path)).unwrap(), other, "the log was changed");
