@@ -103,8 +103,8 @@ pub struct Tally {
     pub files_unrecognised: u64,
     /// Bytes of the unrecognised files.
     pub unrecognised_bytes: u64,
-    /// Files per format: Claude Code, Codex, OpenCode, annal export.
-    pub by_format: [u64; 4],
+    /// Files per format, by the format's command-line name, in the order formats are detected.
+    pub by_format: Vec<(&'static str, u64)>,
     /// Sessions parsed.
     pub sessions: u64,
     /// Records parsed.
@@ -126,10 +126,11 @@ impl Tally {
         };
         self.files_recognised += 1;
         self.input_bytes += file.bytes;
-        if let Some(i) = TranscriptFormat::ALL.iter().position(|f| *f == format) {
-            // ALL is ordered annal, codex, claude, opencode; report claude, codex, opencode, annal.
-            self.by_format[[3, 1, 0, 2][i]] += 1;
+        match self.by_format.iter_mut().find(|(name, _)| *name == format.name()) {
+            Some((_, files)) => *files += 1,
+            None => self.by_format.push((format.name(), 1)),
         }
+        self.by_format.sort_by_key(|(name, _)| TranscriptFormat::ALL.iter().position(|f| f.name() == *name));
         self.sessions += file.sessions.len() as u64;
         self.records += file.sessions.iter().map(|s| s.records.len() as u64).sum::<u64>();
         self.skipped_lines += file.skipped_lines;
@@ -166,5 +167,20 @@ mod tests {
         let Block::ToolCall { input, .. } = &sessions[0].records[0].blocks[1] else { panic!("not a call") };
         let value: serde_json::Value = serde_json::from_str(input).unwrap_or_default();
         assert_eq!(value["~copy"], "#c3");
+    }
+
+    #[test]
+    fn files_of_every_format_are_counted_by_name_in_detection_order() {
+        let mut tally = Tally::default();
+        let file = |format| ParsedFile { format, bytes: 10, sessions: Vec::new(), skipped_lines: 0 };
+        for format in TranscriptFormat::ALL.iter().rev().chain([&TranscriptFormat::Claude]) {
+            tally.add(&file(Some(*format)));
+        }
+        tally.add(&file(None));
+        let names: Vec<_> = TranscriptFormat::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!(tally.by_format.iter().map(|(name, _)| *name).collect::<Vec<_>>(), names);
+        let claude = tally.by_format.iter().find(|(name, _)| *name == "claude").map(|(_, files)| *files);
+        assert_eq!(claude, Some(2));
+        assert_eq!((tally.files, tally.files_recognised, tally.files_unrecognised), (20, 19, 1));
     }
 }

@@ -282,8 +282,7 @@ fn report(args: &Args, corpus: &Corpus, runs: &[Run]) -> String {
     let per_copy = |n: u64| n / args.repeat as u64;
     let mut out = format!(
         "Run on {}, {} cores; each system's median round of {} by end-to-end time.\n\n\
-         Corpus: {} `.jsonl`/`.json` files, {} B, of which {} in formats annal reads ({} Claude Code, \
-         {} Codex, {} OpenCode, {} annal export; {} B: the input) and {} of no format annal reads \
+         Corpus: {} `.jsonl`/`.json` files, {} B, of which {} in formats annal reads ({}; {} B: the input) and {} of no format annal reads \
          ({} B, detected and skipped); {} files with other extensions not read. Per copy: {} sessions, \
          {} records, {} lines skipped by the parsers, {} payloads over the blob threshold.\n\
          Imported {} times into one store: {:.1} MB of input ({} B), {} records stored by each system \
@@ -294,10 +293,7 @@ fn report(args: &Args, corpus: &Corpus, runs: &[Run]) -> String {
         per_copy(tally.files),
         per_copy(tally.input_bytes + tally.unrecognised_bytes),
         per_copy(tally.files_recognised),
-        per_copy(tally.by_format[0]),
-        per_copy(tally.by_format[1]),
-        per_copy(tally.by_format[2]),
-        per_copy(tally.by_format[3]),
+        tally.by_format.iter().map(|(name, files)| format!("{} {name}", per_copy(*files))).collect::<Vec<_>>().join(", "),
         per_copy(tally.input_bytes),
         per_copy(tally.files_unrecognised),
         per_copy(tally.unrecognised_bytes),
