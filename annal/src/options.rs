@@ -40,9 +40,9 @@ pub struct Options {
     pub write_wait: Duration,
     /// The store's page cache.
     pub cache_size_bytes: usize,
-    /// The log beside the store file, shared by the processes that have it open or this
-    /// process's own when opened [`Sharing::Exclusive`]: one sync of it makes a group of
-    /// appends durable (default 4 MiB). Opened alone, zero syncs the store file on every commit.
+    /// The log beside the store file, shared by the processes that have it open (only this
+    /// process's when opened [`Sharing::Exclusive`], which folds and removes it at close): one
+    /// sync of it makes a group of appends durable (default 4 MiB, at least 64 KiB).
     pub log_size_bytes: usize,
     /// The search index folder; default `<store file>.index` beside the store.
     pub index_folder: Option<PathBuf>,

@@ -47,19 +47,24 @@ fn check(store_id: &[u8; 16], seq: u64, redo: &[u8]) -> [u8; 16] {
 }
 
 /// The frames of a store-alone log in `file`, to put back before the file becomes the log.
+/// With `other_store`, the header is whole and must name this store; without, it is damaged
+/// and read past (each frame's check covers the store id, so another store's frames are not
+/// read).
 ///
 /// # Errors
 /// I/O, or `Corrupted` (with `other_store`) for the log of another store.
 pub(crate) fn frames_in(
     file: &dyn StorageFile,
     store_id: &[u8; 16],
-    other_store: &str,
+    other_store: Option<&str>,
 ) -> Result<Vec<Frame>, Failure> {
     let len = file.len()?;
-    let mut id = [0u8; 16];
-    file.read(16, &mut id)?;
-    if &id != store_id {
-        return Err(Failure::Corrupted(other_store.into()));
+    if let Some(other_store) = other_store {
+        let mut id = [0u8; 16];
+        file.read(16, &mut id)?;
+        if &id != store_id {
+            return Err(Failure::Corrupted(other_store.into()));
+        }
     }
     Ok(scan(|at, out| file.read(at, out), len, store_id).map(|(frames, _)| frames)?)
 }

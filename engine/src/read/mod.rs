@@ -108,7 +108,8 @@ pub(crate) trait SessionLookup {
 
 /// A consistent read view of the store.
 pub struct Snapshot {
-    /// The shared log's frames laid over the transaction; none for a store opened alone.
+    /// The log's frames laid over the transaction; none when it has none above the
+    /// transaction, or the store has no log (custom storage without one).
     layer: Option<Layer>,
     tables: Opened,
 }

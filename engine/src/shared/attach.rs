@@ -7,7 +7,7 @@ use std::io;
 use std::path::Path;
 use std::sync::Arc;
 
-use redb::{Database, ReadableDatabase};
+use redb::Database;
 
 use crate::error::{Failure, OpenError};
 use crate::log::{frames_in, LogFile};
@@ -17,7 +17,7 @@ use crate::replay::replay;
 use crate::storage::StorageFile;
 
 use super::layout::{Header, HeaderRead, OTHER_STORE};
-use super::{log_applied, ProcessLock, SharedLog};
+use super::{ProcessLock, SharedLog};
 
 /// The smallest shared log: a few frames of ordinary appends.
 const CAPACITY_MIN_BYTES: u64 = 64 << 10;
@@ -35,7 +35,7 @@ pub(crate) fn open_existing(path: &Path, options: &OpenOptions) -> Result<Option
     }
 }
 
-/// The shared log of a store opened shared and writable, made if it has no valid header.
+/// The log of a store opened writable, shared or alone, made if it has no valid header.
 pub(crate) fn attach(
     db: &Database,
     shown: &Path,
@@ -71,19 +71,18 @@ pub(crate) fn attach(
     let id = store_id(db, shown)?;
     let mut waited = None;
     let mut make = |file: &dyn StorageFile, found: HeaderRead| -> Result<u64, Failure> {
-        if found == HeaderRead::Alone {
-            // A store opened alone crashed with groups in its log: put back before the file
-            // becomes the shared log.
-            let frames = frames_in(file, &id, OTHER_STORE)?;
-            return replay(db, &frames, options.write_wait).map_err(|e| match e {
-                Ok(wait) => {
-                    waited = Some(wait);
-                    Failure::Io(io::Error::other("busy"))
-                }
-                Err(failure) => failure,
-            });
-        }
-        log_applied(&db.begin_read()?)
+        // A store opened alone by an earlier build crashed with groups in its own log: they are
+        // put back before the file becomes the log. A header of no layout (damaged, or a log
+        // whose making was cut short) is read past for such groups too, as that build did.
+        let other_store = (found == HeaderRead::Alone).then_some(OTHER_STORE);
+        let frames = frames_in(file, &id, other_store)?;
+        replay(db, &frames, options.write_wait).map_err(|e| match e {
+            Ok(wait) => {
+                waited = Some(wait);
+                Failure::Io(io::Error::other("busy"))
+            }
+            Err(failure) => failure,
+        })
     };
     let capacity = (options.log_size_bytes as u64).max(CAPACITY_MIN_BYTES);
     let log = SharedLog::open(file, lock_file, id, capacity, Some(&mut make));

@@ -1,5 +1,5 @@
 //! Tests of how a process catches up with the log: the file's length is asked for only when the
-//! header changed or the file was cut short.
+//! header changed, the file was cut short, or its frames reach the length last read.
 
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -125,4 +125,21 @@ fn a_log_cut_short_emptied_or_made_again_is_read_at_its_new_length() {
             (HEADER_BYTES + capacity_bytes, 2, end)
         );
     }
+}
+
+#[test]
+fn frames_past_the_length_last_read_are_read_once_the_file_was_made_longer() {
+    // Made longer by hand, its header kept: a process that opened it since wrote past the length
+    // this one read, and this one must not stop there (it would write over those frames).
+    let file = Counted::default();
+    let log = made(&file, HEADER_BYTES + (16 << 10));
+    let mut held = log.hold(true).expect("held");
+    let at = write_frames(&file, HEADER_BYTES, 1..3);
+    log.catch_up(&mut held.state).expect("caught up");
+    assert_eq!((held.state.len, held.state.last_seq), (HEADER_BYTES + (16 << 10), 2));
+    file.set_len(HEADER_BYTES + (64 << 10)).expect("made longer");
+    let end = write_frames(&file, at, 3..25);
+    assert!(end > HEADER_BYTES + (16 << 10), "the frames do not pass the old length");
+    log.catch_up(&mut held.state).expect("caught up");
+    assert_eq!((held.state.len, held.state.last_seq, held.state.end), (HEADER_BYTES + (64 << 10), 24, end));
 }

@@ -161,7 +161,8 @@ const READ_CHUNK_MAX_BYTES: u64 = 64 << 10;
 
 /// Every whole frame of `cycle` from `at` on, starting with `seq` (they end where their lengths
 /// add up to): read in growing chunks, so catching up with many small frames takes a few reads,
-/// and finding none one small read.
+/// and finding none one small read. Also whether the frames ended before `len`: false when the
+/// reading stopped at `len`, where a longer file may hold more.
 pub(crate) fn read_frames(
     file: &dyn StorageFile,
     len: u64,
@@ -169,7 +170,7 @@ pub(crate) fn read_frames(
     store_id: &[u8; 16],
     cycle: u64,
     mut seq: u64,
-) -> io::Result<Frames> {
+) -> io::Result<(Frames, bool)> {
     let mut frames = Vec::new();
     // Reads grow from a page to READ_CHUNK_MAX_BYTES while frames keep coming; a larger frame
     // is read whole, without making the reads after it larger (zeros follow the last frame).
@@ -188,10 +189,10 @@ pub(crate) fn read_frames(
                     used += FRAME_HEAD_BYTES + redo_len;
                     seq += 1;
                 }
-                Parsed::End => return Ok(frames),
+                Parsed::End => return Ok((frames, true)),
                 Parsed::Short(short) => {
                     if at + used as u64 + short > len {
-                        return Ok(frames);
+                        return Ok((frames, false));
                     }
                     chunk = (chunk * 2).min(READ_CHUNK_MAX_BYTES);
                     needed = short;
@@ -201,7 +202,7 @@ pub(crate) fn read_frames(
         }
         at += used as u64;
     }
-    Ok(frames)
+    Ok((frames, false))
 }
 
 #[cfg(test)]
@@ -249,7 +250,7 @@ mod tests {
         file.write(HEADER_BYTES, &written).expect("written");
         let len = file.len().expect("len");
         let read = |cycle, seq| {
-            let frames = read_frames(&file, len, HEADER_BYTES, &id, cycle, seq).expect("reads");
+            let (frames, _) = read_frames(&file, len, HEADER_BYTES, &id, cycle, seq).expect("reads");
             frames.into_iter().next().map(|(_, redo)| redo)
         };
         assert_eq!(read(7, 12).as_deref(), Some(redo));
@@ -272,8 +273,9 @@ mod tests {
             at += bytes.len() as u64;
         }
         let len = file.len().expect("len");
-        let frames = read_frames(&file, len, HEADER_BYTES, &id, 7, 12).expect("reads");
+        let (frames, ended) = read_frames(&file, len, HEADER_BYTES, &id, 7, 12).expect("reads");
         assert_eq!(frames.len(), 388);
+        assert!(ended, "zeros follow the last frame");
         let read_len: u64 = frames.iter().map(|(_, redo)| (FRAME_HEAD_BYTES + redo.len()) as u64).sum();
         assert_eq!(HEADER_BYTES + read_len, at);
         assert!(
@@ -283,8 +285,11 @@ mod tests {
                 .all(|((seq, redo), want)| *seq == want
                     && redo.starts_with(format!("frame {want}:").as_bytes()))
         );
-        let none = read_frames(&file, len, HEADER_BYTES, &id, 8, 12).expect("reads");
+        let (none, _) = read_frames(&file, len, HEADER_BYTES, &id, 8, 12).expect("reads");
         assert!(none.is_empty(), "another cycle's frames");
+        // Read with a length inside the frames, the reading stops at it and says so.
+        let (some, ended) = read_frames(&file, at - 10, HEADER_BYTES, &id, 7, 12).expect("reads");
+        assert_eq!((some.len(), ended), (387, false));
         // A header cut short or flipped reads as none.
         let mut bytes = header.encode(&id);
         bytes[40] ^= 1;

@@ -213,7 +213,7 @@ impl SharedLog {
             *state = LogState::begin(Some(header));
         }
         state.len = len;
-        let frames =
+        let (frames, _) =
             read_frames(&*self.file, state.len, state.end, &self.store_id, header.cycle, state.last_seq + 1)?;
         self.take_frames(state, frames)
     }
@@ -234,14 +234,15 @@ impl SharedLog {
     /// header. Asking the kernel for the length (`fstat`) would cost every append a journal
     /// commit: on Linux it asks for a fine-grained time on the file's next write, and on ext4 a
     /// changed time makes `fdatasync` commit the journal, a second write to disk per sync.
-    /// False, with `state` untouched, when the header changed or a read failed (a file cut
-    /// short by hand): the caller then reads the length.
+    /// False, with `state` untouched, when the header changed, a read failed (a file cut short
+    /// by hand), or the frames reach the length last read (a file made longer by hand, where
+    /// another process may have written past it): the caller then reads the length.
     fn catch_up_in_cycle(&self, state: &mut LogState) -> Result<bool, Failure> {
         let Some(known) = state.header else { return Ok(false) };
         if !Header::is_still(known, &*self.file, &self.store_id) {
             return Ok(false);
         }
-        let Ok(frames) =
+        let Ok((frames, true)) =
             read_frames(&*self.file, state.len, state.end, &self.store_id, known.cycle, state.last_seq + 1)
         else {
             return Ok(false);

@@ -100,19 +100,43 @@ fn a_store_alone_log_is_put_back_by_an_open_alone_that_then_leaves_one_file() {
 }
 
 #[test]
-fn a_store_alone_log_is_put_back_by_a_shared_or_a_read_only_open() {
+fn a_store_alone_log_is_put_back_by_a_shared_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("b.redb");
     crashed_alone(&path);
-    let reader = Store::open_read_only(&path, options(Sharing::Processes)).unwrap();
-    assert_eq!(entry_ids(&reader), ["e0", "e1", "e2"]);
-    drop(reader);
     let store = Store::open(&path, options(Sharing::Processes)).unwrap();
     assert_eq!(entry_ids(&store), ["e0", "e1", "e2"]);
     store.append("s", Some(3), vec![text(3)]).unwrap();
     store.close().unwrap();
     let store = Store::open(&path, options(Sharing::Exclusive)).unwrap();
     assert_eq!(entry_ids(&store), ["e0", "e1", "e2", "e3"]);
+}
+
+#[test]
+fn a_store_alone_log_is_put_back_by_a_read_only_open_and_kept_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.redb");
+    crashed_alone(&path);
+    let reader = Store::open_read_only(&path, options(Sharing::Processes)).unwrap();
+    assert_eq!(entry_ids(&reader), ["e0", "e1", "e2"]);
+    assert!(reader.append("s", Some(3), vec![text(3)]).is_err(), "a read-only open appended");
+    drop(reader);
+    // Put back into the store file: a store file read without any log holds the records.
+    std::fs::remove_file(log_path(&path)).unwrap();
+    let store = Store::open(&path, options(Sharing::Exclusive)).unwrap();
+    assert_eq!(entry_ids(&store), ["e0", "e1", "e2"]);
+}
+
+#[test]
+fn a_store_alone_log_whose_header_was_damaged_is_still_put_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("d.redb");
+    crashed_alone(&path);
+    let mut damaged = std::fs::read(log_path(&path)).unwrap();
+    damaged[0] ^= 0xff;
+    std::fs::write(log_path(&path), &damaged).unwrap();
+    let store = Store::open(&path, options(Sharing::Exclusive)).unwrap();
+    assert_eq!(entry_ids(&store), ["e0", "e1", "e2"]);
 }
 
 #[test]
