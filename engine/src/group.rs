@@ -1,8 +1,8 @@
 //! Group commit. With the log (`shared/`, beside every store file opened writable), it is led
 //! by the appending threads: a caller queues its request and, when no other thread is
-//! committing, commits everything queued itself; otherwise the thread committing takes it into its next group. A
-//! lone appender never waits for another thread to wake up, and concurrent appenders still
-//! share one sync per group. Without a log, each commit costs redb's two syncs, and a
+//! committing, commits everything queued itself; otherwise the thread committing takes it
+//! into its next group. A lone appender never waits for another thread to wake up, and
+//! concurrent appenders still share one sync per group. Without a log, each commit costs redb's two syncs, and a
 //! committer thread serves the queue instead, so callers keep queueing (and preparing) while a
 //! group is on disk.
 //!

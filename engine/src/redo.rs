@@ -44,23 +44,14 @@ impl Target {
     }
 }
 
-/// A group's inserts, in the order they were made; recorded only when a log will keep them.
+/// A group's inserts, in the order they were made: what a frame of the log keeps.
 #[derive(Debug, Default)]
 pub(crate) struct Redo {
-    recording: bool,
     bytes: Vec<u8>,
 }
 
 impl Redo {
-    /// A redo form that records (`true`) or ignores every put.
-    pub(crate) fn new(recording: bool) -> Redo {
-        Redo { recording, bytes: Vec::new() }
-    }
-
     pub(crate) fn put(&mut self, target: Target, key: &[u8], value: &[u8]) {
-        if !self.recording {
-            return;
-        }
         self.bytes.push(target as u8);
         for part in [key, value] {
             // Keys and values are bounded by the batch limit (1 GiB), well under u32::MAX.
@@ -141,7 +132,7 @@ mod tests {
 
     #[test]
     fn ops_round_trip_and_a_cut_form_is_corrupted() {
-        let mut redo = Redo::new(true);
+        let mut redo = Redo::default();
         redo.put(Target::Entries, "ид-東京 🦀".as_bytes(), &pair((3, 9)));
         redo.put(Target::Journal, &pair((3, 9)), b"");
         let bytes = redo.into_bytes();

@@ -32,7 +32,7 @@ pub(crate) fn replay(
     // Another process may have replayed meanwhile: decide again inside the transaction.
     let txn = begin_write(db, wait)?;
     let last = (|| -> Result<u64, Failure> {
-        let mut tables = Tables::open(&txn, false)?;
+        let mut tables = Tables::open(&txn)?;
         let applied = tables.log_applied()?;
         let mut pending = frames.iter().filter(|frame| frame.seq > applied).peekable();
         if let Some(first) = pending.peek().filter(|first| first.seq != applied + 1) {

@@ -269,7 +269,7 @@ pub(crate) fn commit_group(
     })?;
     let mut outcomes = Vec::with_capacity(group.len());
     let applied = (|| -> Result<u64, Failure> {
-        let mut tables = Tables::open(&txn, false)?;
+        let mut tables = Tables::open(&txn)?;
         apply_requests(&txn, &mut tables, group, &mut outcomes)?;
         tables.position_end()
     })();

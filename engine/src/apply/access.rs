@@ -51,9 +51,7 @@ impl Access for Tables<'_> {
     }
 
     fn put(&mut self, target: Target, key: &[u8], value: &[u8]) -> Result<(), Failure> {
-        self.insert(target, key, value)?;
-        self.redo.put(target, key, value);
-        Ok(())
+        self.insert(target, key, value)
     }
 }
 

@@ -23,7 +23,7 @@ use crate::packing::{pack_record, patch_record, unpack_record};
 use crate::prepare::{settle_ids, Prepared};
 use crate::read::{Segment, SessionLookup};
 use crate::receipts::receipt_key_of;
-use crate::redo::{self, Redo, Target};
+use crate::redo::{self, Target};
 use crate::tables::{
     SessionRow, BLOBS, DIGESTS, ENTRIES, JOURNAL, META, META_NEXT_POSITION, META_NEXT_SESSION_KEY, NO_PARENT,
     POSITIONS, RECEIPTS, SESSIONS, SESSION_NAMES, SESSION_ROW_LEN,
@@ -53,8 +53,6 @@ pub(crate) struct Tables<'txn> {
     pub(crate) blobs: Table<'txn, [u8; 32], &'static [u8]>,
     /// Compaction receipts by (session key, sourceOrder): indexed by every append.
     pub(crate) receipts: Table<'txn, (u64, u64), [u8; 32]>,
-    /// Every insert of the group so far, for the durability log.
-    pub(crate) redo: Redo,
 }
 
 impl SessionLookup for Tables<'_> {
@@ -95,8 +93,8 @@ fn visible(lineage: &[Segment], key: u64, order: u64) -> bool {
 }
 
 impl<'txn> Tables<'txn> {
-    /// The tables of `txn`; with `recording`, every insert is also kept in redo form for the log.
-    pub(crate) fn open(txn: &'txn WriteTransaction, recording: bool) -> Result<Tables<'txn>, Failure> {
+    /// The tables of `txn`.
+    pub(crate) fn open(txn: &'txn WriteTransaction) -> Result<Tables<'txn>, Failure> {
         Ok(Tables {
             meta: txn.open_table(META)?,
             sessions: txn.open_table(SESSIONS)?,
@@ -107,7 +105,6 @@ impl<'txn> Tables<'txn> {
             positions: txn.open_table(POSITIONS)?,
             blobs: txn.open_table(BLOBS)?,
             receipts: txn.open_table(RECEIPTS)?,
-            redo: Redo::new(recording),
         })
     }
 }

@@ -10,9 +10,10 @@ use super::SharedLog;
 use crate::redo::{Redo, Target};
 use crate::storage::StorageFile;
 
-/// A log file in memory that counts how often its length is asked for.
+/// A log file in memory that counts how often its length is asked for (also what the layout's
+/// tests read and write).
 #[derive(Clone, Debug, Default)]
-struct Counted {
+pub(super) struct Counted {
     bytes: Arc<Mutex<Vec<u8>>>,
     lens: Arc<AtomicUsize>,
 }
@@ -51,7 +52,7 @@ impl StorageFile for Counted {
 const ID: [u8; 16] = [9u8; 16];
 
 fn redo(seq: u64) -> Vec<u8> {
-    let mut redo = Redo::new(true);
+    let mut redo = Redo::default();
     let value = format!("group {seq}: 東京 ☕ e\u{301}\u{3000}🦀 {}", "ж".repeat(seq as usize * 40));
     redo.put(Target::Meta, format!("key {seq}").as_bytes(), value.as_bytes());
     redo.into_bytes()

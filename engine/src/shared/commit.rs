@@ -130,7 +130,7 @@ fn fold<T>(
         Err(failure) => storage(failure),
     })?;
     let (value, last) = (|| -> Result<(T, u64), Failure> {
-        let mut tables = Tables::open(&txn, false)?;
+        let mut tables = Tables::open(&txn)?;
         let applied = tables.log_applied()?;
         let mut last = applied;
         {

@@ -29,7 +29,7 @@ const OWN: u64 = 1;
 
 impl<'s> Deciding<'s> {
     pub(crate) fn new(base: &'s Snapshot) -> Deciding<'s> {
-        Deciding { base, own: Maps::default(), redo: Redo::new(true) }
+        Deciding { base, own: Maps::default(), redo: Redo::default() }
     }
 }
 

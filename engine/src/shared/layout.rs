@@ -208,38 +208,12 @@ pub(crate) fn read_frames(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Mutex;
-
-    #[derive(Debug, Default)]
-    struct Bytes(Mutex<Vec<u8>>);
-
-    impl StorageFile for Bytes {
-        fn len(&self) -> io::Result<u64> {
-            Ok(self.0.lock().expect("lock").len() as u64)
-        }
-        fn read(&self, offset: u64, out: &mut [u8]) -> io::Result<()> {
-            let bytes = self.0.lock().expect("lock");
-            out.copy_from_slice(&bytes[offset as usize..offset as usize + out.len()]);
-            Ok(())
-        }
-        fn set_len(&self, len: u64) -> io::Result<()> {
-            self.0.lock().expect("lock").resize(len as usize, 0);
-            Ok(())
-        }
-        fn sync_data(&self) -> io::Result<()> {
-            Ok(())
-        }
-        fn write(&self, offset: u64, data: &[u8]) -> io::Result<()> {
-            let mut bytes = self.0.lock().expect("lock");
-            bytes[offset as usize..offset as usize + data.len()].copy_from_slice(data);
-            Ok(())
-        }
-    }
+    use crate::shared::catch_up_tests::Counted;
 
     #[test]
     fn frames_read_back_only_in_their_cycle_and_whole() {
         let id = [3u8; 16];
-        let file = Bytes::default();
+        let file = Counted::default();
         file.set_len(HEADER_BYTES + 4096).expect("sized");
         let header = Header { cycle: 7, first_seq: 12 };
         file.write(0, &header.encode(&id)).expect("written");

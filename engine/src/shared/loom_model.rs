@@ -186,7 +186,7 @@ pub struct Process {
 }
 
 fn redo_of(position: u64, value: u64) -> Vec<u8> {
-    let mut redo = Redo::new(true);
+    let mut redo = Redo::default();
     let mut pair = [0u8; 16];
     pair[8..].copy_from_slice(&value.to_le_bytes());
     redo.put(Target::Positions, &position.to_le_bytes(), &pair);

@@ -283,20 +283,19 @@ impl SharedLog {
     }
 
     /// Empties the file when redb holds every frame, so that a store opened alone is its file
-    /// alone once closed (the file is then removed); returns whether it did.
+    /// alone once closed (the file is then removed); leaves it as it is otherwise.
     ///
     /// # Errors
     /// I/O.
-    pub(crate) fn empty_if_folded(&self) -> Result<bool, Failure> {
+    pub(crate) fn empty_if_folded(&self) -> Result<(), Failure> {
         let mut held = self.hold(true)?;
         self.catch_up(&mut held.state)?;
-        if !held.state.overlay.read().is_empty() {
-            return Ok(false);
+        if held.state.overlay.read().is_empty() {
+            self.file.set_len(0)?;
+            self.file.sync_data()?;
+            *held.state = LogState::begin(None);
         }
-        self.file.set_len(0)?;
-        self.file.sync_data()?;
-        *held.state = LogState::begin(None);
-        Ok(true)
+        Ok(())
     }
 
     /// Whether the frames this process has read or written are enough to fold at close: every
