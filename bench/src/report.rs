@@ -88,6 +88,25 @@ fn cpu_row(out: &mut String, scenario: &str, pair: &Pair) {
     }
 }
 
+/// The writes the disk completed per call in each system's run (every process's, so a busy
+/// machine adds to both), where they were counted.
+fn disk_writes_row(out: &mut String, scenario: &str, pair: &Pair) {
+    let per_call = |run: &Run| run.disk_writes.map(|writes| writes as f64 / run.calls.max(1) as f64);
+    if let (Some(annal), Some(sqlite)) = (per_call(&pair.annal), per_call(&pair.sqlite)) {
+        let ratio = format!("{:.2}", annal / sqlite.max(f64::MIN_POSITIVE));
+        let cells = [
+            scenario,
+            "disk writes per call",
+            &format!("{annal:.2}"),
+            &format!("{sqlite:.2}"),
+            &ratio,
+            "–",
+            "–",
+        ];
+        row(out, &cells);
+    }
+}
+
 /// A duration in milliseconds with three decimals.
 pub fn ms(duration: Duration) -> String {
     format!("{:.3} ms", duration.as_secs_f64() * 1e3)
@@ -177,6 +196,7 @@ pub fn append_markdown(r: &AppendReport) -> String {
         ],
     );
     cpu_row(&mut out, "(a)", a);
+    disk_writes_row(&mut out, "(a)", a);
 
     let b_name = format!(
         "(b) {} threads, 1 record per call, own session each, {} calls",

@@ -50,12 +50,15 @@ pub struct Run {
     /// CPU time of every thread of the process over the run, where it can be read and every
     /// thread that worked outlives the run (one caller; not the threaded scenario).
     pub cpu: Option<Duration>,
+    /// Writes the disk completed over the run (every process's; see
+    /// [`crate::physical::disk_writes`]), where they can be counted; set by the caller.
+    pub disk_writes: Option<u64>,
 }
 
 impl Run {
     fn new(records: usize, elapsed: Duration, mut latencies: Vec<Duration>) -> Run {
         latencies.sort_unstable();
-        Run { records, calls: latencies.len(), elapsed, latencies, cpu: None }
+        Run { records, calls: latencies.len(), elapsed, latencies, cpu: None, disk_writes: None }
     }
 
     /// Records per second of wall time.
