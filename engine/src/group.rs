@@ -227,7 +227,10 @@ impl GroupCommit {
             Some(state) => {
                 let (db, wait) = (&state.db, state.wait);
                 match &state.shared_log {
-                    Some(log) => serve(group, &self.shared, |group| commit_shared(db, group, wait, log)),
+                    Some(log) => {
+                        serve(group, &self.shared, |group| commit_shared(db, group, wait, log));
+                        log.drop_retired();
+                    }
                     None => serve(group, &self.shared, |group| commit_group(db, group, wait)),
                 }
                 state.last_commit = Instant::now();
@@ -244,6 +247,7 @@ impl GroupCommit {
         if let Some(state) = state.as_mut().filter(|s| !s.folded && s.last_commit.elapsed() >= s.idle) {
             if let Some(log) = &state.shared_log {
                 checkpoint_shared(&state.db, log, state.wait, &self.shared.poisoned);
+                log.drop_retired();
             }
             // Not again until this process commits: other processes' frames are folded by
             // them, or by whoever finds the log full.

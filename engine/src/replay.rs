@@ -9,7 +9,7 @@ use redb::{Database, ReadableDatabase};
 use crate::apply::Tables;
 use crate::error::Failure;
 use crate::log::Frame;
-use crate::redo::ops;
+use crate::redo::{ops, u64_of, unpair, Target};
 use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 use crate::writer::begin_write;
 
@@ -71,9 +71,173 @@ impl Tables<'_> {
 /// Puts every op of one group's redo form. A form that does not parse is `Corrupted`: the
 /// log's check passed, so the bytes are what was written.
 pub(crate) fn put_back(tables: &mut Tables<'_>, redo: &[u8]) -> Result<(), Failure> {
-    for op in ops(redo) {
-        let (target, key, value) = op?;
+    put_back_all(tables, [redo])
+}
+
+/// Puts back the redo forms of several groups, leaving the tables as putting back each in turn
+/// would: a key written by several ops is inserted once, with the last op's value (every op is
+/// an insert), and each table's keys go in the order redb keeps them, so consecutive inserts
+/// find their pages where the last one left them. A checkpoint folds thousands of groups,
+/// most of which rewrite the same session row and counters.
+pub(crate) fn put_back_all<'a>(
+    tables: &mut Tables<'_>,
+    redos: impl IntoIterator<Item = &'a [u8]>,
+) -> Result<(), Failure> {
+    let mut all = Vec::new();
+    for redo in redos {
+        for op in ops(redo) {
+            let (target, key, value) = op?;
+            all.push((target, key, value));
+        }
+    }
+    // Stable: of the ops on one key, the last stays last.
+    all.sort_by(|a, b| (a.0 as u8).cmp(&(b.0 as u8)).then_with(|| key_order(a.0, a.1, b.1)));
+    let mut at = 0;
+    while at < all.len() {
+        let (target, key, _) = all[at];
+        let mut last = at;
+        while all.get(last + 1).is_some_and(|next| next.0 == target && next.1 == key) {
+            last += 1;
+        }
+        let (target, key, value) = all[last];
         tables.insert(target, key, value)?;
+        at = last + 1;
     }
     Ok(())
+}
+
+/// The order redb keeps `target`'s keys in, compared in their redo encoding: numbers there are
+/// little endian. A key of the wrong length compares as bytes; its insert reports it.
+fn key_order(target: Target, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+    let numbers = |bytes: &[u8]| -> Option<(u64, u64)> {
+        match target {
+            Target::Journal | Target::Digests | Target::Receipts => unpair(bytes).ok(),
+            Target::Names | Target::Positions => u64_of(bytes).ok().map(|n| (n, 0)),
+            _ => None,
+        }
+    };
+    match (numbers(a), numbers(b)) {
+        (Some(a), Some(b)) => a.cmp(&b),
+        _ => a.cmp(b),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+    use redb::{Database, ReadableTable};
+
+    use super::*;
+    use crate::digest::DIGEST_LEN;
+    use crate::redo::{pair, Redo};
+    use crate::tables::SESSION_ROW_LEN;
+
+    /// Every row of the tables a redo form writes, as text.
+    fn rows(tables: &Tables<'_>) -> Vec<String> {
+        let mut out = Vec::new();
+        for row in tables.meta.iter().unwrap() {
+            let (k, v) = row.unwrap();
+            out.push(format!("meta {:?} {:?}", k.value(), v.value()));
+        }
+        for row in tables.sessions.iter().unwrap() {
+            let (k, v) = row.unwrap();
+            out.push(format!("sessions {:?} {:?}", k.value(), v.value()));
+        }
+        for row in tables.names.iter().unwrap() {
+            let (k, v) = row.unwrap();
+            out.push(format!("names {} {:?}", k.value(), v.value()));
+        }
+        for row in tables.journal.iter().unwrap() {
+            let (k, v) = row.unwrap();
+            out.push(format!("journal {:?} {:?}", k.value(), v.value()));
+        }
+        for row in tables.entries.iter().unwrap() {
+            let (k, v) = row.unwrap();
+            out.push(format!("entries {:?} {:?}", k.value(), v.value()));
+        }
+        for row in tables.positions.iter().unwrap() {
+            let (k, v) = row.unwrap();
+            out.push(format!("positions {} {:?}", k.value(), v.value()));
+        }
+        for row in tables.digests.iter().unwrap() {
+            let (k, v) = row.unwrap();
+            out.push(format!("digests {:?} {:?}", k.value(), v.value()));
+        }
+        out
+    }
+
+    /// Groups as an append writes them: each rewrites the session rows and the position
+    /// counter, and adds records under keys whose little-endian bytes sort unlike the numbers.
+    fn groups() -> Vec<Vec<u8>> {
+        let names = ["東京 セッション", "emoji 🦀🧪", "e\u{301}te\u{301}\u{3000}space"];
+        let mut position = 0u64;
+        (0..40u64)
+            .map(|group| {
+                let mut redo = Redo::default();
+                let session = group % 3;
+                for _ in 0..=(group % 4) {
+                    let key = pair((session, position * 255 + 1));
+                    let text = format!("{} · record {position} {}", names[session as usize], "長".repeat(40));
+                    redo.put(Target::Journal, &key, text.as_bytes());
+                    redo.put(Target::Digests, &key, &[group as u8; DIGEST_LEN]);
+                    redo.put(Target::Entries, format!("id-{position}-ид-😀").as_bytes(), &key);
+                    redo.put(Target::Positions, &(position * 257).to_le_bytes(), &key);
+                    position += 1;
+                }
+                redo.put(Target::Names, &session.to_le_bytes(), names[session as usize].as_bytes());
+                redo.put(
+                    Target::Sessions,
+                    names[session as usize].as_bytes(),
+                    &[group as u8; SESSION_ROW_LEN],
+                );
+                redo.put(Target::Meta, b"next_position", &position.to_le_bytes());
+                redo.into_bytes()
+            })
+            .collect()
+    }
+
+    fn tables_after(
+        put: impl FnOnce(&mut Tables<'_>) -> Result<(), Failure>,
+    ) -> Result<Vec<String>, Failure> {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Database::create(dir.path().join("store")).unwrap();
+        let txn = db.begin_write().unwrap();
+        let mut tables = Tables::open(&txn).unwrap();
+        put(&mut tables)?;
+        Ok(rows(&tables))
+    }
+
+    #[test]
+    fn groups_put_back_together_leave_the_tables_as_one_at_a_time() {
+        let groups = groups();
+        let one_by_one =
+            tables_after(|tables| groups.iter().try_for_each(|redo| put_back(tables, redo))).unwrap();
+        let together = tables_after(|tables| put_back_all(tables, groups.iter().map(Vec::as_slice))).unwrap();
+        assert_eq!(together, one_by_one);
+        // Each session's last group won (groups take the sessions in turn), and the counter is
+        // the one after every record.
+        assert!(
+            one_by_one.contains(&format!("sessions {:?} {:?}", "東京 セッション", [39u8; SESSION_ROW_LEN]))
+        );
+        assert!(one_by_one.contains(&format!("sessions {:?} {:?}", "emoji 🦀🧪", [37u8; SESSION_ROW_LEN])));
+        let records: usize = (0..40).map(|group| group % 4 + 1).sum();
+        assert!(one_by_one.contains(&format!("meta \"next_position\" {:?}", (records as u64).to_le_bytes())));
+    }
+
+    #[test]
+    fn a_group_cut_short_among_others_is_corrupted_and_nothing_is_put() {
+        let mut groups = groups();
+        let cut = groups[7].len() - 3;
+        groups[7].truncate(cut);
+        let result = tables_after(|tables| put_back_all(tables, groups.iter().map(Vec::as_slice)));
+        assert!(matches!(result, Err(Failure::Corrupted(_))), "{result:?}");
+        let mut rows_put = None;
+        let _ = tables_after(|tables| {
+            let result = put_back_all(tables, groups.iter().map(Vec::as_slice));
+            rows_put = Some(rows(tables));
+            result
+        });
+        assert_eq!(rows_put, Some(Vec::new()), "rows were put before the cut form was found");
+    }
 }

@@ -144,3 +144,20 @@ fn frames_past_the_length_last_read_are_read_once_the_file_was_made_longer() {
     log.catch_up(&mut held.state).expect("caught up");
     assert_eq!((held.state.len, held.state.last_seq, held.state.end), (HEADER_BYTES + (64 << 10), 24, end));
 }
+
+#[test]
+fn the_frames_of_an_ended_cycle_are_let_go_of_only_when_asked() {
+    let file = Counted::default();
+    let log = made(&file, HEADER_BYTES + (64 << 10));
+    let mut held = log.hold(true).expect("held");
+    write_frames(&file, HEADER_BYTES, 1..4);
+    log.catch_up(&mut held.state).expect("caught up");
+    let ended = Arc::downgrade(&held.state.overlay);
+    log.next_cycle(&mut held.state, 3).expect("next cycle");
+    assert_eq!((held.state.last_seq, held.state.end), (3, HEADER_BYTES));
+    drop(held);
+    // Still held after the lock was let go: freeing them is left for after the answers.
+    assert!(ended.upgrade().is_some(), "the ended cycle's frames were freed under the lock");
+    log.drop_retired();
+    assert!(ended.upgrade().is_none(), "the ended cycle's frames are still held");
+}

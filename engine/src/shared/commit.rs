@@ -14,7 +14,7 @@ use crate::error::Failure;
 use crate::fork::Fork;
 use crate::prepare::Prepared;
 use crate::read::Snapshot;
-use crate::replay::put_back;
+use crate::replay::{put_back, put_back_all};
 use crate::writer::{apply_requests, begin_write, GroupFailure, Outcome, Request, LOGGED_GROUP_BYTES_MAX};
 
 use super::deciding::Deciding;
@@ -135,15 +135,17 @@ fn fold<T>(
         let mut last = applied;
         {
             let maps = state.overlay.read();
+            let mut redos = Vec::new();
             for (seq, redo) in maps.frames_after(applied) {
                 if *seq != last + 1 {
                     return Err(Failure::Corrupted(format!(
                         "the log's groups go on at {seq} but the store holds only those up to {last}"
                     )));
                 }
-                put_back(&mut tables, redo)?;
+                redos.push(&redo[..]);
                 last = *seq;
             }
+            put_back_all(&mut tables, redos)?;
         }
         let value = write(&txn, &mut tables)?;
         let last = last.max(state.last_seq);

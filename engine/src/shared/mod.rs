@@ -50,6 +50,10 @@ pub(crate) struct SharedLog {
     lock_file: Option<Box<dyn ProcessLock>>,
     store_id: [u8; 16],
     state: Mutex<LogState>,
+    /// The frames of cycles this process ended, let go of by [`SharedLog::drop_retired`] once
+    /// the appenders that waited on the cycle's end were answered: freeing thousands of frames
+    /// takes a few milliseconds.
+    retired: Mutex<Vec<Arc<Overlay>>>,
 }
 
 /// What this process has read of the current cycle.
@@ -148,7 +152,8 @@ impl SharedLog {
         capacity_bytes: u64,
         make: Option<&mut Make<'_>>,
     ) -> Result<SharedLog, Failure> {
-        let log = SharedLog { file, lock_file, store_id, state: Mutex::new(LogState::begin(None)) };
+        let state = Mutex::new(LogState::begin(None));
+        let log = SharedLog { file, lock_file, store_id, state, retired: Mutex::new(Vec::new()) };
         let Some(make) = make else { return Ok(log) };
         let held = log.hold(true)?;
         let found = Header::read(&*log.file, &store_id)?;
@@ -354,9 +359,16 @@ impl SharedLog {
         self.file.write(0, &header.encode(&self.store_id))?;
         // The file keeps its length: only the header was written.
         let len = state.len;
-        *state = LogState::begin(Some(header));
+        let ended = std::mem::replace(state, LogState::begin(Some(header)));
         state.len = len;
+        lock(&self.retired).push(ended.overlay);
         Ok(())
+    }
+
+    /// Lets go of the frames of the cycles this process ended (what no snapshot still holds).
+    pub(crate) fn drop_retired(&self) {
+        let retired = std::mem::take(&mut *lock(&self.retired));
+        drop(retired);
     }
 }
 
