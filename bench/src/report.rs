@@ -183,6 +183,12 @@ pub fn append_markdown(r: &AppendReport) -> String {
     );
     let a_p99 = ratio(a.annal.p99(), a.sqlite.p99());
     row(&mut out, &["(a)", "p99 latency", &ms(a.annal.p99()), &ms(a.sqlite.p99()), &a_p99, "–", "–"]);
+    let a_slowest = ratio(a.annal.slowest(), a.sqlite.slowest());
+    let (annal_slowest, sqlite_slowest) = (ms(a.annal.slowest()), ms(a.sqlite.slowest()));
+    row(
+        &mut out,
+        &["(a)", "slowest call (a checkpoint)", &annal_slowest, &sqlite_slowest, &a_slowest, "–", "–"],
+    );
     row(
         &mut out,
         &[

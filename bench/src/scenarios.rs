@@ -75,6 +75,11 @@ impl Run {
     pub fn p99(&self) -> Duration {
         quantile(&self.latencies, 0.99)
     }
+
+    /// The slowest call: on both systems of the append scenarios, one that checkpointed.
+    pub fn slowest(&self) -> Duration {
+        self.latencies.last().copied().unwrap_or_default()
+    }
 }
 
 /// Of several runs of the same scenario, the one with the median throughput.

@@ -28,7 +28,7 @@ pub(crate) enum Target {
 }
 
 impl Target {
-    fn from_tag(tag: u8) -> Option<Target> {
+    pub(crate) fn from_tag(tag: u8) -> Option<Target> {
         Some(match tag {
             1 => Target::Meta,
             2 => Target::Sessions,

@@ -83,42 +83,65 @@ pub(crate) fn put_back_all<'a>(
     tables: &mut Tables<'_>,
     redos: impl IntoIterator<Item = &'a [u8]>,
 ) -> Result<(), Failure> {
-    let mut all = Vec::new();
+    // Per table, in the order the ops came: each table's keys are then sorted on their own,
+    // most already in order (positions and a session's sourceOrders only grow).
+    let mut numbered: [Vec<NumberedOp<'a>>; TARGETS] = std::array::from_fn(|_| Vec::new());
+    let mut named: [Vec<(&[u8], &[u8])>; TARGETS] = std::array::from_fn(|_| Vec::new());
     for redo in redos {
         for op in ops(redo) {
             let (target, key, value) = op?;
-            all.push((target, key, value));
+            match number_of(target, key) {
+                Some(number) => numbered[target as usize].push((number, key, value)),
+                None => named[target as usize].push((key, value)),
+            }
         }
     }
-    // Stable: of the ops on one key, the last stays last.
-    all.sort_by(|a, b| (a.0 as u8).cmp(&(b.0 as u8)).then_with(|| key_order(a.0, a.1, b.1)));
-    let mut at = 0;
-    while at < all.len() {
-        let (target, key, _) = all[at];
-        let mut last = at;
-        while all.get(last + 1).is_some_and(|next| next.0 == target && next.1 == key) {
-            last += 1;
+    for (index, ops) in numbered.iter_mut().enumerate() {
+        // Stable: of the ops on one key, the last stays last.
+        if ops.is_empty() {
+            continue;
         }
-        let (target, key, value) = all[last];
-        tables.insert(target, key, value)?;
-        at = last + 1;
+        ops.sort_by_key(|op| op.0);
+        let target = target_at(index)?;
+        for (at, &(number, key, value)) in ops.iter().enumerate() {
+            if ops.get(at + 1).is_none_or(|next| next.0 != number) {
+                tables.insert(target, key, value)?;
+            }
+        }
+    }
+    for (index, ops) in named.iter_mut().enumerate() {
+        if ops.is_empty() {
+            continue;
+        }
+        ops.sort_by(|a, b| a.0.cmp(b.0));
+        let target = target_at(index)?;
+        for (at, &(key, value)) in ops.iter().enumerate() {
+            if ops.get(at + 1).is_none_or(|next| next.0 != key) {
+                tables.insert(target, key, value)?;
+            }
+        }
     }
     Ok(())
 }
 
-/// The order redb keeps `target`'s keys in, compared in their redo encoding: numbers there are
-/// little endian. A key of the wrong length compares as bytes; its insert reports it.
-fn key_order(target: Target, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
-    let numbers = |bytes: &[u8]| -> Option<(u64, u64)> {
-        match target {
-            Target::Journal | Target::Digests | Target::Receipts => unpair(bytes).ok(),
-            Target::Names | Target::Positions => u64_of(bytes).ok().map(|n| (n, 0)),
-            _ => None,
-        }
-    };
-    match (numbers(a), numbers(b)) {
-        (Some(a), Some(b)) => a.cmp(&b),
-        _ => a.cmp(b),
+/// An op on a table keyed by numbers: the key decoded, the key and value as the redo form has them.
+type NumberedOp<'a> = ((u64, u64), &'a [u8], &'a [u8]);
+
+/// One more than the largest table tag.
+const TARGETS: usize = 10;
+
+fn target_at(index: usize) -> Result<Target, Failure> {
+    Target::from_tag(index as u8).ok_or_else(|| Failure::Corrupted(format!("log: unknown table tag {index}")))
+}
+
+/// A numbered table's key as redb orders it (the redo form writes numbers little endian);
+/// `None` for a table keyed by text or hashes, which redb orders as bytes, and for a key of
+/// the wrong length, whose insert reports it.
+fn number_of(target: Target, key: &[u8]) -> Option<(u64, u64)> {
+    match target {
+        Target::Journal | Target::Digests | Target::Receipts => unpair(key).ok(),
+        Target::Names | Target::Positions => u64_of(key).ok().map(|n| (n, 0)),
+        _ => None,
     }
 }
 
