@@ -159,34 +159,15 @@ mod tests {
     /// Every row of the tables a redo form writes, as text.
     fn rows(tables: &Tables<'_>) -> Vec<String> {
         let mut out = Vec::new();
-        for row in tables.meta.iter().unwrap() {
-            let (k, v) = row.unwrap();
-            out.push(format!("meta {:?} {:?}", k.value(), v.value()));
+        macro_rules! rows_of {
+            ($($table:ident),*) => {$(
+                for row in tables.$table.iter().unwrap() {
+                    let (k, v) = row.unwrap();
+                    out.push(format!("{} {:?} {:?}", stringify!($table), k.value(), v.value()));
+                }
+            )*};
         }
-        for row in tables.sessions.iter().unwrap() {
-            let (k, v) = row.unwrap();
-            out.push(format!("sessions {:?} {:?}", k.value(), v.value()));
-        }
-        for row in tables.names.iter().unwrap() {
-            let (k, v) = row.unwrap();
-            out.push(format!("names {} {:?}", k.value(), v.value()));
-        }
-        for row in tables.journal.iter().unwrap() {
-            let (k, v) = row.unwrap();
-            out.push(format!("journal {:?} {:?}", k.value(), v.value()));
-        }
-        for row in tables.entries.iter().unwrap() {
-            let (k, v) = row.unwrap();
-            out.push(format!("entries {:?} {:?}", k.value(), v.value()));
-        }
-        for row in tables.positions.iter().unwrap() {
-            let (k, v) = row.unwrap();
-            out.push(format!("positions {} {:?}", k.value(), v.value()));
-        }
-        for row in tables.digests.iter().unwrap() {
-            let (k, v) = row.unwrap();
-            out.push(format!("digests {:?} {:?}", k.value(), v.value()));
-        }
+        rows_of!(meta, sessions, names, journal, entries, positions, digests);
         out
     }
 
@@ -245,7 +226,8 @@ mod tests {
         );
         assert!(one_by_one.contains(&format!("sessions {:?} {:?}", "emoji 🦀🧪", [37u8; SESSION_ROW_LEN])));
         let records: usize = (0..40).map(|group| group % 4 + 1).sum();
-        assert!(one_by_one.contains(&format!("meta \"next_position\" {:?}", (records as u64).to_le_bytes())));
+        let counter = (records as u64).to_le_bytes();
+        assert!(one_by_one.contains(&format!("meta \"next_position\" {counter:?}")));
     }
 
     #[test]
