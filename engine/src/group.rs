@@ -17,11 +17,11 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender};
 use redb::Database;
 
 use crate::shared::commit::{checkpoint_shared, commit_shared};
-use crate::shared::SharedLog;
+use crate::shared::{Retired, SharedLog};
 use crate::writer::{commit_group, serve, Request, Shared};
 
 /// The most requests committed in one transaction; bounds the latency a group adds.
@@ -62,6 +62,9 @@ pub(crate) struct GroupCommit {
     idle: Mutex<Option<JoinHandle<()>>>,
     /// Callers inside an append: preparing their records, queued, or waiting for the answer.
     appenders: AtomicUsize,
+    /// Where the frames of an ended cycle go to be freed by the checkpoint thread, when it
+    /// runs; freed by the committing thread otherwise.
+    freeing: Option<Sender<Retired>>,
 }
 
 /// A caller inside an append, counted until it returns.
@@ -101,6 +104,7 @@ impl GroupCommit {
         let (queue, queued) = crossbeam_channel::unbounded();
         let callers_lead = shared_log.is_some();
         let idle = idle.filter(|_| callers_lead);
+        let (freeing, freed) = crossbeam_channel::unbounded::<Retired>();
         let state = WriterState {
             db,
             shared_log,
@@ -120,6 +124,7 @@ impl GroupCommit {
             stop: Mutex::new(None),
             idle: Mutex::new(None),
             appenders: AtomicUsize::new(0),
+            freeing: idle.is_some().then_some(freeing),
         });
         if !callers_lead {
             let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
@@ -135,7 +140,7 @@ impl GroupCommit {
             let weak = Arc::downgrade(&commit);
             let idle = std::thread::Builder::new()
                 .name("annal-checkpoint".into())
-                .spawn(move || idle_checkpoints(&weak, &stopped, every))?;
+                .spawn(move || idle_checkpoints(&weak, &stopped, &freed, every))?;
             *lock(&commit.stop) = Some(stop);
             *lock(&commit.idle) = Some(idle);
         }
@@ -229,7 +234,7 @@ impl GroupCommit {
                 match &state.shared_log {
                     Some(log) => {
                         serve(group, &self.shared, |group| commit_shared(db, group, wait, log));
-                        log.drop_retired();
+                        self.free(log.take_retired());
                     }
                     None => serve(group, &self.shared, |group| commit_group(db, group, wait)),
                 }
@@ -242,12 +247,27 @@ impl GroupCommit {
         }
     }
 
+    /// Hands the frames of ended cycles to the checkpoint thread, so no appender waits while
+    /// they are freed; frees them here when there is none.
+    fn free(&self, retired: Retired) {
+        if retired.is_empty() {
+            return;
+        }
+        match &self.freeing {
+            // A checkpoint thread that has stopped (the store is closing) dropped its end: the
+            // frames are then freed here, with the message the send gives back.
+            Some(freeing) => drop(freeing.send(retired)),
+            None => drop(retired),
+        }
+    }
+
     fn checkpoint_if_idle(&self) {
         let mut state = lock(&self.state);
         if let Some(state) = state.as_mut().filter(|s| !s.folded && s.last_commit.elapsed() >= s.idle) {
             if let Some(log) = &state.shared_log {
                 checkpoint_shared(&state.db, log, state.wait, &self.shared.poisoned);
-                log.drop_retired();
+                // This is the checkpoint thread: freed here, after the lock was let go.
+                drop(log.take_retired());
             }
             // Not again until this process commits: other processes' frames are folded by
             // them, or by whoever finds the log full.
@@ -303,11 +323,26 @@ fn serve_queue(commit: &Weak<GroupCommit>, queued: &Receiver<Request>, stopped: 
     }
 }
 
-fn idle_checkpoints(commit: &Weak<GroupCommit>, stopped: &Receiver<()>, every: Duration) {
-    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
-        match commit.upgrade() {
-            Some(commit) => commit.checkpoint_if_idle(),
-            None => return,
+/// The checkpoint thread: folds the log once nothing was committed for `every`, and frees the
+/// frames of the cycles the appenders ended.
+fn idle_checkpoints(
+    commit: &Weak<GroupCommit>,
+    stopped: &Receiver<()>,
+    freed: &Receiver<Retired>,
+    every: Duration,
+) {
+    loop {
+        crossbeam_channel::select! {
+            recv(stopped) -> _ => return,
+            recv(freed) -> retired => match retired {
+                Ok(retired) => drop(retired),
+                // The store dropped its end: it is gone.
+                Err(_) => return,
+            },
+            default(every) => match commit.upgrade() {
+                Some(commit) => commit.checkpoint_if_idle(),
+                None => return,
+            },
         }
     }
 }

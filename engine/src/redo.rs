@@ -11,7 +11,9 @@
 //! keys   = (u64, u64) as 16 bytes, u64 as 8 bytes, strings as UTF-8, hashes as 32 bytes
 //! ```
 
+use crate::digest::DIGEST_LEN;
 use crate::error::Failure;
+use crate::tables::SESSION_ROW_LEN;
 
 /// The tables a group writes, by their tag in the redo form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -91,6 +93,22 @@ pub(crate) fn fixed<const N: usize>(bytes: &[u8]) -> Result<[u8; N], Failure> {
 
 pub(crate) fn text(bytes: &[u8]) -> Result<&str, Failure> {
     std::str::from_utf8(bytes).map_err(|_| Failure::Corrupted("log: a key that is not UTF-8".into()))
+}
+
+/// Checks that one op's key and value have their table's encoding, as redb's typed insert would.
+pub(crate) fn check_op(target: Target, key: &[u8], value: &[u8]) -> Result<(), Failure> {
+    match target {
+        Target::Meta => drop(text(key)?),
+        Target::Sessions => drop((text(key)?, fixed::<SESSION_ROW_LEN>(value)?)),
+        Target::Names => drop((u64_of(key)?, text(value)?)),
+        Target::Journal => drop(unpair(key)?),
+        Target::Digests => drop((unpair(key)?, fixed::<DIGEST_LEN>(value)?)),
+        Target::Entries => drop((text(key)?, unpair(value)?)),
+        Target::Positions => drop((u64_of(key)?, unpair(value)?)),
+        Target::Blobs => drop(fixed::<32>(key)?),
+        Target::Receipts => drop((unpair(key)?, fixed::<32>(value)?)),
+    }
+    Ok(())
 }
 
 /// Splits a redo form into its ops.

@@ -9,7 +9,7 @@ use redb::{Database, ReadableDatabase};
 use crate::apply::Tables;
 use crate::error::Failure;
 use crate::log::Frame;
-use crate::redo::{ops, u64_of, unpair, Target};
+use crate::redo::{check_op, ops, u64_of, unpair, Target};
 use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 use crate::writer::begin_write;
 
@@ -90,6 +90,9 @@ pub(crate) fn put_back_all<'a>(
     for redo in redos {
         for op in ops(redo) {
             let (target, key, value) = op?;
+            // Every op is checked, not only the last on its key: an op later overwritten fails
+            // as it did when every op was inserted.
+            check_op(target, key, value)?;
             match number_of(target, key) {
                 Some(number) => numbered[target as usize].push((number, key, value)),
                 None => named[target as usize].push((key, value)),
@@ -167,7 +170,7 @@ mod tests {
                 }
             )*};
         }
-        rows_of!(meta, sessions, names, journal, entries, positions, digests);
+        rows_of!(meta, sessions, names, journal, entries, positions, digests, blobs, receipts);
         out
     }
 
@@ -189,6 +192,17 @@ mod tests {
                     redo.put(Target::Positions, &(position * 257).to_le_bytes(), &key);
                     position += 1;
                 }
+                // Keys written twice, within the group and across groups: the last op wins.
+                let first = pair((session, (position - 1) * 255 + 1));
+                if group % 5 == 0 {
+                    redo.put(Target::Journal, &first, format!("rewritten in group {group} 🦀").as_bytes());
+                }
+                if group % 7 == 6 {
+                    redo.put(Target::Journal, &pair((0, 1)), format!("group {group} again").as_bytes());
+                    redo.put(Target::Receipts, &first, &[group as u8; 32]);
+                }
+                // The same blob from several groups, as content-addressed blobs are.
+                redo.put(Target::Blobs, &[(group % 4) as u8; 32], "長い出力 ".repeat(30).as_bytes());
                 redo.put(Target::Names, &session.to_le_bytes(), names[session as usize].as_bytes());
                 redo.put(
                     Target::Sessions,
@@ -212,11 +226,23 @@ mod tests {
         Ok(rows(&tables))
     }
 
+    /// Every op inserted in turn, as checkpoints put frames back before `put_back_all`.
+    fn op_by_op(tables: &mut Tables<'_>, groups: &[Vec<u8>]) -> Result<(), Failure> {
+        for redo in groups {
+            for op in ops(redo) {
+                let (target, key, value) = op?;
+                tables.insert(target, key, value)?;
+            }
+        }
+        Ok(())
+    }
+
     #[test]
-    fn groups_put_back_together_leave_the_tables_as_one_at_a_time() {
+    fn groups_put_back_together_leave_the_tables_as_one_op_at_a_time() {
         let groups = groups();
-        let one_by_one =
-            tables_after(|tables| groups.iter().try_for_each(|redo| put_back(tables, redo))).unwrap();
+        let one_by_one = tables_after(|tables| op_by_op(tables, &groups)).unwrap();
+        let each = tables_after(|tables| groups.iter().try_for_each(|redo| put_back(tables, redo))).unwrap();
+        assert_eq!(each, one_by_one);
         let together = tables_after(|tables| put_back_all(tables, groups.iter().map(Vec::as_slice))).unwrap();
         assert_eq!(together, one_by_one);
         // Each session's last group won (groups take the sessions in turn), and the counter is
@@ -228,10 +254,25 @@ mod tests {
         let records: usize = (0..40).map(|group| group % 4 + 1).sum();
         let counter = (records as u64).to_le_bytes();
         assert!(one_by_one.contains(&format!("meta \"next_position\" {counter:?}")));
+        // A numbered key rewritten across groups holds its last value.
+        let rewritten = format!("journal {:?} {:?}", (0u64, 1u64), "group 34 again".as_bytes());
+        assert!(one_by_one.contains(&rewritten), "{rewritten} missing");
     }
 
     #[test]
-    fn a_group_cut_short_among_others_is_corrupted_and_nothing_is_put() {
+    fn an_overwritten_op_that_does_not_parse_is_still_corrupted() {
+        let mut groups = groups();
+        let mut bad = Redo::default();
+        // A session row one byte short, written over by every later group of that session.
+        bad.put(Target::Sessions, "東京 セッション".as_bytes(), &[1u8; SESSION_ROW_LEN - 1]);
+        groups.insert(3, bad.into_bytes());
+        let result = tables_after(|tables| put_back_all(tables, groups.iter().map(Vec::as_slice)));
+        assert!(matches!(result, Err(Failure::Corrupted(_))), "{result:?}");
+        assert!(matches!(tables_after(|tables| op_by_op(tables, &groups)), Err(Failure::Corrupted(_))));
+    }
+
+    #[test]
+    fn a_group_cut_short_among_others_is_corrupted_before_anything_is_put() {
         let mut groups = groups();
         let cut = groups[7].len() - 3;
         groups[7].truncate(cut);

@@ -158,6 +158,6 @@ fn the_frames_of_an_ended_cycle_are_let_go_of_only_when_asked() {
     drop(held);
     // Still held after the lock was let go: freeing them is left for after the answers.
     assert!(ended.upgrade().is_some(), "the ended cycle's frames were freed under the lock");
-    log.drop_retired();
+    drop(log.take_retired());
     assert!(ended.upgrade().is_none(), "the ended cycle's frames are still held");
 }

@@ -50,9 +50,8 @@ pub(crate) struct SharedLog {
     lock_file: Option<Box<dyn ProcessLock>>,
     store_id: [u8; 16],
     state: Mutex<LogState>,
-    /// The frames of cycles this process ended, let go of by [`SharedLog::drop_retired`] once
-    /// the appenders that waited on the cycle's end were answered: freeing thousands of frames
-    /// takes a few milliseconds.
+    /// The frames of cycles this process ended, taken by [`SharedLog::take_retired`] to be freed
+    /// off the appenders' path: freeing thousands of frames takes a few milliseconds.
     retired: Mutex<Vec<Arc<Overlay>>>,
 }
 
@@ -86,6 +85,16 @@ impl LogState {
 
 /// Frames above this many bytes are folded by a process that closes the store.
 const FOLD_AT_CLOSE_BYTES: u64 = 64 << 10;
+
+/// Frames of ended cycles, freed when dropped.
+#[derive(Debug, Default)]
+pub(crate) struct Retired(Vec<Arc<Overlay>>);
+
+impl Retired {
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
 
 /// The log's lock, held with this process's state; let go when dropped.
 pub(crate) struct Held<'a> {
@@ -365,10 +374,10 @@ impl SharedLog {
         Ok(())
     }
 
-    /// Lets go of the frames of the cycles this process ended (what no snapshot still holds).
-    pub(crate) fn drop_retired(&self) {
-        let retired = std::mem::take(&mut *lock(&self.retired));
-        drop(retired);
+    /// The frames of the cycles this process ended since last asked, for the caller to free
+    /// (what no snapshot still holds is freed when the returned value is dropped).
+    pub(crate) fn take_retired(&self) -> Retired {
+        Retired(std::mem::take(&mut *lock(&self.retired)))
     }
 }
 

@@ -14,7 +14,7 @@ use bytes::Bytes;
 
 use crate::digest::DIGEST_LEN;
 use crate::error::Failure;
-use crate::redo::{fixed, ops, text, u64_of, unpair, Target};
+use crate::redo::{check_op, fixed, ops, text, u64_of, unpair, Target};
 use crate::sync::{Arc, RwLock, RwLockReadGuard};
 use crate::tables::{SessionRow, SESSION_ROW_LEN};
 
@@ -226,22 +226,6 @@ impl Maps {
     pub(crate) fn blobs(&self, window: Window) -> Vec<([u8; 32], Bytes)> {
         self.blobs.iter().filter_map(|(hash, v)| Some((*hash, newest(v, window)?.clone()))).collect()
     }
-}
-
-/// Checks that one op's key and value have their table's encoding, as redb's typed insert would.
-fn check_op(target: Target, key: &[u8], value: &[u8]) -> Result<(), Failure> {
-    match target {
-        Target::Meta => drop(text(key)?),
-        Target::Sessions => drop((text(key)?, fixed::<SESSION_ROW_LEN>(value)?)),
-        Target::Names => drop((u64_of(key)?, text(value)?)),
-        Target::Journal => drop(unpair(key)?),
-        Target::Digests => drop((unpair(key)?, fixed::<DIGEST_LEN>(value)?)),
-        Target::Entries => drop((text(key)?, unpair(value)?)),
-        Target::Positions => drop((u64_of(key)?, unpair(value)?)),
-        Target::Blobs => drop(fixed::<32>(key)?),
-        Target::Receipts => drop((unpair(key)?, fixed::<32>(value)?)),
-    }
-    Ok(())
 }
 
 fn range_of(
