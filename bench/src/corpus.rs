@@ -128,9 +128,12 @@ impl Tally {
         self.input_bytes += file.bytes;
         match self.by_format.iter_mut().find(|(name, _)| *name == format.name()) {
             Some((_, files)) => *files += 1,
-            None => self.by_format.push((format.name(), 1)),
+            None => {
+                self.by_format.push((format.name(), 1));
+                let order = |name: &str| TranscriptFormat::ALL.iter().position(|f| f.name() == name);
+                self.by_format.sort_by_key(|(name, _)| order(name));
+            }
         }
-        self.by_format.sort_by_key(|(name, _)| TranscriptFormat::ALL.iter().position(|f| f.name() == *name));
         self.sessions += file.sessions.len() as u64;
         self.records += file.sessions.iter().map(|s| s.records.len() as u64).sum::<u64>();
         self.skipped_lines += file.skipped_lines;

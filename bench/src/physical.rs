@@ -48,6 +48,15 @@ pub fn disk_writes(dir: &Path) -> Option<u64> {
     }
 }
 
+/// What `work` returns, and the writes the disk holding `dir` completed meanwhile (see
+/// [`disk_writes`]).
+pub fn writes_during<T>(dir: &Path, work: impl FnOnce() -> T) -> (T, Option<u64>) {
+    let before = disk_writes(dir);
+    let done = work();
+    let writes = disk_writes(dir).zip(before).map(|(after, before)| after.saturating_sub(before));
+    (done, writes)
+}
+
 /// A device number's major and minor parts, as Linux encodes them (glibc's `major`, `minor`).
 fn major_minor(dev: u64) -> (u64, u64) {
     let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);

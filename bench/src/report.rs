@@ -185,10 +185,7 @@ pub fn append_markdown(r: &AppendReport) -> String {
     row(&mut out, &["(a)", "p99 latency", &ms(a.annal.p99()), &ms(a.sqlite.p99()), &a_p99, "–", "–"]);
     let a_slowest = ratio(a.annal.slowest(), a.sqlite.slowest());
     let (annal_slowest, sqlite_slowest) = (ms(a.annal.slowest()), ms(a.sqlite.slowest()));
-    row(
-        &mut out,
-        &["(a)", "slowest call (a checkpoint)", &annal_slowest, &sqlite_slowest, &a_slowest, "–", "–"],
-    );
+    row(&mut out, &["(a)", "slowest call", &annal_slowest, &sqlite_slowest, &a_slowest, "–", "–"]);
     row(
         &mut out,
         &[

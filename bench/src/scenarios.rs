@@ -76,7 +76,7 @@ impl Run {
         quantile(&self.latencies, 0.99)
     }
 
-    /// The slowest call: on both systems of the append scenarios, one that checkpointed.
+    /// The slowest call (in a long enough append run, a checkpoint on both systems).
     pub fn slowest(&self) -> Duration {
         self.latencies.last().copied().unwrap_or_default()
     }

@@ -66,15 +66,15 @@ pub(crate) fn frames_in(
             return Err(Failure::Corrupted(other_store.into()));
         }
     }
-    Ok(scan(|at, out| file.read(at, out), len, store_id).map(|(frames, _)| frames)?)
+    Ok(scan(|at, out| file.read(at, out), len, store_id)?)
 }
 
-/// The frames of a log of `len` bytes from the header on, and where the next one goes.
+/// The frames of a log of `len` bytes from the header on.
 fn scan(
     read: impl Fn(u64, &mut [u8]) -> io::Result<()>,
     len: u64,
     store_id: &[u8; 16],
-) -> io::Result<(Vec<Frame>, u64)> {
+) -> io::Result<Vec<Frame>> {
     let mut frames: Vec<Frame> = Vec::new();
     let mut at = HEADER_BYTES;
     let mut head = [0u8; FRAME_HEAD_BYTES];
@@ -102,7 +102,7 @@ fn scan(
         frames.push(Frame { seq, redo });
         at = start + redo_len;
     }
-    Ok((frames, at))
+    Ok(frames)
 }
 
 /// A log on a file of the file system.
@@ -180,7 +180,7 @@ mod tests {
             out.copy_from_slice(&bytes[at as usize..at as usize + out.len()]);
             Ok(())
         };
-        scan(read, bytes.len() as u64, id).expect("reads").0
+        scan(read, bytes.len() as u64, id).expect("reads")
     }
 
     #[test]

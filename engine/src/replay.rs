@@ -1,6 +1,7 @@
-//! Replaying the durability log on open: the groups a crash took from redb, put back from their
-//! redo form (`redo.rs`) into the same tables, under the same keys, in one durable transaction;
-//! and `meta.log_applied`, the mark of the last group the tables hold, which the writer sets.
+//! Putting a log's groups back into the tables from their redo form (`redo.rs`), under the same
+//! keys: an earlier build's store-alone log at open ([`replay`], the groups a crash took from
+//! redb, in one durable transaction), and the frames a checkpoint folds ([`put_back_all`]); and
+//! `meta.log_applied`, the mark of the last group the tables hold.
 
 use std::time::Duration;
 
@@ -41,12 +42,10 @@ pub(crate) fn replay(
                 first.seq
             )));
         }
-        let mut last = applied;
-        for frame in pending {
-            put_back(&mut tables, &frame.redo)?;
-            tables.set_log_applied(frame.seq)?;
-            last = frame.seq;
-        }
+        let pending: Vec<&Frame> = pending.collect();
+        put_back_all(&mut tables, pending.iter().map(|frame| frame.redo.as_slice()))?;
+        let last = pending.last().map_or(applied, |frame| frame.seq);
+        tables.set_log_applied(last)?;
         Ok(last)
     })()
     .map_err(Err)?;
@@ -55,8 +54,8 @@ pub(crate) fn replay(
 }
 
 impl Tables<'_> {
-    /// Records that the tables hold the durability log's groups up to `seq` (not itself a
-    /// redo op: replay sets it after each group it puts back).
+    /// Records that the tables hold the log's groups up to `seq` (not itself a redo op: set
+    /// after the groups are put back, in the same transaction).
     pub(crate) fn set_log_applied(&mut self, seq: u64) -> Result<(), Failure> {
         self.meta.insert(META_LOG_APPLIED, seq.to_le_bytes().as_slice())?;
         Ok(())

@@ -206,10 +206,6 @@ pub(crate) fn serve(
     }
 }
 
-/// Groups with more to write than this are committed durably in the store file: writing them
-/// once there costs less than writing them to the log and again at the checkpoint.
-pub(crate) const LOGGED_GROUP_BYTES_MAX: usize = 1 << 20;
-
 pub(crate) enum Outcome {
     Append(Reply<Result<AppendReceipt, AppendError>>, Result<AppendReceipt, AppendError>),
     Fork(Reply<Result<SessionInfo, ForkError>>, Result<SessionInfo, ForkError>),

@@ -8,10 +8,10 @@
 use std::path::{Path, PathBuf};
 
 use annal_bench::annal_side::Annal;
-use annal_bench::physical::{disk_writes, fdatasync_p50};
+use annal_bench::physical::{fdatasync_p50, writes_during};
 use annal_bench::records::{generate, Workload};
 use annal_bench::report::{append_markdown, AppendReport, Pair, Sizes};
-use annal_bench::scenarios::{batches, concurrent, median_run, sequential, Run};
+use annal_bench::scenarios::{batches, concurrent, median_run, sequential, Run, System};
 use annal_bench::sqlite::Sqlite;
 use annal_bench::{core_count, scratch_dir};
 use annal_engine::{Record, Sharing};
@@ -69,13 +69,7 @@ fn run_annal(
 ) -> anyhow::Result<(Run, u64, u64)> {
     let scratch = scratch_dir(Some(dir), "annal")?;
     let annal = Annal::create(&scratch.path().join("annal.redb"), sharing)?;
-    let writes_before = disk_writes(dir);
-    let mut run = match scenario {
-        Scenario::Single => sequential(&annal, "a", batches(records, 1))?,
-        Scenario::Threaded(threads) => concurrent(&annal, "b", records, threads)?,
-        Scenario::Batched(batch) => sequential(&annal, "c", batches(records, batch))?,
-    };
-    run.disk_writes = disk_writes(dir).zip(writes_before).map(|(after, before)| after.saturating_sub(before));
+    let run = measure(dir, &annal, scenario, records)?;
     let stored = annal.count()?;
     ensure!(stored == records.len() as u64, "annal holds {stored} records, expected {}", records.len());
     let stored_bytes = annal.stored_bytes()?;
@@ -83,16 +77,20 @@ fn run_annal(
     Ok((run, file_bytes, stored_bytes))
 }
 
+/// Runs `scenario` on `system`, counting the writes the disk completed meanwhile.
+fn measure(dir: &Path, system: &impl System, scenario: Scenario, records: &[Record]) -> anyhow::Result<Run> {
+    let (run, writes) = writes_during(dir, || match scenario {
+        Scenario::Single => sequential(system, "a", batches(records, 1)),
+        Scenario::Threaded(threads) => concurrent(system, "b", records, threads),
+        Scenario::Batched(batch) => sequential(system, "c", batches(records, batch)),
+    });
+    Ok(Run { disk_writes: writes, ..run? })
+}
+
 fn run_sqlite(dir: &Path, scenario: Scenario, records: &[Record]) -> anyhow::Result<(Run, u64)> {
     let scratch = scratch_dir(Some(dir), "sqlite")?;
     let sqlite = Sqlite::create(&scratch.path().join("records.sqlite"))?;
-    let writes_before = disk_writes(dir);
-    let mut run = match scenario {
-        Scenario::Single => sequential(&sqlite, "a", batches(records, 1))?,
-        Scenario::Threaded(threads) => concurrent(&sqlite, "b", records, threads)?,
-        Scenario::Batched(batch) => sequential(&sqlite, "c", batches(records, batch))?,
-    };
-    run.disk_writes = disk_writes(dir).zip(writes_before).map(|(after, before)| after.saturating_sub(before));
+    let run = measure(dir, &sqlite, scenario, records)?;
     let stored = sqlite.count()?;
     ensure!(stored == records.len() as u64, "SQLite holds {stored} records, expected {}", records.len());
     // Every connection is closed now, so SQLite has checkpointed its WAL into the main file.

@@ -156,7 +156,7 @@ fn the_frames_of_an_ended_cycle_are_let_go_of_only_when_asked() {
     log.next_cycle(&mut held.state, 3).expect("next cycle");
     assert_eq!((held.state.last_seq, held.state.end), (3, HEADER_BYTES));
     drop(held);
-    // Still held after the lock was let go: freeing them is left for after the answers.
+    // Still held after the lock was let go: the caller frees them, off the appenders' path.
     assert!(ended.upgrade().is_some(), "the ended cycle's frames were freed under the lock");
     drop(log.take_retired());
     assert!(ended.upgrade().is_none(), "the ended cycle's frames are still held");

@@ -15,10 +15,14 @@ use crate::fork::Fork;
 use crate::prepare::Prepared;
 use crate::read::Snapshot;
 use crate::replay::{put_back, put_back_all};
-use crate::writer::{apply_requests, begin_write, GroupFailure, Outcome, Request, LOGGED_GROUP_BYTES_MAX};
+use crate::writer::{apply_requests, begin_write, GroupFailure, Outcome, Request};
 
 use super::deciding::Deciding;
 use super::{log_applied, LogState, SharedLog};
+
+/// Groups with more to write than this are committed durably in the store file: writing them
+/// once there costs less than writing them to the log and again at the checkpoint.
+const LOGGED_GROUP_BYTES_MAX: usize = 1 << 20;
 
 fn storage(failure: Failure) -> GroupFailure {
     GroupFailure::Storage(failure)

@@ -85,31 +85,32 @@ fn crashed_alone(path: &Path) -> Vec<u8> {
     store_id
 }
 
-#[test]
-fn a_store_alone_log_is_put_back_by_an_open_alone_that_then_leaves_one_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("a.redb");
+/// Opens a crashed store-alone store with `first`, which finds the three records and appends a
+/// fourth, then with `then`, which finds all four. Opened alone, the store leaves no log.
+fn put_back_then_reopen(dir: &Path, first: Sharing, then: Sharing) {
+    let path = dir.join("a.redb");
     crashed_alone(&path);
-    let store = Store::open(&path, options(Sharing::Exclusive)).unwrap();
+    let store = Store::open(&path, options(first)).unwrap();
     assert_eq!(entry_ids(&store), ["e0", "e1", "e2"]);
     store.append("s", Some(3), vec![text(3)]).unwrap();
     store.close().unwrap();
-    assert!(!log_path(&path).exists(), "the store opened alone left its log behind");
-    let store = Store::open(&path, options(Sharing::Processes)).unwrap();
+    if first == Sharing::Exclusive {
+        assert!(!log_path(&path).exists(), "the store opened alone left its log behind");
+    }
+    let store = Store::open(&path, options(then)).unwrap();
     assert_eq!(entry_ids(&store), ["e0", "e1", "e2", "e3"]);
+}
+
+#[test]
+fn a_store_alone_log_is_put_back_by_an_open_alone_that_then_leaves_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    put_back_then_reopen(dir.path(), Sharing::Exclusive, Sharing::Processes);
 }
 
 #[test]
 fn a_store_alone_log_is_put_back_by_a_shared_open() {
     let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("b.redb");
-    crashed_alone(&path);
-    let store = Store::open(&path, options(Sharing::Processes)).unwrap();
-    assert_eq!(entry_ids(&store), ["e0", "e1", "e2"]);
-    store.append("s", Some(3), vec![text(3)]).unwrap();
-    store.close().unwrap();
-    let store = Store::open(&path, options(Sharing::Exclusive)).unwrap();
-    assert_eq!(entry_ids(&store), ["e0", "e1", "e2", "e3"]);
+    put_back_then_reopen(dir.path(), Sharing::Processes, Sharing::Exclusive);
 }
 
 #[test]
@@ -127,14 +128,20 @@ fn a_store_alone_log_is_put_back_by_a_read_only_open_and_kept_put_back() {
     assert_eq!(entry_ids(&store), ["e0", "e1", "e2"]);
 }
 
+/// Flips every bit of byte `at` of the store's log; returns the log as it is then.
+fn flip_log_byte(path: &Path, at: usize) -> Vec<u8> {
+    let mut bytes = std::fs::read(log_path(path)).unwrap();
+    bytes[at] ^= 0xff;
+    std::fs::write(log_path(path), &bytes).unwrap();
+    bytes
+}
+
 #[test]
 fn a_store_alone_log_whose_header_was_damaged_is_still_put_back() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("d.redb");
     crashed_alone(&path);
-    let mut damaged = std::fs::read(log_path(&path)).unwrap();
-    damaged[0] ^= 0xff;
-    std::fs::write(log_path(&path), &damaged).unwrap();
+    flip_log_byte(&path, 0);
     let store = Store::open(&path, options(Sharing::Exclusive)).unwrap();
     assert_eq!(entry_ids(&store), ["e0", "e1", "e2"]);
 }
@@ -144,9 +151,7 @@ fn a_store_alone_log_of_another_store_is_refused_and_kept() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("c.redb");
     let store_id = crashed_alone(&path);
-    let mut other = std::fs::read(log_path(&path)).unwrap();
-    other[16] ^= 0xff;
-    std::fs::write(log_path(&path), &other).unwrap();
+    let mut other = flip_log_byte(&path, 16);
     for sharing in [Sharing::Exclusive, Sharing::Processes] {
         let Err(err) = Store::open(&path, options(sharing)) else {
             panic!("opened with another store's log")
