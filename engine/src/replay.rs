@@ -84,8 +84,8 @@ pub(crate) fn put_back_all<'a>(
 ) -> Result<(), Failure> {
     // Per table, in the order the ops came: each table's keys are then sorted on their own,
     // most already in order (positions and a session's sourceOrders only grow).
-    let mut numbered: [Vec<NumberedOp<'a>>; TARGETS] = std::array::from_fn(|_| Vec::new());
-    let mut named: [Vec<(&[u8], &[u8])>; TARGETS] = std::array::from_fn(|_| Vec::new());
+    let mut numbered: [Vec<SortedOp<'a, (u64, u64)>>; TARGETS] = std::array::from_fn(|_| Vec::new());
+    let mut named: [Vec<(&'a [u8], &'a [u8])>; TARGETS] = std::array::from_fn(|_| Vec::new());
     for redo in redos {
         for op in ops(redo) {
             let (target, key, value) = op?;
@@ -99,35 +99,40 @@ pub(crate) fn put_back_all<'a>(
         }
     }
     for (index, ops) in numbered.iter_mut().enumerate() {
-        // Stable: of the ops on one key, the last stays last.
-        if ops.is_empty() {
-            continue;
-        }
-        ops.sort_by_key(|op| op.0);
-        let target = target_at(index)?;
-        for (at, &(number, key, value)) in ops.iter().enumerate() {
-            if ops.get(at + 1).is_none_or(|next| next.0 != number) {
-                tables.insert(target, key, value)?;
-            }
-        }
+        insert_last_of_each_key(tables, index, ops, |op| op)?;
     }
     for (index, ops) in named.iter_mut().enumerate() {
-        if ops.is_empty() {
-            continue;
-        }
-        ops.sort_by(|a, b| a.0.cmp(b.0));
-        let target = target_at(index)?;
-        for (at, &(key, value)) in ops.iter().enumerate() {
-            if ops.get(at + 1).is_none_or(|next| next.0 != key) {
-                tables.insert(target, key, value)?;
-            }
+        insert_last_of_each_key(tables, index, ops, |(key, value)| (key, key, value))?;
+    }
+    Ok(())
+}
+
+/// Sorts the ops on the table of tag `index` by their order in redb and inserts, of the ops
+/// on one key, the last. `parts` gives an op's order, key and value.
+fn insert_last_of_each_key<'a, T: Copy, K: Ord>(
+    tables: &mut Tables<'_>,
+    index: usize,
+    ops: &mut [T],
+    parts: impl Fn(T) -> SortedOp<'a, K>,
+) -> Result<(), Failure> {
+    if ops.is_empty() {
+        return Ok(());
+    }
+    // Stable: of the ops on one key, the last stays last.
+    ops.sort_by(|a, b| parts(*a).0.cmp(&parts(*b).0));
+    let target = target_at(index)?;
+    for (at, &op) in ops.iter().enumerate() {
+        let (order, key, value) = parts(op);
+        if ops.get(at + 1).is_none_or(|&next| parts(next).0 != order) {
+            tables.insert(target, key, value)?;
         }
     }
     Ok(())
 }
 
-/// An op on a table keyed by numbers: the key decoded, the key and value as the redo form has them.
-type NumberedOp<'a> = ((u64, u64), &'a [u8], &'a [u8]);
+/// An op with what orders its key in redb (the numbers a numbered key encodes, the bytes of
+/// any other), then the key and value as the redo form has them.
+type SortedOp<'a, K> = (K, &'a [u8], &'a [u8]);
 
 /// One more than the largest table tag.
 const TARGETS: usize = 10;
