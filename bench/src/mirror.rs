@@ -1,7 +1,7 @@
 //! A mirror of the engine's archived record layout, to time its codec choice in isolation.
 //!
 //! The engine's codec module is private, so these types copy its `StoredRecord` field for
-//! field (engine/src/codec.rs); the bench crate builds rkyv with the workspace's features
+//! field (engine/src/model/codec.rs); the bench crate builds rkyv with the workspace's features
 //! (`unaligned`, `bytecheck`, little endian, 32-bit offsets), so the bytes have the same layout
 //! and the same validation cost. The codec binary checks the mirror against the engine by
 //! comparing the journal's stored bytes with the mirror's encoded bytes.

@@ -22,44 +22,22 @@
 //! ```
 #![deny(missing_docs)]
 
-mod apply;
 mod checkpoint;
-mod claim;
-mod codec;
-mod cursors;
-mod digest;
 mod error;
-mod fork;
-mod group;
-mod hash;
-mod json_string;
 mod kind;
 mod log;
-mod open;
-mod options;
-mod packing;
-mod portable;
-mod prepare;
+mod model;
 mod project;
 mod read;
-mod receipts;
-mod record;
-mod redo;
-mod replay;
-mod reply;
-mod shared;
-mod storage;
 mod store;
-mod sync;
-mod tables;
-mod target;
-mod time;
-mod tokens;
-mod upgrade;
-mod verify;
-mod view;
-mod watermark;
-mod writer;
+mod write;
+
+// The groups' modules, named from the root so that each keeps one short path.
+use crate::log::{redo, replay};
+use crate::model::{codec, digest, hash, json_string, packing, portable, record, target, time, tokens, view};
+use crate::read::verify;
+use crate::store::{open, options, storage, sync, tables, upgrade};
+use crate::write::{apply, claim, fork, group, prepare, receipts, reply, watermark, writer};
 
 pub use crate::apply::AppendReceipt;
 #[cfg(loom)]
@@ -74,6 +52,9 @@ pub use crate::digest::{flags as digest_flags, Digest};
 pub use crate::error::{AppendError, CloseError, ForkError, OpenError, ReadError};
 pub use crate::hash::{hash_from_hex, hash_to_hex, Hash, ZERO_HASH};
 pub use crate::kind::ErrorKind;
+#[cfg(any(loom, test))]
+#[doc(hidden)]
+pub use crate::log::loom_model as shared_loom_model;
 pub use crate::open::log_path;
 pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{
@@ -93,9 +74,6 @@ pub use crate::record::{Block, Record, Role};
 #[cfg(loom)]
 #[doc(hidden)]
 pub use crate::reply::loom_model as reply_loom_model;
-#[cfg(any(loom, test))]
-#[doc(hidden)]
-pub use crate::shared::loom_model as shared_loom_model;
 pub use crate::storage::StorageFile;
 pub use crate::store::{CommitFeed, Store};
 pub use crate::tables::CURSOR_BYTES_MAX;

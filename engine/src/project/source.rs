@@ -6,8 +6,8 @@ use std::sync::Arc;
 use redb::{ReadOnlyTable, ReadTransaction};
 
 use crate::error::{Failure, ReadError};
+use crate::log::overlay::Layer;
 use crate::read::{range_with_frames, Snapshot};
-use crate::shared::overlay::Layer;
 use crate::tables::{CHECKPOINTS, RECEIPTS};
 use crate::tokens::TokenCounter;
 

@@ -9,9 +9,9 @@ use redb::{ReadOnlyTable, ReadableTable, ReadableTableMetadata};
 use crate::digest::DIGEST_LEN;
 use crate::error::ReadError;
 use crate::hash::Hash;
+use crate::log::overlay::Layer;
 use crate::packing::{unpack, Held, HeldRecord};
 use crate::record::{Block, Record};
-use crate::shared::overlay::Layer;
 use crate::tables::{meta_u64, SessionRow};
 use crate::view::{BlockView, Payload, RecordView};
 

@@ -1,7 +1,7 @@
 //! Read snapshots: sessions, records in order (zero copy), entries, digests, the position stream.
 //!
 //! A [`Snapshot`] is one redb read transaction, with, in a store shared between processes, the
-//! shared log's frames above that transaction laid over it (`shared/overlay.rs`): everything it
+//! shared log's frames above that transaction laid over it (`log/overlay.rs`): everything it
 //! returns is from one committed state, whatever other threads or processes write meanwhile.
 //! Every read of a table goes through the lookups here, so none misses the frames.
 
@@ -13,6 +13,7 @@ use redb::{ReadTransaction, ReadableTable};
 mod journal;
 mod lookups;
 mod opened;
+pub(crate) mod verify;
 
 pub(crate) use journal::JournalRange;
 pub use journal::Records;
@@ -24,8 +25,8 @@ use crate::codec;
 use crate::digest::Digest;
 use crate::error::{Failure, ReadError};
 use crate::hash::Hash;
+use crate::log::overlay::Layer;
 use crate::packing::HeldRecord;
-use crate::shared::overlay::Layer;
 use crate::tables::SessionRow;
 use crate::view::RecordView;
 

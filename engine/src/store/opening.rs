@@ -12,14 +12,14 @@ use redb::{ConcurrencyMode, Database};
 use super::{Db, Store};
 use crate::error::{Failure, OpenError, ReadError};
 use crate::group::GroupCommit;
+use crate::log::attach::{attach, attach_read_only, open_existing, Found};
+use crate::log::SharedLog;
 use crate::open::{
     create_store_file, current_store_id, initialize, is_current, log_path, open_error, open_failure,
     refuses_writes, LogPlace,
 };
 use crate::options::{Sharing, StoreOptions};
 use crate::read::Snapshot;
-use crate::shared::attach::{attach, attach_read_only, open_existing, Found};
-use crate::shared::SharedLog;
 use crate::storage::{Backend, StorageFile};
 use crate::watermark::Watermark;
 use crate::writer::Shared;

@@ -1,4 +1,4 @@
-//! Group commit. With the log (`shared/`, beside every store file opened writable), it is led
+//! Group commit. With the log (`log/`, beside every store file opened writable), it is led
 //! by the appending threads: a caller queues its request and, when no other thread is
 //! committing, commits everything queued itself; otherwise the thread committing takes it
 //! into its next group. A lone appender never waits for another thread to wake up, and
@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use redb::Database;
 
-use crate::shared::commit::{checkpoint_shared, commit_shared};
-use crate::shared::{Retired, SharedLog};
+use crate::log::commit::{checkpoint_shared, commit_shared};
+use crate::log::{Retired, SharedLog};
 use crate::writer::{commit_group, serve, Request, Shared};
 
 /// The most requests committed in one transaction; bounds the latency a group adds.

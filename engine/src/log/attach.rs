@@ -10,7 +10,7 @@ use std::sync::Arc;
 use redb::Database;
 
 use crate::error::{Failure, OpenError};
-use crate::log::{frames_in, LogFile};
+use crate::log::legacy::{frames_in, LogFile};
 use crate::open::{open_failure, store_id, sync_folder, LogPlace};
 use crate::options::StoreOptions;
 use crate::replay::replay;

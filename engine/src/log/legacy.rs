@@ -1,6 +1,6 @@
 //! The log a store opened alone wrote before this build, read at open only: its groups that
 //! a crash took from redb are put back (`replay.rs`) before the file becomes the log
-//! `shared/` writes. A store opened alone wrote its groups here and committed them to redb
+//! `log/` writes. A store opened alone wrote its groups here and committed them to redb
 //! without syncing; a durable redb commit (a checkpoint) made the logged groups obsolete.
 //!
 //! The log is never a second truth. redb holds every group that was ever acknowledged, either

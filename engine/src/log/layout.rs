@@ -15,7 +15,7 @@ use std::io;
 
 use crate::storage::StorageFile;
 
-/// The magic of this layout; the durability log of a store opened alone (`log.rs`) starts with
+/// The magic of this layout; the durability log of a store opened alone (`log/legacy.rs`) starts with
 /// "annal log 1".
 pub(crate) const MAGIC: &[u8; 16] = b"annal log 2\0\0\0\0\0";
 pub(crate) const HEADER_BYTES: u64 = 4096;
@@ -32,7 +32,7 @@ pub(crate) enum HeaderRead {
     Valid(Header),
     /// This layout, another store's.
     OtherStore,
-    /// The store-alone log's layout (`log.rs`).
+    /// The store-alone log's layout (`log/legacy.rs`).
     Alone,
     /// Zeros, a cut-short write, or bytes of no log: no frame of it can be read.
     None,
@@ -76,7 +76,7 @@ impl Header {
 
     /// Reads a log's first bytes.
     pub(crate) fn decode(bytes: &[u8; HEADER_USED], store_id: &[u8; 16]) -> HeaderRead {
-        if bytes[..16] == crate::log::MAGIC[..] {
+        if bytes[..16] == crate::log::legacy::MAGIC[..] {
             return HeaderRead::Alone;
         }
         if &bytes[..16] != MAGIC || bytes[48..64] != check16(&[&bytes[..48]]) {
@@ -208,7 +208,7 @@ pub(crate) fn read_frames(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::shared::catch_up_tests::Counted;
+    use crate::log::catch_up_tests::Counted;
 
     #[test]
     fn frames_read_back_only_in_their_cycle_and_whole() {

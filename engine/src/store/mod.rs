@@ -13,6 +13,8 @@ use crate::apply::AppendReceipt;
 use crate::claim::Claim;
 use crate::error::{AppendError, CloseError, Failure, ForkError, ReadError};
 use crate::group::{Appending, GroupCommit};
+use crate::log::overlay::Layer;
+use crate::log::SharedLog;
 use crate::open::log_path;
 use crate::options::StoreOptions;
 use crate::portable::PortableRecord;
@@ -20,13 +22,18 @@ use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared
 use crate::read::{SessionInfo, Snapshot};
 use crate::record::Record;
 use crate::reply::reply;
-use crate::shared::overlay::Layer;
-use crate::shared::SharedLog;
 use crate::verify::{verify, VerifyReport};
 use crate::watermark::Watermark;
 use crate::writer::{Request, Shared};
 
+pub(crate) mod cursors;
+pub(crate) mod open;
 mod opening;
+pub(crate) mod options;
+pub(crate) mod storage;
+pub(crate) mod sync;
+pub(crate) mod tables;
+pub(crate) mod upgrade;
 
 /// An open annal store: one redb file holding every session's journal, and a log beside it.
 ///

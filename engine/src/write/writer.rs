@@ -2,7 +2,7 @@
 //! once, and answered after the commit (`group.rs` decides which thread does it and when). A
 //! caller hears back only after the commit returned: an acknowledged record is durable.
 //!
-//! A store with the log (`shared/`) decides and commits its groups there (`shared/commit.rs`),
+//! A store with the log (`log/`) decides and commits its groups there (`log/commit.rs`),
 //! with this module's requests and answers; [`commit_group`] commits a group durably in redb,
 //! as a store on custom storage without a log does for every group.
 //!

@@ -1,6 +1,6 @@
 //! Appends and forks decided and applied against the journal's tables: redb's own inside the
 //! writer's transaction ([`Tables`]), or, in a store shared between processes, redb's last
-//! commit with the shared log's frames laid over it (`shared/deciding.rs`). Both reach the
+//! commit with the shared log's frames laid over it (`log/deciding.rs`). Both reach the
 //! tables through [`Access`], so the rules are written once.
 //!
 //! Invariant: each request is checked completely (conflicts, duplicates, names) before it

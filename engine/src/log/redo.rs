@@ -1,5 +1,5 @@
 //! The redo form of a group's writes: every insert the writer makes into the journal's tables,
-//! as bytes a log frame keeps (`shared/`, and an earlier build's store-alone log, `log.rs`,
+//! as bytes a log frame keeps (`log/`, and an earlier build's store-alone log, `log/legacy.rs`,
 //! whose groups `replay.rs` puts back on open).
 //!
 //! Replay is physical: it puts the same values under the same keys, so it never re-runs the

@@ -9,7 +9,7 @@ use redb::{Database, ReadableDatabase};
 
 use crate::apply::Tables;
 use crate::error::Failure;
-use crate::log::Frame;
+use crate::log::legacy::Frame;
 use crate::redo::{check_op, ops, u64_of, unpair, Target};
 use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 use crate::writer::begin_write;

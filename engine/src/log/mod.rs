@@ -22,9 +22,12 @@ mod catch_up_tests;
 pub(crate) mod commit;
 pub(crate) mod deciding;
 pub(crate) mod layout;
+pub(crate) mod legacy;
 #[cfg(any(loom, test))]
 pub mod loom_model;
 pub(crate) mod overlay;
+pub(crate) mod redo;
+pub(crate) mod replay;
 
 use std::fmt::Debug;
 use std::fs::File;
