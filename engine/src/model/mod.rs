@@ -1,13 +1,11 @@
 //! What a record is and how it is written down: the record and its borrowed view, the archived
-//! bytes (the one module that touches rkyv) and their packing, the portable JSON form, hashes,
+//! bytes (the one module that touches rkyv) and their packing, hashes,
 //! digests, token counts, times and priority targets.
 
 pub(crate) mod codec;
 pub(crate) mod digest;
 pub(crate) mod hash;
-pub(crate) mod json_string;
 pub(crate) mod packing;
-pub(crate) mod portable;
 pub(crate) mod record;
 pub(crate) mod target;
 pub(crate) mod time;

@@ -13,6 +13,7 @@ use redb::{ReadTransaction, ReadableTable};
 mod journal;
 mod lookups;
 mod opened;
+pub(crate) mod portable;
 pub(crate) mod verify;
 
 pub(crate) use journal::JournalRange;

@@ -6,6 +6,7 @@ pub(crate) mod apply;
 pub(crate) mod claim;
 pub(crate) mod fork;
 pub(crate) mod group;
+pub(crate) mod json_string;
 pub(crate) mod prepare;
 pub(crate) mod receipts;
 pub(crate) mod reply;

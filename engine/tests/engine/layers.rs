@@ -6,44 +6,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Each top-level module of `engine/src`, lowest layer first. A module may use its own layer
-/// and those before it, never one after it.
+/// The engine's modules by layer, lowest first, each named by its path under `engine/src`
+/// (`write::claim` is `write/claim.rs`); a module belongs to the layer of the longest name that
+/// is a prefix of its path. A module may use its own layer and those before it, never one after.
 const LAYERS: &[(&str, &[&str])] = &[
-    (
-        "record model",
-        &["record", "codec", "hash", "view", "digest", "claim", "target", "tokens", "time", "kind"],
-    ),
-    (
-        "journal",
-        &[
-            "options",
-            "sync",
-            "error",
-            "tables",
-            "open",
-            "upgrade",
-            "receipts",
-            "storage",
-            "packing",
-            "redo",
-            "log",
-            "shared",
-            "watermark",
-            "json_string",
-            "prepare",
-            "apply",
-            "fork",
-            "reply",
-            "writer",
-            "group",
-            "replay",
-            "store",
-            "read",
-            "verify",
-            "portable",
-            "cursors",
-        ],
-    ),
+    ("record model", &["model", "kind", "write::claim"]),
+    ("journal", &["error", "store", "log", "write", "read"]),
     ("projections", &["project"]),
     ("compaction", &["checkpoint"]),
 ];
@@ -101,6 +69,32 @@ fn paths_after(code: &str, prefix: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The grouped modules the crate root names by their own name (`use crate::model::{codec,
+/// hash};` in lib.rs makes `crate::codec` mean `model::codec`).
+fn root_aliases(root: &Path) -> BTreeMap<String, String> {
+    let lib = std::fs::read_to_string(root.join("lib.rs")).expect("engine/src/lib.rs");
+    let mut aliases = BTreeMap::new();
+    for line in lib.lines().filter(|l| l.starts_with("use crate::")) {
+        let rest = &line["use crate::".len()..];
+        let Some((group, names)) = rest.split_once("::{") else { continue };
+        for name in names.trim_end_matches("};").split(',') {
+            aliases.insert(name.trim().to_owned(), format!("{group}::{}", name.trim()));
+        }
+    }
+    aliases
+}
+
+/// A path from the crate root with a root alias spelled out.
+fn unalias(aliases: &BTreeMap<String, String>, path: &[String]) -> Vec<String> {
+    match path.split_first() {
+        Some((first, rest)) => match aliases.get(first) {
+            Some(full) => full.split("::").map(str::to_owned).chain(rest.iter().cloned()).collect(),
+            None => path.to_vec(),
+        },
+        None => Vec::new(),
+    }
+}
+
 /// The module a path names: the longest prefix of it that is a module of the crate.
 fn resolve(modules: &BTreeSet<String>, base: &[String], path: &[String]) -> Option<String> {
     let mut best = None;
@@ -126,6 +120,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(&root, f)).collect();
+    let aliases = root_aliases(&root);
     let mut edges = BTreeMap::new();
     for file in &files {
         let module = module_of(&root, file);
@@ -136,7 +131,7 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         let parent = &parent[..parent.len().saturating_sub(1)];
         let mut uses = BTreeSet::new();
         for path in paths_after(&code, "crate::") {
-            uses.extend(resolve(&modules, &[], &path));
+            uses.extend(resolve(&modules, &[], &unalias(&aliases, &path)));
         }
         for path in paths_after(&code, "super::") {
             uses.extend(resolve(&modules, parent, &path));
@@ -148,8 +143,13 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 fn layer_of(module: &str) -> Option<usize> {
-    let top = module.split("::").next().unwrap_or(module);
-    LAYERS.iter().position(|(_, members)| members.contains(&top))
+    let covers = |name: &str| module == name || module.starts_with(&format!("{name}::"));
+    LAYERS
+        .iter()
+        .enumerate()
+        .flat_map(|(layer, (_, members))| members.iter().filter(|m| covers(m)).map(move |m| (m.len(), layer)))
+        .max()
+        .map(|(_, layer)| layer)
 }
 
 #[test]
@@ -216,6 +216,11 @@ fn the_checker_sees_a_circle_and_an_upward_use() {
     assert_eq!(resolve(&modules, &[], &paths[0]).as_deref(), Some("b::c"));
     assert_eq!(paths_after(&code, "super::").len(), 2);
     assert_eq!(layer_of("project::view"), Some(2));
-    assert_eq!(layer_of("apply"), Some(1));
+    assert_eq!(layer_of("write::apply"), Some(1));
+    assert_eq!(layer_of("write::claim"), Some(0), "the longest prefix decides");
+    assert!(layer_of("writer").is_none(), "a prefix covers whole names only");
+    let aliases = BTreeMap::from([("codec".to_owned(), "model::codec".to_owned())]);
+    let named = unalias(&aliases, &["codec".to_owned(), "Archived".to_owned()]);
+    assert_eq!(named, ["model", "codec", "Archived"]);
     assert!(layer_of("nowhere").is_none());
 }
