@@ -10,11 +10,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use annal_engine::{Block, Record, Store};
+use annal_engine::{Record, Store};
 use annal_formats::ParsedSession;
 use anyhow::{ensure, Context as _};
 use rusqlite::{params, Connection, TransactionBehavior};
-use serde_json::{json, Map, Value};
+use serde_json::Value;
 
 use crate::sqlite::NEXT_ORDER;
 
@@ -165,90 +165,17 @@ impl Loader for SqliteLoader {
     }
 }
 
-/// An owned record as JSON text in annal's portable format, built with serde_json from the
-/// record's fields (the engine's `record_to_json` reads a stored record, not an owned one):
-/// `entryId`, `role`, `timestamp`, `blocks` and `meta`. A tool input that is a JSON object or
-/// array is embedded as JSON (`input`), anything else as text (`inputText`); meta values are
-/// embedded as the JSON they hold; blob data is base64. The sourceOrder is a column of its own;
-/// there are no chain hashes.
+/// An owned record as JSON text in annal's portable format, without the place and chain that
+/// the store's own columns hold (the engine's `unplaced_json`, the fields `annal import` reads).
 pub fn record_json(record: &Record) -> String {
-    let blocks: Vec<Value> = record
-        .blocks
-        .iter()
-        .map(|block| match block {
-            Block::Text { text } => json!({ "type": "text", "text": text }),
-            Block::Thinking { text } => json!({ "type": "thinking", "text": text }),
-            Block::ToolCall { call_id, tool, input, target } => {
-                let mut object = Map::new();
-                object.insert("type".into(), "toolCall".into());
-                object.insert("callId".into(), call_id.as_str().into());
-                object.insert("tool".into(), tool.as_str().into());
-                match serde_json::from_str::<Value>(input) {
-                    Ok(value @ (Value::Object(_) | Value::Array(_))) => object.insert("input".into(), value),
-                    _ => object.insert("inputText".into(), input.as_str().into()),
-                };
-                object.insert("target".into(), target.as_str().into());
-                Value::Object(object)
-            }
-            Block::ToolResult { call_id, tool, is_error, output } => json!({
-                "type": "toolResult", "callId": call_id, "tool": tool, "isError": is_error, "output": output,
-            }),
-            Block::Blob { media_type, data } => json!({
-                "type": "blob", "mediaType": media_type, "bytes": data.len(), "data": base64(data),
-            }),
-        })
-        .collect();
-    let meta: Map<String, Value> = record
-        .meta
-        .iter()
-        .map(|(key, value)| {
-            let value = serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.clone()));
-            (key.clone(), value)
-        })
-        .collect();
-    let mut object = Map::new();
-    object.insert("entryId".into(), record.entry_id.as_str().into());
-    object.insert("role".into(), record.role.as_str().into());
-    if let Some(timestamp) = &record.timestamp {
-        object.insert("timestamp".into(), timestamp.as_str().into());
-    }
-    object.insert("blocks".into(), Value::Array(blocks));
-    object.insert("meta".into(), Value::Object(meta));
-    Value::Object(object).to_string()
-}
-
-/// Standard base64 with padding (RFC 4648), written here to keep the bench's dependencies those
-/// of the append benchmark.
-fn base64(data: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    for chunk in data.chunks(3) {
-        let b = [chunk[0], chunk.get(1).copied().unwrap_or(0), chunk.get(2).copied().unwrap_or(0)];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
+    Value::Object(annal_engine::unplaced_json(record)).to_string()
 }
 
 #[cfg(test)]
 mod tests {
-    use annal_engine::Role;
+    use annal_engine::{Block, Role};
 
     use super::*;
-
-    #[test]
-    fn base64_matches_rfc_4648() {
-        let cases = [("", ""), ("f", "Zg=="), ("fo", "Zm8="), ("foo", "Zm9v"), ("foobar", "Zm9vYmFy")];
-        for (plain, encoded) in cases {
-            assert_eq!(base64(plain.as_bytes()), encoded);
-        }
-    }
 
     #[test]
     fn records_round_trip_through_the_portable_reader() {

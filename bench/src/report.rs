@@ -65,18 +65,7 @@ pub struct AppendReport {
     pub fdatasync_p50: Duration,
 }
 
-/// `1234567` as `1,234,567`.
-pub fn thousands(value: u64) -> String {
-    let digits = value.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
+pub use annal_stdx::thousands;
 
 /// The CPU time each system's run took per call, every thread of the process counted (where
 /// `/proc` tells it).
@@ -349,17 +338,4 @@ pub fn codec_markdown(r: &CodecReport) -> String {
         if engine == mirror { "identical" } else { "DIFFERENT: the mirror is out of date" }
     );
     out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thousands_separators() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(1000), "1,000");
-        assert_eq!(thousands(1_234_567), "1,234,567");
-    }
 }

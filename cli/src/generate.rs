@@ -16,26 +16,24 @@ mod topics;
 use std::collections::BTreeMap;
 
 use annal::{Block, Record, Role};
+use annal_stdx::SplitMix64;
 use serde_json::json;
 
 use self::project::Project;
 use self::topics::{Topic, TOPICS};
 
-/// splitmix64: a tiny, well-mixed PRNG; written out here so the sequence can never change under us.
+/// The demo's draws over SplitMix64, whose sequence is fixed, so a seed always gives the same
+/// session.
 #[derive(Clone, Debug)]
-pub(crate) struct Rng(u64);
+pub(crate) struct Rng(SplitMix64);
 
 impl Rng {
     pub(crate) fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(SplitMix64::new(seed))
     }
 
     pub(crate) fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..n` (0 when `n` is 0).

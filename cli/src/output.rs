@@ -103,17 +103,7 @@ pub(crate) fn hex(hash: &[u8; 32]) -> String {
     blake3::Hash::from_bytes(*hash).to_hex().to_string()
 }
 
-pub(crate) fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (index, digit) in digits.chars().enumerate() {
-        if index > 0 && (digits.len() - index).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(digit);
-    }
-    out
-}
+pub(crate) use annal_stdx::thousands as count;
 
 /// A size in bytes, in the largest binary unit that keeps it at or above 1: `3.4 MiB`.
 pub(crate) fn bytes(n: u64) -> String {

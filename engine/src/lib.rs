@@ -59,7 +59,7 @@ pub use crate::open::log_path;
 pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{
     canonical_input, canonical_json, is_rfc3339, portable_json, record_from_json, record_to_json,
-    PortableError, PortableRecord,
+    unplaced_json, PortableError, PortableRecord,
 };
 pub use crate::prepare::chain_records;
 pub use crate::project::{

@@ -53,16 +53,19 @@ impl Window {
     }
 }
 
+impl Window {
+    /// The `index`th of the engine's windows (`Budget::WINDOWS`, which the viewer offers too).
+    const fn of(index: usize) -> Window {
+        let (label, window_tokens, output_tokens) = Budget::WINDOWS[index];
+        Window { label, window_tokens, output_tokens }
+    }
+}
+
 /// The real corpus's second, smaller window (its sessions are short).
-pub const WINDOW_16K: Window = Window { label: "16K", window_tokens: 16_384, output_tokens: 2_048 };
+pub const WINDOW_16K: Window = Window::of(0);
 
 /// The exam's windows, with output ceilings of models that have them.
-pub const WINDOWS: [Window; 4] = [
-    Window { label: "32K", window_tokens: 32_768, output_tokens: 4_096 },
-    Window { label: "128K", window_tokens: 131_072, output_tokens: 16_384 },
-    Window { label: "200K", window_tokens: 200_000, output_tokens: 32_000 },
-    Window { label: "1M", window_tokens: 1_000_000, output_tokens: 65_536 },
-];
+pub const WINDOWS: [Window; 4] = [Window::of(1), Window::of(2), Window::of(3), Window::of(4)];
 
 /// A strategy under exam.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

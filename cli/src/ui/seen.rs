@@ -14,15 +14,6 @@ use super::layout::{link, record_link, shell};
 use super::{blocking, markdown, session_info, Failure, Shared};
 use crate::output::{bytes as size, count};
 
-/// The windows the retention exam measures: label, window and output ceiling in tokens.
-pub(crate) const PRESETS: [(&str, u32, u32); 5] = [
-    ("16K", 16_384, 2_048),
-    ("32K", 32_768, 4_096),
-    ("128K", 131_072, 16_384),
-    ("200K", 200_000, 32_000),
-    ("1M", 1_000_000, 65_536),
-];
-
 #[derive(Debug, Deserialize)]
 pub(crate) struct SeenQuery {
     name: String,
@@ -35,7 +26,7 @@ pub(crate) async fn page(
 ) -> Result<Html<String>, Failure> {
     blocking(&ui, move |ui| {
         let label = query.window.as_deref().unwrap_or("32K");
-        let Some(&(label, window, output)) = PRESETS.iter().find(|(l, ..)| *l == label) else {
+        let Some(&(label, window, output)) = Budget::WINDOWS.iter().find(|(l, ..)| *l == label) else {
             return Err(Failure::bad_request(format!("no window {label:?}; one of 16K, 32K, 128K, 200K, 1M")));
         };
         let snapshot = ui.annal.snapshot()?;
@@ -48,7 +39,7 @@ pub(crate) async fn page(
             h1.session { "What the model saw: " a href=(link("/session", &[("name", &info.name)])) { (info.name) } }
             nav.presets {
                 "Window: "
-                @for (preset, ..) in PRESETS {
+                @for (preset, ..) in Budget::WINDOWS {
                     @if preset == label { strong { (preset) } }
                     @else { a href=(link("/seen", &[("name", &info.name), ("window", preset)])) { (preset) } }
                 }

@@ -64,6 +64,16 @@ pub enum BudgetError {
 }
 
 impl Budget {
+    /// The context windows annal's retention exam measures and its viewer offers, with the
+    /// output ceilings of models that have them: label, window and output ceiling in tokens.
+    pub const WINDOWS: [(&'static str, u32, u32); 5] = [
+        ("16K", 16_384, 2_048),
+        ("32K", 32_768, 4_096),
+        ("128K", 131_072, 16_384),
+        ("200K", 200_000, 32_000),
+        ("1M", 1_000_000, 65_536),
+    ];
+
     /// The default part budgets for window `window_tokens` and output ceiling `max_output_tokens`.
     pub fn new(window_tokens: u32, max_output_tokens: u32) -> Budget {
         let mut budget = Budget {

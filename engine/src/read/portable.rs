@@ -301,6 +301,17 @@ pub fn record_to_json(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<Valu
 /// An owned record in the portable format at `source_order` with its chain: what
 /// [`record_to_json`] writes for the same record once stored, without a store to read it from.
 pub fn portable_json(record: &Record, source_order: u64, hash: &Hash, prev_hash: &Hash) -> Value {
+    let mut object = unplaced_json(record);
+    object.insert("sourceOrder".into(), source_order.into());
+    object.insert("hash".into(), hash_to_hex(hash).into());
+    object.insert("prevHash".into(), hash_to_hex(prev_hash).into());
+    Value::Object(object)
+}
+
+/// An owned record's fields in the portable format, without its place in a session and its
+/// chain (`sourceOrder`, `hash`, `prevHash`): what an importer reads back as the same record
+/// (`record_from_json`), and what a store that keeps the place apart keeps per record.
+pub fn unplaced_json(record: &Record) -> Map<String, Value> {
     let blocks = record.blocks.iter().map(block_to_json).collect();
     let meta: Map<String, Value> = record
         .meta
@@ -311,7 +322,6 @@ pub fn portable_json(record: &Record, source_order: u64, hash: &Hash, prev_hash:
         })
         .collect();
     let mut object = Map::new();
-    object.insert("sourceOrder".into(), source_order.into());
     object.insert("entryId".into(), record.entry_id.as_str().into());
     object.insert("role".into(), record.role.as_str().into());
     if let Some(timestamp) = &record.timestamp {
@@ -319,9 +329,7 @@ pub fn portable_json(record: &Record, source_order: u64, hash: &Hash, prev_hash:
     }
     object.insert("blocks".into(), Value::Array(blocks));
     object.insert("meta".into(), Value::Object(meta));
-    object.insert("hash".into(), hash_to_hex(hash).into());
-    object.insert("prevHash".into(), hash_to_hex(prev_hash).into());
-    Value::Object(object)
+    object
 }
 
 fn block_to_json(block: &Block) -> Value {

@@ -5,23 +5,20 @@
 //! Every bounded draw goes through [`Rng::below`] (the next 64 bits modulo the bound), so two
 //! generators that ask the same questions in the same order see the same numbers.
 
-/// SplitMix64: fast, statistically fine for choosing inputs, and stable across versions.
+/// Draws over SplitMix64 (`annal_stdx`): fast, statistically fine for choosing inputs, and
+/// stable across versions.
 #[derive(Clone, Debug)]
-pub struct Rng(u64);
+pub struct Rng(annal_stdx::SplitMix64);
 
 impl Rng {
     /// A generator from `seed`.
     pub fn new(seed: u64) -> Rng {
-        Rng(seed)
+        Rng(annal_stdx::SplitMix64::new(seed))
     }
 
     /// The next 64 random bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        self.0.next_u64()
     }
 
     /// A number in `0..bound`; 0 when `bound` is 0, without drawing.

@@ -12,6 +12,7 @@ use std::path::Path;
 
 use annal_bench::corpus::Corpus;
 use annal_bench::records::generate;
+use annal_bench::report::thousands;
 use annal_engine::Record;
 use annal_formats::{detect_format, parse_transcript};
 use annal_support::identifiers::{readable, searchable_texts};
@@ -63,10 +64,6 @@ pub(crate) fn append_workload(records: usize, seed: u64) -> Dataset {
         name: format!("append workload, {} records", thousands(records as u64)),
         sessions: vec![("workload".into(), generate(records, seed))],
     }
-}
-
-fn thousands(n: u64) -> String {
-    annal_bench::report::thousands(n)
 }
 
 /// What a query looks for.

@@ -2,15 +2,12 @@
 //! whose words follow Zipf's law over a 30,000-word vocabulary, with identifiers planted in
 //! them), cut into sessions of 2,000 records.
 
+use annal_bench::report::thousands;
 use annal_engine::Record;
 use annal_support::sessions::zipf::SESSION_RECORDS;
 use annal_support::sessions::{Profile, SessionSpec};
 
 use crate::data::Dataset;
-
-fn thousands(n: u64) -> String {
-    annal_bench::report::thousands(n)
-}
 
 /// How much to generate.
 #[derive(Clone, Copy, Debug)]
