@@ -6,44 +6,27 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Each top-level module of `engine/src`, lowest layer first. A module may use its own layer
-/// and those before it, never one after it.
+/// The modules of `engine/src` by layer, lowest layer first. An entry names a module and every
+/// module under it; the longest entry that matches a module decides its layer, so a group's
+/// folder (`model/`, `write/`) can hold modules of a lower layer than the rest of it. A module
+/// may use its own layer and those before it, never one after it.
 const LAYERS: &[(&str, &[&str])] = &[
     (
         "record model",
-        &["record", "codec", "hash", "view", "digest", "claim", "target", "tokens", "time", "kind"],
-    ),
-    (
-        "journal",
         &[
-            "options",
-            "sync",
-            "error",
-            "tables",
-            "open",
-            "upgrade",
-            "receipts",
-            "storage",
-            "packing",
-            "redo",
-            "log",
-            "shared",
-            "watermark",
-            "json_string",
-            "prepare",
-            "apply",
-            "fork",
-            "reply",
-            "writer",
-            "group",
-            "replay",
-            "store",
-            "read",
-            "verify",
-            "portable",
-            "cursors",
+            "model::record",
+            "model::codec",
+            "model::hash",
+            "model::view",
+            "model::digest",
+            "model::target",
+            "model::tokens",
+            "model::time",
+            "write::claim",
+            "kind",
         ],
     ),
+    ("journal", &["model", "write", "log", "store", "read", "error"]),
     ("projections", &["project"]),
     ("compaction", &["checkpoint"]),
 ];
@@ -101,6 +84,26 @@ fn paths_after(code: &str, prefix: &str) -> Vec<Vec<String>> {
     out
 }
 
+/// The short names the crate root gives grouped modules (`use crate::model::{codec, hash};` in
+/// `lib.rs`), so that `crate::codec::x` is read as `crate::model::codec::x`.
+fn root_aliases(lib: &str) -> BTreeMap<String, Vec<String>> {
+    let mut aliases = BTreeMap::new();
+    for line in lib.lines() {
+        let Some(tree) = line.trim().strip_prefix("use crate::") else { continue };
+        let tree = tree.trim_end_matches(';');
+        let (group, names) = match tree.split_once("::{") {
+            Some((group, names)) => (group, names.trim_end_matches('}')),
+            None => tree.rsplit_once("::").unwrap_or(("", tree)),
+        };
+        for name in names.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            let mut path: Vec<String> = group.split("::").map(str::to_owned).collect();
+            path.push(name.to_owned());
+            aliases.insert(name.to_owned(), path);
+        }
+    }
+    aliases
+}
+
 /// The module a path names: the longest prefix of it that is a module of the crate.
 fn resolve(modules: &BTreeSet<String>, base: &[String], path: &[String]) -> Option<String> {
     let mut best = None;
@@ -126,6 +129,11 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
     let mut files = Vec::new();
     rust_files(&root, &mut files);
     let modules: BTreeSet<String> = files.iter().map(|f| module_of(&root, f)).collect();
+    let lib = std::fs::read_to_string(root.join("lib.rs")).expect("engine/src/lib.rs is readable");
+    let aliases = root_aliases(&lib);
+    for (name, path) in &aliases {
+        assert!(modules.contains(&path.join("::")), "lib.rs names `{name}` for {path:?}, which is no module");
+    }
     let mut edges = BTreeMap::new();
     for file in &files {
         let module = module_of(&root, file);
@@ -135,7 +143,10 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
         let parent: Vec<String> = module.split("::").map(str::to_owned).collect::<Vec<_>>();
         let parent = &parent[..parent.len().saturating_sub(1)];
         let mut uses = BTreeSet::new();
-        for path in paths_after(&code, "crate::") {
+        for mut path in paths_after(&code, "crate::") {
+            if let Some(full) = path.first().and_then(|first| aliases.get(first)) {
+                path.splice(..1, full.iter().cloned());
+            }
             uses.extend(resolve(&modules, &[], &path));
         }
         for path in paths_after(&code, "super::") {
@@ -148,8 +159,17 @@ fn graph() -> BTreeMap<String, BTreeSet<String>> {
 }
 
 fn layer_of(module: &str) -> Option<usize> {
-    let top = module.split("::").next().unwrap_or(module);
-    LAYERS.iter().position(|(_, members)| members.contains(&top))
+    let mut best: Option<(usize, usize)> = None; // (length of the entry, its layer)
+    for (layer, (_, entries)) in LAYERS.iter().enumerate() {
+        for entry in *entries {
+            let under =
+                module.strip_prefix(entry).is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+            if under && best.is_none_or(|(length, _)| entry.len() > length) {
+                best = Some((entry.len(), layer));
+            }
+        }
+    }
+    best.map(|(_, layer)| layer)
 }
 
 #[test]
@@ -216,6 +236,15 @@ fn the_checker_sees_a_circle_and_an_upward_use() {
     assert_eq!(resolve(&modules, &[], &paths[0]).as_deref(), Some("b::c"));
     assert_eq!(paths_after(&code, "super::").len(), 2);
     assert_eq!(layer_of("project::view"), Some(2));
-    assert_eq!(layer_of("apply"), Some(1));
+    assert_eq!(layer_of("write::apply"), Some(1));
+    assert_eq!(layer_of("write::claim"), Some(0));
+    assert_eq!(layer_of("model::codec"), Some(0));
+    assert_eq!(layer_of("model::portable"), Some(1));
+    assert_eq!(layer_of("modelling"), None);
     assert!(layer_of("nowhere").is_none());
+    let aliases =
+        root_aliases("use crate::model::{codec, hash};\nuse crate::read::verify;\npub use crate::x::Y;");
+    assert_eq!(aliases["codec"], ["model", "codec"]);
+    assert_eq!(aliases["verify"], ["read", "verify"]);
+    assert!(!aliases.contains_key("Y"));
 }
