@@ -34,7 +34,9 @@ for target in "${targets[@]}"; do
     s="$(sanitizer "$target")"
     mkdir -p "corpus/$target" "artifacts/$target"
     inputs=("corpus/$target")
-    if [[ -d seeds/$target ]]; then inputs+=("seeds/$target"); fi
+    for seeds in seeds/"$target" ../formats/src/agents/*/seeds/"$target"; do
+        if [[ -d $seeds ]]; then inputs+=("$seeds"); fi
+    done
     options=(-max_total_time="$seconds" -timeout=10 -print_final_stats=1 -artifact_prefix="artifacts/$target/")
     if [[ $target == import_* || $target == append_jsonl ]]; then options+=(-dict=dicts/transcripts.dict); fi
     log="artifacts/$target.log"

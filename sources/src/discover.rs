@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use annal_formats::{kimi_context_number, TranscriptFormat, AIDER_LOG};
 
 use crate::agent_store::is_opencode_storage;
-use crate::agents::Agent;
 use crate::error::SourceError;
+use annal_formats::Agent;
 
 /// How a unit is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
