@@ -25,7 +25,7 @@ pub use crate::agents::{
     GooseSessionRow, ItemError, OpenCodeMessageRows, ParseOptions, ParsedSession, ParsedTranscript,
     SkipReason, Skipped, TranscriptFormat, AIDER_LOG, RESPONSES_ITEM_KEY, RESPONSES_SEAL_KEY,
 };
-pub use crate::agents::{Agent, Environment, OVERRIDES};
+pub use crate::agents::{Agent, Environment};
 pub use crate::export::{
     export_jsonl, export_markdown, parse_export_header, ExportError, ExportHeader, ExportSummary,
     EXPORT_FORMAT, EXPORT_VERSION,

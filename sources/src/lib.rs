@@ -37,4 +37,4 @@ pub use crate::error::SourceError;
 pub use crate::read::{kimi_rotations, FILE_BYTES_MAX};
 pub use crate::sync::{projects, survey, sync, SourceReport, SyncError, SyncOptions, SyncReport};
 pub use annal_formats::Agent;
-pub use annal_formats::{Environment, OVERRIDES};
+pub use annal_formats::Environment;

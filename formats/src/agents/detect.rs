@@ -6,10 +6,8 @@ use serde_json::{Map, Value};
 
 use super::lines::{lines, read_line, LineValue};
 use super::session::str_of;
-use super::{
-    aider, amp, claude, cline, codex, continue_dev, copilot, cursor_transcript, factory, gemini, kimi,
-    kiro_log, openhands, pi, qwen, vscode_chat, ParseOptions, TranscriptFormat,
-};
+use super::table::{Probe, DETECTION};
+use super::{ParseOptions, TranscriptFormat};
 use crate::export::EXPORT_FORMAT;
 
 /// How many JSON lines to look at before giving up: early lines of unknown kinds (a new
@@ -23,21 +21,18 @@ const LINES_TO_TRY: usize = 32;
 /// writes. Blank lines, `//` comment lines and lines that are not JSON are passed over, so a
 /// damaged first line does not hide the format of the rest.
 pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
-    if aider::is_aider_log(bytes) {
-        return Some(TranscriptFormat::Aider);
+    if let Some(format) = first_match(|probe| matches!(probe, Probe::Text(is) if is(bytes))) {
+        return Some(format);
     }
     if starts_with_byte(bytes, b'[') {
-        if openhands::is_events_document(bytes) {
-            return Some(TranscriptFormat::OpenHands);
-        }
-        return cline::is_cline_document(bytes).then_some(TranscriptFormat::Cline);
+        return first_match(|probe| matches!(probe, Probe::Array(is) if is(bytes)));
     }
     let options = ParseOptions::default();
     let mut tried = 0;
     for line in lines(bytes) {
         match read_line(&line, &options) {
             LineValue::Json(Value::Object(map)) => {
-                if let Some(format) = classify(&map) {
+                if let Some(format) = first_match(|probe| matches!(probe, Probe::Line(is) if is(&map))) {
                     return Some(format);
                 }
                 tried += 1;
@@ -45,7 +40,7 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
             // The first line of a document written over several lines (`{` alone, say) is
             // not JSON by itself.
             LineValue::Skip(_) if tried == 0 => {
-                if let Some(format) = classify_document(bytes) {
+                if let Some(format) = first_match(|probe| matches!(probe, Probe::Document(is) if is(bytes))) {
                     return Some(format);
                 }
                 tried += 1;
@@ -60,101 +55,34 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
     None
 }
 
+/// The first format, in the registry's detection order, whose probe `matches`.
+fn first_match(matches: impl Fn(&Probe) -> bool) -> Option<TranscriptFormat> {
+    DETECTION.iter().find(|(_, probe)| matches(probe)).map(|(format, _)| *format)
+}
+
 /// The first byte that is not white space (after a byte-order mark) is `byte`.
 fn starts_with_byte(bytes: &[u8], byte: u8) -> bool {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     bytes.iter().find(|b| !b.is_ascii_whitespace()) == Some(&byte)
 }
 
-/// A JSON document spread over several lines.
-fn classify_document(bytes: &[u8]) -> Option<TranscriptFormat> {
-    if is_opencode_document(bytes) {
-        Some(TranscriptFormat::OpenCode)
-    } else if gemini::is_gemini_document(bytes) {
-        Some(TranscriptFormat::Gemini)
-    } else if continue_dev::is_continue_document(bytes) {
-        Some(TranscriptFormat::Continue)
-    } else if vscode_chat::is_chat_session(bytes) {
-        Some(TranscriptFormat::VsCodeChat)
-    } else if openhands::is_events_document(bytes) {
-        Some(TranscriptFormat::OpenHands)
-    } else if amp::is_amp_document(bytes) {
-        Some(TranscriptFormat::Amp)
-    } else if copilot::is_legacy_document(bytes) {
-        Some(TranscriptFormat::Copilot)
-    } else {
-        None
-    }
+/// The header line of annal's own export.
+pub(super) fn is_export_header(map: &Map<String, Value>) -> bool {
+    str_of(map, "format") == Some(EXPORT_FORMAT)
 }
 
-fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
-    if str_of(map, "format") == Some(EXPORT_FORMAT) {
-        return Some(TranscriptFormat::Annal);
-    }
-    if map.contains_key("info") && map.get("messages").is_some_and(Value::is_array) {
-        return Some(TranscriptFormat::OpenCode);
-    }
-    if continue_dev::is_continue_session(map) {
-        return Some(TranscriptFormat::Continue);
-    }
-    if openhands::is_event(map) {
-        return Some(TranscriptFormat::OpenHands);
-    }
-    if amp::is_amp_thread(map) {
-        return Some(TranscriptFormat::Amp);
-    }
-    // A chat session written on one line, or the first line of its change log.
-    if vscode_chat::is_chat_line(map) {
-        return Some(TranscriptFormat::VsCodeChat);
-    }
-    // Before Gemini: an older Copilot CLI session names a `sessionId` and `startTime` too.
-    if copilot::is_legacy_session(map) {
-        return Some(TranscriptFormat::Copilot);
-    }
-    // Before Claude Code: a Gemini CLI log's header names a `sessionId` too.
-    if gemini::is_gemini_line(map) {
-        return Some(TranscriptFormat::Gemini);
-    }
-    if copilot::is_copilot_line(map) {
-        return Some(TranscriptFormat::Copilot);
-    }
-    // Kimi's messages are OpenAI chat messages, which many tools write: only its bookkeeping
-    // lines (the system prompt, checkpoints, token counts) tell its files.
-    if kimi::is_kimi_signature(map) {
-        return Some(TranscriptFormat::Kimi);
-    }
-    if kiro_log::is_kiro_entry(map) {
-        return Some(TranscriptFormat::KiroLog);
-    }
-    // Exactly `{role, message}`: no other format writes a line of only these two.
-    if cursor_transcript::is_cursor_message(map) {
-        return Some(TranscriptFormat::CursorTranscript);
-    }
-    // Before Pi: Droid's messages have Pi's envelope (Pi's messages carry a time of their own).
-    if factory::is_factory_line(map) {
-        return Some(TranscriptFormat::Factory);
-    }
-    // Before Codex: Pi's entries share type names with an older rollout's bare items.
-    if pi::is_pi_signature(map) {
-        return Some(TranscriptFormat::Pi);
-    }
-    if codex::is_codex_line(map) {
-        return Some(TranscriptFormat::Codex);
-    }
-    if qwen::is_qwen_line(map) {
-        return Some(TranscriptFormat::Qwen);
-    }
-    if claude::is_claude_line(map) {
-        return Some(TranscriptFormat::Claude);
-    }
-    if map.contains_key("entryId") && map.contains_key("role") {
-        return Some(TranscriptFormat::Annal);
-    }
-    None
+/// An OpenCode export written on one line.
+pub(super) fn is_opencode_line(map: &Map<String, Value>) -> bool {
+    map.contains_key("info") && map.get("messages").is_some_and(Value::is_array)
+}
+
+/// A portable record (annal's export without its header).
+pub(super) fn is_annal_record(map: &Map<String, Value>) -> bool {
+    map.contains_key("entryId") && map.contains_key("role")
 }
 
 /// Whether `bytes` is one JSON object with `info` and `messages`, read without building it.
-fn is_opencode_document(bytes: &[u8]) -> bool {
+pub(super) fn is_opencode_document(bytes: &[u8]) -> bool {
     #[derive(serde::Deserialize)]
     struct Probe {
         #[serde(rename = "info")]

@@ -6,24 +6,9 @@ use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// The environment variables through which agents move their folders.
-pub const OVERRIDES: [&str; 15] = [
-    "CLAUDE_CONFIG_DIR",
-    "CODEX_HOME",
-    "CONTINUE_GLOBAL_DIR",
-    "COPILOT_HOME",
-    "FACTORY_HOME_OVERRIDE",
-    "GEMINI_CLI_HOME",
-    "GOOSE_PATH_ROOT",
-    "KIMI_SHARE_DIR",
-    "OPENHANDS_CONVERSATIONS_DIR",
-    "OPENHANDS_PERSISTENCE_DIR",
-    "PI_CODING_AGENT_DIR",
-    "QWEN_HOME",
-    "QWEN_RUNTIME_DIR",
-    "XDG_DATA_HOME",
-    "XDG_STATE_HOME",
-];
+/// The variables every agent's locations may read besides its own overrides (the registry
+/// names those): the XDG folders.
+const SHARED_VARS: [&str; 2] = ["XDG_DATA_HOME", "XDG_STATE_HOME"];
 
 /// The folders discovery starts from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -34,18 +19,17 @@ pub struct Environment {
     pub config_dir: Option<PathBuf>,
     /// The platform's data folder (`~/.local/share`, `~/Library/Application Support`).
     pub data_dir: Option<PathBuf>,
-    /// The agents' overrides that are set (see [`OVERRIDES`]).
+    /// The agents' overrides that are set (the registry names each agent's).
     pub vars: BTreeMap<String, OsString>,
 }
 
 impl Environment {
     /// This process's environment.
     pub fn from_process() -> Environment {
-        let vars = OVERRIDES
-            .iter()
-            .filter_map(|name| {
-                std::env::var_os(name).filter(|v| !v.is_empty()).map(|v| ((*name).to_owned(), v))
-            })
+        let vars = SHARED_VARS
+            .into_iter()
+            .chain(super::table::overrides())
+            .filter_map(|name| std::env::var_os(name).filter(|v| !v.is_empty()).map(|v| (name.to_owned(), v)))
             .collect();
         Environment {
             home: dirs::home_dir(),

@@ -1,13 +1,68 @@
-//! The agents annal captures, by name, and where each keeps its sessions by default.
+//! The agent registry: one table of the agents annal captures, each a row kept in its own
+//! folder (`<agent>/agent.rs`, beside its readers and fuzz seeds), and the order in which
+//! detection tries the formats. `--format`, `annal sync --list`, detection, the UI's labels and
+//! the documentation's tables are read from here.
 //!
 //! Each location follows the agent's own code (docs/import.md names the versions): the
 //! override variable it honours first, then its default folder. Agents that keep sessions inside
 //! a project (aider, Crush and the Go OpenCode) are found under project folders the user names.
 
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
 
 use super::environment::Environment;
+use super::row::{unwrap_request, Row};
+use super::{
+    aider, amp, claude, cline, codex, continue_dev, copilot, cursor_transcript, detect, factory, gemini,
+    kimi, kiro_log, openhands, pi, qwen, vscode_chat, TranscriptFormat,
+};
+
+#[path = "aider/agent.rs"]
+mod aider_agent;
+#[path = "amp/agent.rs"]
+mod amp_agent;
+#[path = "claude/agent.rs"]
+mod claude_agent;
+#[path = "cline/agent.rs"]
+mod cline_agent;
+#[path = "codex/agent.rs"]
+mod codex_agent;
+#[path = "continue/agent.rs"]
+mod continue_agent;
+#[path = "copilot/agent.rs"]
+mod copilot_agent;
+#[path = "crush/agent.rs"]
+mod crush_agent;
+#[path = "cursor/agent.rs"]
+mod cursor_agent;
+#[path = "factory/agent.rs"]
+mod factory_agent;
+#[path = "gemini/agent.rs"]
+mod gemini_agent;
+#[path = "goose/agent.rs"]
+mod goose_agent;
+#[path = "kimi/agent.rs"]
+mod kimi_agent;
+#[path = "kiro/agent.rs"]
+mod kiro_agent;
+#[path = "opencode/agent.rs"]
+mod opencode_agent;
+#[path = "openhands/agent.rs"]
+mod openhands_agent;
+#[path = "pi/agent.rs"]
+mod pi_agent;
+#[path = "qwen/agent.rs"]
+mod qwen_agent;
+#[path = "roo/agent.rs"]
+mod roo_agent;
+#[path = "vscode/agent.rs"]
+mod vscode_agent;
+#[path = "windsurf/agent.rs"]
+mod windsurf_agent;
+#[path = "zed/agent.rs"]
+mod zed_agent;
 
 /// A coding agent whose sessions `annal sync` reads.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -85,60 +140,42 @@ impl Agent {
         Agent::Windsurf,
     ];
 
+    /// The agent's row: the one table of the registry.
+    fn row(self) -> &'static Row {
+        match self {
+            Agent::Claude => &claude_agent::ROW,
+            Agent::Codex => &codex_agent::ROW,
+            Agent::OpenCode => &opencode_agent::ROW,
+            Agent::Gemini => &gemini_agent::ROW,
+            Agent::Goose => &goose_agent::ROW,
+            Agent::Crush => &crush_agent::ROW,
+            Agent::Aider => &aider_agent::ROW,
+            Agent::Cline => &cline_agent::ROW,
+            Agent::Roo => &roo_agent::ROW,
+            Agent::Pi => &pi_agent::ROW,
+            Agent::Qwen => &qwen_agent::ROW,
+            Agent::Copilot => &copilot_agent::ROW,
+            Agent::Continue => &continue_agent::ROW,
+            Agent::VsCode => &vscode_agent::ROW,
+            Agent::Zed => &zed_agent::ROW,
+            Agent::OpenHands => &openhands_agent::ROW,
+            Agent::Kimi => &kimi_agent::ROW,
+            Agent::Factory => &factory_agent::ROW,
+            Agent::Cursor => &cursor_agent::ROW,
+            Agent::Kiro => &kiro_agent::ROW,
+            Agent::Amp => &amp_agent::ROW,
+            Agent::Windsurf => &windsurf_agent::ROW,
+        }
+    }
+
     /// The name on the command line.
     pub fn name(self) -> &'static str {
-        match self {
-            Agent::Claude => "claude",
-            Agent::Codex => "codex",
-            Agent::OpenCode => "opencode",
-            Agent::Gemini => "gemini",
-            Agent::Goose => "goose",
-            Agent::Crush => "crush",
-            Agent::Aider => "aider",
-            Agent::Cline => "cline",
-            Agent::Roo => "roo",
-            Agent::Pi => "pi",
-            Agent::Qwen => "qwen",
-            Agent::Copilot => "copilot",
-            Agent::Continue => "continue",
-            Agent::VsCode => "vscode",
-            Agent::Zed => "zed",
-            Agent::OpenHands => "openhands",
-            Agent::Kimi => "kimi",
-            Agent::Factory => "factory",
-            Agent::Cursor => "cursor",
-            Agent::Kiro => "kiro",
-            Agent::Amp => "amp",
-            Agent::Windsurf => "windsurf",
-        }
+        self.row().name
     }
 
     /// The agent's own name, for people.
     pub fn title(self) -> &'static str {
-        match self {
-            Agent::Claude => "Claude Code",
-            Agent::Codex => "Codex CLI",
-            Agent::OpenCode => "OpenCode",
-            Agent::Gemini => "Gemini CLI",
-            Agent::Goose => "goose",
-            Agent::Crush => "Crush / Go OpenCode",
-            Agent::Aider => "aider",
-            Agent::Cline => "Cline",
-            Agent::Roo => "Roo Code",
-            Agent::Pi => "Pi",
-            Agent::Qwen => "Qwen Code",
-            Agent::Copilot => "GitHub Copilot CLI",
-            Agent::Continue => "Continue",
-            Agent::VsCode => "GitHub Copilot Chat (VS Code)",
-            Agent::Zed => "Zed",
-            Agent::OpenHands => "OpenHands",
-            Agent::Kimi => "Kimi CLI",
-            Agent::Factory => "Factory Droid",
-            Agent::Cursor => "Cursor",
-            Agent::Kiro => "Kiro CLI",
-            Agent::Amp => "Amp",
-            Agent::Windsurf => "Windsurf (Cascade)",
-        }
+        self.row().title
     }
 
     /// Parses [`Agent::name`].
@@ -146,155 +183,65 @@ impl Agent {
         Agent::ALL.into_iter().find(|agent| agent.name() == name)
     }
 
+    /// The transcript formats the agent's files are written in (none for an agent read from a
+    /// database only, or not read at all).
+    pub fn formats(self) -> &'static [TranscriptFormat] {
+        self.row().formats
+    }
+
     /// Why annal cannot read the agent's sessions, for an agent whose files it finds but whose
     /// format is closed to it: they are counted and listed, never read.
     pub fn not_readable(self) -> Option<&'static str> {
-        match self {
-            Agent::Windsurf => Some("Cascade keeps each conversation encrypted (cascade/<id>.pb)"),
-            _ => None,
-        }
+        self.row().not_readable
     }
 
     /// Whether the agent keeps sessions inside project folders rather than in one place.
     pub fn per_project(self) -> bool {
-        matches!(self, Agent::Aider | Agent::Crush)
+        self.row().per_project
     }
 
     /// The folders (or database files) where the agent keeps its sessions on this machine,
     /// whether or not they exist; per-project agents add the project folders given.
     pub fn locations(self, env: &Environment, projects: &[PathBuf]) -> Vec<PathBuf> {
-        let mut out: Vec<PathBuf> = match self {
-            Agent::Claude => {
-                let root = env.dir_var("CLAUDE_CONFIG_DIR").or_else(|| env.in_home(".claude"));
-                root.map(|r| r.join("projects")).into_iter().collect()
-            }
-            Agent::Codex => {
-                let root = env.dir_var("CODEX_HOME").or_else(|| env.in_home(".codex"));
-                root.map(|r| vec![r.join("sessions"), r.join("archived_sessions")]).unwrap_or_default()
-            }
-            Agent::OpenCode => env.data_dirs().into_iter().map(|d| d.join("opencode")).collect(),
-            Agent::Gemini => {
-                let home = env.dir_var("GEMINI_CLI_HOME").or_else(|| env.home.clone());
-                home.map(|h| h.join(".gemini").join("tmp")).into_iter().collect()
-            }
-            // goose ignores a relative root. Its data folder is `goose` in the XDG data folder
-            // on Linux, `Block/goose` in the platform's elsewhere (`data/` under it on Windows).
-            Agent::Goose => match env.dir_var("GOOSE_PATH_ROOT").filter(|root| root.is_absolute()) {
-                Some(root) => vec![root.join("data").join("sessions")],
-                None => env
-                    .data_dirs()
-                    .into_iter()
-                    .flat_map(|d| {
-                        [
-                            d.join("goose/sessions"),
-                            d.join("Block/goose/sessions"),
-                            d.join("Block/goose/data/sessions"),
-                        ]
-                    })
-                    .collect(),
-            },
-            // Crush keeps its database in the project (`.crush/`), as the Go OpenCode did
-            // (`.opencode/`).
-            Agent::Crush | Agent::Aider => projects.to_vec(),
-            Agent::Cline => editor_storage(env, "saoudrizwan.claude-dev"),
-            Agent::Roo => editor_storage(env, "rooveterinaryinc.roo-cline"),
-            // Pi expands a leading `~` in its override itself.
-            Agent::Pi => {
-                let root = env.dir_var("PI_CODING_AGENT_DIR").map(|dir| expand_tilde(env, dir));
-                root.or_else(|| env.in_home(".pi/agent")).map(|r| r.join("sessions")).into_iter().collect()
-            }
-            // Chats live under the runtime folder (`QWEN_RUNTIME_DIR`), which defaults to the
-            // configuration folder (`QWEN_HOME`, else `~/.qwen`): both are looked in.
-            Agent::Qwen => {
-                let runtime = env.dir_var("QWEN_RUNTIME_DIR");
-                let config = env.dir_var("QWEN_HOME").or_else(|| env.in_home(".qwen"));
-                runtime.into_iter().chain(config).map(|root| root.join("projects")).collect()
-            }
-            // `COPILOT_HOME`, else `.copilot` in `XDG_STATE_HOME` when that is set, else in home.
-            Agent::Copilot => {
-                let root = env.dir_var("COPILOT_HOME").or_else(|| {
-                    env.dir_var("XDG_STATE_HOME")
-                        .map(|state| state.join(".copilot"))
-                        .or_else(|| env.in_home(".copilot"))
-                });
-                root.map(|r| [r.join("session-state"), r.join("history-session-state")])
-                    .into_iter()
-                    .flatten()
-                    .collect()
-            }
-            Agent::Continue => {
-                let root = env.dir_var("CONTINUE_GLOBAL_DIR").or_else(|| env.in_home(".continue"));
-                root.map(|r| r.join("sessions")).into_iter().collect()
-            }
-            Agent::VsCode => chat_storage(env),
-            // Zed's data folder: `zed` in the XDG data folder (`Zed` in the platform's elsewhere),
-            // or the Flatpak's.
-            Agent::Zed => {
-                let mut roots: Vec<PathBuf> =
-                    env.data_dirs().into_iter().flat_map(|d| [d.join("zed"), d.join("Zed")]).collect();
-                roots.extend(env.in_home(".var/app/dev.zed.Zed/data/zed"));
-                roots.into_iter().map(|root| root.join("threads")).collect()
-            }
-            // The CLI's conversations (`OPENHANDS_CONVERSATIONS_DIR`, else `conversations` in
-            // `OPENHANDS_PERSISTENCE_DIR` or `~/.openhands`), and the older server's sessions.
-            Agent::OpenHands => {
-                let root = env.dir_var("OPENHANDS_PERSISTENCE_DIR").or_else(|| env.in_home(".openhands"));
-                let conversations = env
-                    .dir_var("OPENHANDS_CONVERSATIONS_DIR")
-                    .or_else(|| root.as_ref().map(|r| r.join("conversations")));
-                let sessions = env.in_home(".openhands/sessions");
-                conversations.into_iter().chain(sessions).collect()
-            }
-            Agent::Kimi => {
-                let root = env.dir_var("KIMI_SHARE_DIR").or_else(|| env.in_home(".kimi"));
-                root.map(|r| r.join("sessions")).into_iter().collect()
-            }
-            // Droid takes `FACTORY_HOME_OVERRIDE` for the home folder it keeps `.factory` in.
-            Agent::Factory => {
-                let home = env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone());
-                home.map(|h| h.join(".factory/sessions")).into_iter().collect()
-            }
-            // The editor's global storage, in its user data folder, the CLI's chats, and the
-            // agent transcripts both keep per project.
-            Agent::Cursor => {
-                let mut places: Vec<PathBuf> =
-                    env.config_dir.iter().map(|config| config.join("Cursor/User/globalStorage")).collect();
-                places.extend(env.in_home(".cursor/chats"));
-                places.extend(env.in_home(".cursor/projects"));
-                places
-            }
-            // Kiro CLI's data folder in the platform's local data folder, and the Amazon Q
-            // Developer CLI's it was renamed from.
-            // Newer builds keep a log per session in `~/.kiro/sessions/cli`.
-            Agent::Kiro => {
-                let mut places: Vec<PathBuf> = env
-                    .data_dirs()
-                    .into_iter()
-                    .flat_map(|d| [d.join("kiro-cli"), d.join("amazon-q")])
-                    .collect();
-                places.extend(env.in_home(".kiro/sessions/cli"));
-                places
-            }
-            // The CLI's `amp/threads` in the XDG data folder, and the editor extension's
-            // `threads3` in each editor's global storage.
-            Agent::Amp => {
-                let mut places: Vec<PathBuf> =
-                    env.data_dirs().into_iter().map(|d| d.join("amp/threads")).collect();
-                places.extend(
-                    editor_storage(env, "sourcegraph.amp")
-                        .into_iter()
-                        .map(|tasks| tasks.with_file_name("threads3")),
-                );
-                places
-            }
-            // Windsurf and its preview build keep Cascade's conversations under `~/.codeium`.
-            Agent::Windsurf => ["windsurf", "windsurf-next"]
-                .iter()
-                .filter_map(|build| env.in_home(&format!(".codeium/{build}/cascade")))
-                .collect(),
-        };
+        let mut out = (self.row().locations)(env, projects);
         out.dedup();
         out
+    }
+
+    /// The format of a file found under the agent's locations, if it is one of the agent's
+    /// transcripts (by its name and place).
+    pub fn transcript_format(self, path: &Path) -> Option<TranscriptFormat> {
+        let session_file = self.row().session_file?;
+        let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+        let parent = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy()).unwrap_or_default();
+        session_file(path, &name, &parent)
+    }
+
+    /// The agent whose importer derived `entry_id` (`codex:…`), if any did.
+    pub fn of_entry_id(entry_id: &str) -> Option<Agent> {
+        let (prefix, _) = entry_id.split_once(':')?;
+        Agent::ALL.into_iter().find(|agent| agent.row().entry_prefix == Some(prefix))
+    }
+
+    /// A request's text without the context the agent wraps around the user's words (its
+    /// environment, reminders, the editor's selection): what the user wrote.
+    pub fn user_words(self, text: &str) -> String {
+        unwrap_request(text, self.row().wrappers)
+    }
+}
+
+impl TranscriptFormat {
+    /// Every format, as `--format` lists them: the agents' in the registry's order, then
+    /// annal's own export.
+    pub fn in_agent_order() -> Vec<TranscriptFormat> {
+        let mut formats: Vec<TranscriptFormat> = Vec::new();
+        for format in Agent::ALL.iter().flat_map(|agent| agent.formats()) {
+            if !formats.contains(format) {
+                formats.push(*format);
+            }
+        }
+        formats.push(TranscriptFormat::Annal);
+        formats
     }
 }
 
@@ -304,50 +251,68 @@ impl fmt::Display for Agent {
     }
 }
 
-/// `dir` with a leading `~` (alone or before a separator) replaced by the home folder.
-fn expand_tilde(env: &Environment, dir: PathBuf) -> PathBuf {
-    let Some(home) = &env.home else { return dir };
-    match dir.strip_prefix("~") {
-        Ok(rest) => home.join(rest),
-        Err(_) => dir,
-    }
+/// The environment variables the agents' locations honour, each once.
+pub(crate) fn overrides() -> impl Iterator<Item = &'static str> {
+    let mut names: Vec<&'static str> =
+        Agent::ALL.iter().flat_map(|agent| agent.row().overrides).copied().collect();
+    names.sort_unstable();
+    names.dedup();
+    names.into_iter()
 }
 
-/// Where VS Code keeps chat sessions: every workspace's storage (`<id>/chatSessions/`), and the
-/// sessions of windows without a workspace and of those moved between windows, in each editor's
-/// user data and a remote server's.
-fn chat_storage(env: &Environment) -> Vec<PathBuf> {
-    let mut users: Vec<PathBuf> = Vec::new();
-    if let Some(config) = &env.config_dir {
-        users.extend(EDITORS.iter().map(|editor| config.join(editor).join("User")));
-    }
-    users.extend(env.in_home(".vscode-server/data/User"));
-    users
-        .into_iter()
-        .flat_map(|user| {
-            [
-                user.join("workspaceStorage"),
-                user.join("globalStorage/emptyWindowChatSessions"),
-                user.join("globalStorage/transferredChatSessions"),
-            ]
-        })
-        .collect()
+/// How a format is told from a file's content.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Probe {
+    /// The whole file, before anything else (a Markdown log).
+    Text(fn(&[u8]) -> bool),
+    /// A file that is a JSON array.
+    Array(fn(&[u8]) -> bool),
+    /// A JSON document spread over several lines.
+    Document(fn(&[u8]) -> bool),
+    /// One line that is a JSON object.
+    Line(fn(&Map<String, Value>) -> bool),
 }
 
-/// The editors that run VS Code extensions, by the folder name of their user data.
-const EDITORS: [&str; 6] = ["Code", "Code - Insiders", "VSCodium", "Cursor", "Windsurf", "Trae"];
+/// Each format's signatures, in the order detection tries them: a format whose lines another
+/// format's could also match comes first.
+pub(crate) const DETECTION: [(TranscriptFormat, Probe); 28] = [
+    (TranscriptFormat::Aider, Probe::Text(aider::is_aider_log)),
+    (TranscriptFormat::OpenHands, Probe::Array(openhands::is_events_document)),
+    (TranscriptFormat::Cline, Probe::Array(cline::is_cline_document)),
+    (TranscriptFormat::OpenCode, Probe::Document(detect::is_opencode_document)),
+    (TranscriptFormat::Gemini, Probe::Document(gemini::is_gemini_document)),
+    (TranscriptFormat::Continue, Probe::Document(continue_dev::is_continue_document)),
+    (TranscriptFormat::VsCodeChat, Probe::Document(vscode_chat::is_chat_session)),
+    (TranscriptFormat::OpenHands, Probe::Document(openhands::is_events_document)),
+    (TranscriptFormat::Amp, Probe::Document(amp::is_amp_document)),
+    (TranscriptFormat::Copilot, Probe::Document(copilot::is_legacy_document)),
+    (TranscriptFormat::Annal, Probe::Line(detect::is_export_header)),
+    (TranscriptFormat::OpenCode, Probe::Line(detect::is_opencode_line)),
+    (TranscriptFormat::Continue, Probe::Line(continue_dev::is_continue_session)),
+    (TranscriptFormat::OpenHands, Probe::Line(openhands::is_event)),
+    (TranscriptFormat::Amp, Probe::Line(amp::is_amp_thread)),
+    // A chat session written on one line, or the first line of its change log.
+    (TranscriptFormat::VsCodeChat, Probe::Line(vscode_chat::is_chat_line)),
+    // Before Gemini: an older Copilot CLI session names a `sessionId` and `startTime` too.
+    (TranscriptFormat::Copilot, Probe::Line(copilot::is_legacy_session)),
+    // Before Claude Code: a Gemini CLI log's header names a `sessionId` too.
+    (TranscriptFormat::Gemini, Probe::Line(gemini::is_gemini_line)),
+    (TranscriptFormat::Copilot, Probe::Line(copilot::is_copilot_line)),
+    // Kimi's messages are OpenAI chat messages, which many tools write: only its bookkeeping
+    // lines (the system prompt, checkpoints, token counts) tell its files.
+    (TranscriptFormat::Kimi, Probe::Line(kimi::is_kimi_signature)),
+    (TranscriptFormat::KiroLog, Probe::Line(kiro_log::is_kiro_entry)),
+    // Exactly `{role, message}`: no other format writes a line of only these two.
+    (TranscriptFormat::CursorTranscript, Probe::Line(cursor_transcript::is_cursor_message)),
+    // Before Pi: Droid's messages have Pi's envelope (Pi's messages carry a time of their own).
+    (TranscriptFormat::Factory, Probe::Line(factory::is_factory_line)),
+    // Before Codex: Pi's entries share type names with an older rollout's bare items.
+    (TranscriptFormat::Pi, Probe::Line(pi::is_pi_signature)),
+    (TranscriptFormat::Codex, Probe::Line(codex::is_codex_line)),
+    (TranscriptFormat::Qwen, Probe::Line(qwen::is_qwen_line)),
+    (TranscriptFormat::Claude, Probe::Line(claude::is_claude_line)),
+    (TranscriptFormat::Annal, Probe::Line(detect::is_annal_record)),
+];
 
-/// A VS Code extension's task folders, in every editor's global storage (and a remote
-/// server's).
-fn editor_storage(env: &Environment, extension: &str) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    if let Some(config) = &env.config_dir {
-        for editor in EDITORS {
-            out.push(config.join(editor).join("User/globalStorage").join(extension).join("tasks"));
-        }
-    }
-    if let Some(server) = env.in_home(".vscode-server/data/User/globalStorage") {
-        out.push(server.join(extension).join("tasks"));
-    }
-    out
-}
+#[cfg(test)]
+mod tests;
