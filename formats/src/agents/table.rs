@@ -47,6 +47,8 @@ mod goose_agent;
 mod kimi_agent;
 #[path = "kiro/agent.rs"]
 mod kiro_agent;
+#[path = "omp/agent.rs"]
+mod omp_agent;
 #[path = "opencode/agent.rs"]
 mod opencode_agent;
 #[path = "openhands/agent.rs"]
@@ -87,6 +89,8 @@ pub enum Agent {
     Roo,
     /// The Pi coding agent.
     Pi,
+    /// Oh My Pi, a fork of Pi writing Pi's format under a folder of its own.
+    OhMyPi,
     /// Qwen Code.
     Qwen,
     /// GitHub Copilot CLI.
@@ -115,7 +119,7 @@ pub enum Agent {
 
 impl Agent {
     /// Every agent, in the order `annal sync --list` shows them.
-    pub const ALL: [Agent; 22] = [
+    pub const ALL: [Agent; 23] = [
         Agent::Claude,
         Agent::Codex,
         Agent::OpenCode,
@@ -126,6 +130,7 @@ impl Agent {
         Agent::Cline,
         Agent::Roo,
         Agent::Pi,
+        Agent::OhMyPi,
         Agent::Qwen,
         Agent::Copilot,
         Agent::Continue,
@@ -153,6 +158,7 @@ impl Agent {
             Agent::Cline => &cline_agent::ROW,
             Agent::Roo => &roo_agent::ROW,
             Agent::Pi => &pi_agent::ROW,
+            Agent::OhMyPi => &omp_agent::ROW,
             Agent::Qwen => &qwen_agent::ROW,
             Agent::Copilot => &copilot_agent::ROW,
             Agent::Continue => &continue_agent::ROW,

@@ -32,7 +32,7 @@ use super::{ParseOptions, ParsedTranscript};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 /// Entry types Pi writes after the header.
-const ENTRY_TYPES: [&str; 9] = [
+const ENTRY_TYPES: [&str; 12] = [
     "message",
     "model_change",
     "thinking_level_change",
@@ -42,6 +42,10 @@ const ENTRY_TYPES: [&str; 9] = [
     "custom_message",
     "label",
     "session_info",
+    // Oh My Pi's own entries.
+    "session_init",
+    "ttsr_injection",
+    "mode_change",
 ];
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
