@@ -64,7 +64,9 @@ for target in "${targets[@]}"; do
     s="$(sanitizer "$target")"
     mkdir -p "corpus/$target" "artifacts/$target"
     inputs=("corpus/$target")
-    if [[ -d seeds/$target ]]; then inputs+=("seeds/$target"); fi
+    for seeds in seeds/"$target" ../formats/src/agents/*/seeds/"$target"; do
+        if [[ -d $seeds ]]; then inputs+=("$seeds"); fi
+    done
     if fuzzed "$target"; then
         options=(-max_total_time="$seconds")
         what="${seconds} s"

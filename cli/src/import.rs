@@ -13,6 +13,7 @@ use std::time::Instant;
 use annal::import::{ImportSummary, SkipReason, TranscriptFormat};
 use annal::Error;
 use anyhow::{bail, Context};
+use clap::builder::PossibleValuesParser;
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
@@ -27,11 +28,17 @@ pub(crate) struct ImportArgs {
     #[arg(value_name = "PATH")]
     paths: Vec<PathBuf>,
     /// The transcripts' format; `auto` detects it from each file's content
-    #[arg(long, default_value = "auto", value_parser = ["auto", "claude", "codex", "opencode", "gemini", "aider", "cline", "pi", "qwen", "copilot", "continue", "vscode", "openhands", "kimi", "factory", "amp", "kiro", "cursor", "annal"])]
+    #[arg(long, default_value = "auto", value_parser = PossibleValuesParser::new(format_values()))]
     format: String,
     /// Print the summary as JSON
     #[arg(long)]
     json: bool,
+}
+
+/// `--format`'s values: `auto`, then every format the agent registry lists.
+fn format_values() -> Vec<&'static str> {
+    let formats = TranscriptFormat::in_agent_order().into_iter().map(TranscriptFormat::name);
+    std::iter::once("auto").chain(formats).collect()
 }
 
 /// What an import did, for the summary table.
@@ -173,9 +180,11 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             1 => ("1".to_owned(), "file given is"),
             n => (n.to_string(), "files given are"),
         };
+        let formats: Vec<&str> =
+            TranscriptFormat::in_agent_order().into_iter().map(TranscriptFormat::name).collect();
         bail!(
-            "{n} {files} not a transcript annal can read (see above); \
-             --format claude|codex|opencode|gemini|aider|cline|annal reads a file as that format"
+            "{n} {files} not a transcript annal can read (see above); --format {} reads a file as that format",
+            formats.join("|")
         );
     }
     if summary.sessions_failed > 0 {

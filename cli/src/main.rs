@@ -62,8 +62,7 @@ enum Command {
     /// Append records, read as JSON lines from stdin, to a session as one batch.
     #[command(long_about = append::LONG_ABOUT)]
     Append(append::AppendArgs),
-    /// Import transcripts of Claude Code, Codex, OpenCode, Gemini CLI, aider, Cline, Pi, Qwen Code,
-    /// Copilot CLI and Copilot Chat in VS Code, Continue, OpenHands, Kimi CLI, Factory Droid, Amp, Kiro CLI or annal exports.
+    /// Import the transcripts of the agents `annal sync --list` names, or annal exports.
     Import(import::ImportArgs),
     /// Capture every session the machine's agents write: once, or continuously with --watch.
     Sync(sync::SyncArgs),

@@ -11,7 +11,7 @@
 
 use std::collections::HashSet;
 
-use crate::import::ParsedSession;
+use crate::agents::ParsedSession;
 use annal_engine::Store;
 use annal_engine::{AppendError, ReadError};
 use annal_engine::{Block, Record};

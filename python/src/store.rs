@@ -328,9 +328,8 @@ impl Store {
         to_python(py, &json!({"records": summary.records, "path": path}))
     }
 
-    /// Imports a transcript given as bytes or text (Claude Code, Codex, OpenCode, Gemini CLI,
-    /// aider, Cline, Pi, Qwen Code, Copilot CLI and Chat, Continue, OpenHands, Kimi CLI,
-    /// Factory Droid, Amp, Kiro CLI, an annal export), in `format` or the one detected.
+    /// Imports a transcript given as bytes or text (of any agent `annal import` reads, or an
+    /// annal export), in `format` or the one detected.
     #[pyo3(name = "import_", signature = (data, name, *, format = None))]
     fn import_bytes(
         &self,

@@ -9,10 +9,10 @@ use std::path::Path;
 
 use annal_formats::ParsedSession;
 
-use crate::agents::Agent;
 use crate::db::{self, DbReading};
 use crate::error::SourceError;
 use crate::opencode_storage;
+use annal_formats::Agent;
 
 /// The first bytes of every SQLite database file.
 const SQLITE_HEADER: &[u8; 16] = b"SQLite format 3\0";

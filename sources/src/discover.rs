@@ -6,11 +6,11 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use annal_formats::{kimi_context_number, TranscriptFormat, AIDER_LOG};
+use annal_formats::TranscriptFormat;
 
 use crate::agent_store::is_opencode_storage;
-use crate::agents::Agent;
 use crate::error::SourceError;
+use annal_formats::Agent;
 
 /// How a unit is read.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -194,94 +194,16 @@ impl Walk<'_> {
     }
 }
 
-/// What a file found under an agent's location is, by its name and place.
+/// What a file found under an agent's location is, by its name and place: one of its databases,
+/// or (the registry says which) one of its transcripts.
 fn unit_kind(agent: Agent, path: &Path, name: &str) -> Option<UnitKind> {
     let parent = path.parent().and_then(Path::file_name).map(|n| n.to_string_lossy()).unwrap_or_default();
-    let transcript = UnitKind::Transcript;
     match agent {
-        Agent::Claude => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::Claude)),
-        Agent::Codex => {
-            let rollout =
-                name.starts_with("rollout-") && (name.ends_with(".jsonl") || name.ends_with(".jsonl.zst"));
-            rollout.then_some(transcript(TranscriptFormat::Codex))
-        }
-        Agent::Gemini => {
-            // Sub-agents' logs sit one folder deeper: `chats/<parent session>/<session>.jsonl`.
-            let grandparent = path.parent().and_then(Path::parent).and_then(Path::file_name);
-            let in_chats = parent == "chats" || grandparent.is_some_and(|g| g == "chats");
-            let chat = in_chats && (name.ends_with(".json") || name.ends_with(".jsonl"));
-            chat.then_some(transcript(TranscriptFormat::Gemini))
-        }
-        Agent::Aider => (name == AIDER_LOG).then_some(transcript(TranscriptFormat::Aider)),
-        Agent::Cline | Agent::Roo => {
-            (name == "api_conversation_history.json").then_some(transcript(TranscriptFormat::Cline))
-        }
         Agent::Crush => match (parent.as_ref(), name) {
             (".crush", "crush.db") | (".opencode", "opencode.db") => Some(UnitKind::CrushDb),
             _ => None,
         },
-        // `sessions/--<cwd>--/<time>_<id>.jsonl`.
-        Agent::Pi => {
-            let session = parent.starts_with("--") && name.ends_with(".jsonl");
-            session.then_some(transcript(TranscriptFormat::Pi))
-        }
-        // `projects/<project>/chats/<session>.jsonl`, sub-agents in
-        // `projects/<project>/subagents/<session>/agent-<id>.jsonl`.
-        Agent::Qwen => {
-            let grandparent = path.parent().and_then(Path::parent).and_then(Path::file_name);
-            let sub_agent = grandparent.is_some_and(|g| g == "subagents") && name.starts_with("agent-");
-            let chat = (parent == "chats" || sub_agent) && name.ends_with(".jsonl");
-            chat.then_some(transcript(TranscriptFormat::Qwen))
-        }
-        // `session-state/<session>/events.jsonl`; before 0.0.342,
-        // `history-session-state/session_<session>_<start ms>.json`.
-        Agent::Copilot => {
-            let legacy =
-                parent == "history-session-state" && name.starts_with("session_") && name.ends_with(".json");
-            (name == "events.jsonl" || legacy).then_some(transcript(TranscriptFormat::Copilot))
-        }
-        // `sessions/<session>.json` beside the `sessions.json` index.
-        Agent::Continue => {
-            let session = parent == "sessions" && name.ends_with(".json") && name != "sessions.json";
-            session.then_some(transcript(TranscriptFormat::Continue))
-        }
-        Agent::VsCode => {
-            let folders = ["chatSessions", "emptyWindowChatSessions", "transferredChatSessions"];
-            let session =
-                folders.contains(&parent.as_ref()) && (name.ends_with(".json") || name.ends_with(".jsonl"));
-            session.then_some(transcript(TranscriptFormat::VsCodeChat))
-        }
-        // `<conversation>/events/<event>.json`.
-        Agent::OpenHands => {
-            (parent == "events" && name.ends_with(".json")).then_some(transcript(TranscriptFormat::OpenHands))
-        }
-        // `sessions/<work dir>/<session>/context.jsonl`, sub-agents in
-        // `<session>/subagents/<id>/context.jsonl`; the files Kimi set aside
-        // (`context_<n>.jsonl`) are read with the current one. Before sessions had folders:
-        // `sessions/<work dir>/<session>.jsonl`.
-        Agent::Kimi => {
-            let grandparent = path.parent().and_then(Path::parent).and_then(Path::file_name);
-            let legacy = grandparent.is_some_and(|g| g == "sessions")
-                && name.ends_with(".jsonl")
-                && kimi_context_number(name).is_none();
-            (kimi_context_number(name) == Some(0) || legacy).then_some(transcript(TranscriptFormat::Kimi))
-        }
-        // `sessions/<cwd>/<session>.jsonl` (with `<session>.settings.json` beside it, not read);
-        // the first versions kept them in `sessions/` itself.
-        Agent::Factory => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::Factory)),
-        // `threads/T-<id>.json`, the editor extension's `threads3/<id>.json`.
-        Agent::Amp => {
-            let thread = (parent == "threads" || parent == "threads3") && name.ends_with(".json");
-            thread.then_some(transcript(TranscriptFormat::Amp))
-        }
-        // `sessions/cli/<session>.jsonl`, beside its `<session>.json` (not read).
-        Agent::Kiro => name.ends_with(".jsonl").then_some(transcript(TranscriptFormat::KiroLog)),
         Agent::Cursor if name == "store.db" => Some(UnitKind::CursorChatDb),
-        Agent::Cursor => {
-            let in_transcripts = path.components().any(|part| part.as_os_str() == "agent-transcripts");
-            (in_transcripts && name.ends_with(".jsonl"))
-                .then_some(transcript(TranscriptFormat::CursorTranscript))
-        }
-        Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Windsurf => None,
+        _ => agent.transcript_format(path).map(UnitKind::Transcript),
     }
 }

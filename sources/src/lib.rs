@@ -22,21 +22,19 @@
 //! ```
 
 mod agent_store;
-mod agents;
 mod codex_fork;
 mod cursor;
 mod db;
 mod discover;
-mod environment;
 mod error;
 mod opencode_storage;
 mod read;
 mod sync;
 
 pub use crate::agent_store::{is_opencode_storage, read_agent_store, AgentStoreReading};
-pub use crate::agents::Agent;
 pub use crate::discover::{may_hold_sessions, Unit, UnitKind};
-pub use crate::environment::{Environment, OVERRIDES};
 pub use crate::error::SourceError;
 pub use crate::read::{kimi_rotations, FILE_BYTES_MAX};
 pub use crate::sync::{projects, survey, sync, SourceReport, SyncError, SyncOptions, SyncReport};
+pub use annal_formats::Agent;
+pub use annal_formats::Environment;

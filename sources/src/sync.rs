@@ -14,11 +14,11 @@ use annal_engine::{AppendError, ForkError, ReadError, Store};
 use annal_formats::TranscriptFormat;
 use annal_formats::{load_session, LoadError};
 
-use crate::agents::Agent;
 use crate::cursor::{cursor_name, Cursor, CURSOR_PREFIX, PROJECT_PREFIX};
 use crate::discover::{discover, Unit, UnitKind};
-use crate::environment::Environment;
 use crate::read::{read, NotRead, Reading};
+use annal_formats::Agent;
+use annal_formats::Environment;
 
 /// What a sync pass reads.
 #[derive(Clone, Debug, Default)]

@@ -6,6 +6,7 @@ use std::collections::HashMap;
 
 use annal::error::ReadError;
 use annal::snapshot::{BlockView, RecordView};
+use annal::sync::Agent;
 use annal::{Annal, Role, SessionInfo, Snapshot};
 
 use crate::output::cut;
@@ -79,20 +80,22 @@ pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summa
         records: info.len,
         ..Summary::default()
     };
+    let mut agent = None;
     for guard in snapshot.records(&info.name, 0..HEAD_RECORDS.min(info.len))? {
         let guard = guard?;
         let view = guard.view()?;
         if summary.first_time.is_none() {
             summary.first_time = view.timestamp().map(str::to_owned);
         }
-        if summary.agent.is_empty() {
-            summary.agent = agent_of(&view);
+        if agent.is_none() {
+            agent = agent_of(&view);
+            summary.agent = agent.map(|agent| agent.title().to_owned()).unwrap_or_default();
         }
         if summary.project.is_empty() {
             summary.project = project_of(&view);
         }
         if summary.first_request.is_empty() && view.role() == Role::User {
-            summary.first_request = first_text(snapshot, &view)?;
+            summary.first_request = first_text(snapshot, &view, agent)?;
         }
         if !summary.agent.is_empty() && !summary.project.is_empty() && !summary.first_request.is_empty() {
             break;
@@ -110,20 +113,14 @@ pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summa
     Ok(summary)
 }
 
-/// The agent, from the prefix importers give the ids they make (`codex:…`, `gemini:…`), or from
-/// metadata only one agent writes.
-fn agent_of(view: &RecordView<'_>) -> String {
-    if let Some((prefix, _)) = view.entry_id().split_once(':') {
-        if (2..=16).contains(&prefix.len()) && prefix.bytes().all(|b| b.is_ascii_lowercase() || b == b'-') {
-            return prefix.to_owned();
-        }
+/// The agent, from the prefix its importer gives the ids it makes (`codex:…`, `gemini:…`), or
+/// from metadata only Claude Code writes; the registry names both.
+fn agent_of(view: &RecordView<'_>) -> Option<Agent> {
+    if let Some(agent) = Agent::of_entry_id(view.entry_id()) {
+        return Some(agent);
     }
-    let keys: Vec<&str> = view.meta().map(|(key, _)| key).collect();
-    if keys.contains(&"isSidechain") || keys.contains(&"gitBranch") || keys.contains(&"parentUuid") {
-        "claude".to_owned()
-    } else {
-        String::new()
-    }
+    let claude = ["isSidechain", "gitBranch", "parentUuid"];
+    view.meta().any(|(key, _)| claude.contains(&key)).then_some(Agent::Claude)
 }
 
 /// The working folder the agent recorded (`cwd`, at the top of the metadata or in its payload).
@@ -141,11 +138,16 @@ fn project_of(view: &RecordView<'_>) -> String {
     String::new()
 }
 
-/// The first line of a record's first text that is not a tag, shortened for the list.
-fn first_text(snapshot: &Snapshot, view: &RecordView<'_>) -> Result<String, ReadError> {
+/// The first line of a record's first text that is the user's, shortened for the list: the
+/// context the agent wraps around a request (the registry names it) taken out first.
+fn first_text(snapshot: &Snapshot, view: &RecordView<'_>, agent: Option<Agent>) -> Result<String, ReadError> {
     for block in view.blocks() {
         if let BlockView::Text { text } = block {
             let text = snapshot.text(text)?;
+            let text = match agent {
+                Some(agent) => agent.user_words(&text),
+                None => text.into_owned(),
+            };
             // Agents wrap context they add in tags (`<environment_context>`): not the request.
             let is_tag = |line: &str| line.starts_with('<') && line.ends_with('>');
             if let Some(line) = text.lines().map(str::trim).find(|line| !line.is_empty() && !is_tag(line)) {

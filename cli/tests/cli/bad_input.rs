@@ -351,10 +351,17 @@ fn a_file_in_an_unknown_format() {
     let notes = sandbox.dir().join("notes.jsonl");
     std::fs::write(&notes, "{\"a\": 1}\n{\"b\": 2}\n").unwrap();
     let run = sandbox.annal(&["import", notes.to_str().unwrap()], "");
+    // The hint names every format `--format` takes, as the registry lists them.
+    let formats = annal::import::TranscriptFormat::in_agent_order();
+    assert_eq!(formats.len(), annal::import::TranscriptFormat::ALL.len());
+    let names: Vec<&str> = formats.into_iter().map(|format| format.name()).collect();
     assert_eq!(
         error_line(&run, status::BAD_INPUT),
-        "annal: 1 file given is not a transcript annal can read (see above); --format \
-         claude|codex|opencode|gemini|aider|cline|annal reads a file as that format"
+        format!(
+            "annal: 1 file given is not a transcript annal can read (see above); --format {} reads a \
+             file as that format",
+            names.join("|")
+        )
     );
     assert!(
         run.stderr.starts_with(&format!(

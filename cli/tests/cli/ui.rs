@@ -181,6 +181,25 @@ fn the_list_shows_every_session_and_what_the_model_saw_matches_project() {
 }
 
 #[test]
+fn the_list_names_each_agent_and_shows_what_the_user_asked() {
+    let sandbox = Sandbox::new();
+    // Codex sends its environment before the request; the ids its importer derives say `codex:`.
+    let context =
+        "<environment_context>\n  <cwd>/srv/プロジェクト</cwd>\n  <shell>zsh</shell>\n</environment_context>";
+    let codex = [line("codex:c1:1", "user", context), line("codex:c1:2", "user", "fix the 解析器 🦀 please")];
+    sandbox.annal(&["append", "c1"], &format!("{}\n", codex.join("\n"))).ok();
+    // Cursor wraps the request itself in tags.
+    let cursor = line("cursor:k1:1", "user", "<user_query>\nwhy is e\u{301}t\u{e9} split?\n</user_query>");
+    sandbox.annal(&["append", "k1"], &format!("{cursor}\n")).ok();
+    let server = Server::start(&sandbox);
+    let list = server.get("/").body;
+    assert!(list.contains("<td>Codex CLI</td>") && list.contains("<td>Cursor</td>"), "{list}");
+    assert!(list.contains("fix the 解析器 🦀 please"), "{list}");
+    assert!(!list.contains("/srv/プロジェクト"), "the environment is not the request: {list}");
+    assert!(list.contains("why is e\u{301}t\u{e9} split?"), "{list}");
+}
+
+#[test]
 fn nothing_served_changes_the_store() {
     let sandbox = store();
     let before = std::fs::read(&sandbox.db).expect("the store");

@@ -17,8 +17,8 @@ use std::path::Path;
 use annal_formats::ParsedSession;
 
 use self::sqlite::{open, table_columns, Row};
-use crate::agents::Agent;
 use crate::error::SourceError;
+use annal_formats::Agent;
 
 /// What one read of a database found.
 #[derive(Debug, Default)]

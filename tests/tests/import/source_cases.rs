@@ -110,6 +110,16 @@ fn pi() -> Case {
     }
 }
 
+/// Oh My Pi writes Pi's format under its own folder; here a named profile's.
+fn omp() -> Case {
+    Case {
+        agent: Agent::OhMyPi,
+        file: ".omp/profiles/work/agent/sessions/--src--/2026-11-30T10-00-00-000Z_p1.jsonl",
+        bad: ".omp/profiles/work/agent/sessions/--src--/2026-11-30T11-00-00-000Z_bad.jsonl",
+        ..pi()
+    }
+}
+
 fn qwen() -> Case {
     let record = |uuid: &str, kind: &str, text: &str| {
         let role = if kind == "user" { "user" } else { "model" };
@@ -386,6 +396,7 @@ pub(crate) fn cases() -> Vec<Case> {
         codex(),
         gemini(),
         pi(),
+        omp(),
         qwen(),
         copilot(),
         copilot_legacy(),

@@ -1,0 +1,39 @@
+//! Continue: its row in the agent registry, where it keeps its sessions and which files are
+//! its transcripts.
+
+use std::path::{Path, PathBuf};
+
+use crate::agents::environment::Environment;
+use crate::agents::row::{Docs, Row};
+use crate::agents::TranscriptFormat;
+
+/// Continue's row.
+pub(super) const ROW: Row = Row {
+    name: "continue",
+    title: "Continue",
+    formats: &[TranscriptFormat::Continue],
+    overrides: &["CONTINUE_GLOBAL_DIR"],
+    locations,
+    per_project: false,
+    session_file: Some(session_file),
+    not_readable: None,
+    entry_prefix: Some("continue"),
+    wrappers: &[],
+    fuzz_targets: &["import_continue"],
+    docs: Docs {
+        readme: r#"`~/.continue/sessions/*.json` (`CONTINUE_GLOBAL_DIR`)"#,
+        import: r#"one JSON document per session, rewritten whole on every save | `~/.continue/sessions/<session>.json` (`CONTINUE_GLOBAL_DIR`) | `continuedev/continue` `core/util/history.ts`, `core/index.d.ts` (`Session`, `ChatHistoryItem`) at `d0a3c0b6`; the VS Code and JetBrains extensions and the `cn` CLI share the folder"#,
+    },
+};
+
+/// Where it keeps its sessions, whether or not they exist.
+fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
+    let root = env.dir_var("CONTINUE_GLOBAL_DIR").or_else(|| env.in_home(".continue"));
+    root.map(|r| r.join("sessions")).into_iter().collect()
+}
+
+/// `sessions/<session>.json` beside the `sessions.json` index.
+fn session_file(_path: &Path, name: &str, parent: &str) -> Option<TranscriptFormat> {
+    let session = parent == "sessions" && name.ends_with(".json") && name != "sessions.json";
+    session.then_some(TranscriptFormat::Continue)
+}

@@ -1,0 +1,42 @@
+//! GitHub Copilot CLI: its row in the agent registry, where it keeps its sessions and which files are
+//! its transcripts.
+
+use std::path::{Path, PathBuf};
+
+use crate::agents::environment::Environment;
+use crate::agents::row::{Docs, Row};
+use crate::agents::TranscriptFormat;
+
+/// GitHub Copilot CLI's row.
+pub(super) const ROW: Row = Row {
+    name: "copilot",
+    title: "GitHub Copilot CLI",
+    formats: &[TranscriptFormat::Copilot],
+    overrides: &["COPILOT_HOME", "XDG_STATE_HOME"],
+    locations,
+    per_project: false,
+    session_file: Some(session_file),
+    not_readable: None,
+    entry_prefix: Some("copilot"),
+    wrappers: &[],
+    fuzz_targets: &["import_copilot"],
+    docs: Docs {
+        readme: r#"`~/.copilot/session-state/*/events.jsonl` and the older `~/.copilot/history-session-state/*.json` (`COPILOT_HOME`)"#,
+        import: r#"JSONL of typed events `{id, type, timestamp, parentId, data}`; before 0.0.342 one JSON document per session `{sessionId, startTime, chatMessages, timeline}`, rewritten whole | `~/.copilot/session-state/<session>/events.jsonl` and `~/.copilot/history-session-state/session_<session>_<start ms>.json` (`COPILOT_HOME`; `XDG_STATE_HOME/.copilot`) | closed source: the events as `microsoft/vscode-copilot-chat` at `31acd00a` reads them back (`src/extension/chatSessions/copilotcli/`); the older documents as the schema in `@github/copilot` 0.0.340's published bundle declares them (the last release that wrote them; 0.0.342's changelog moves a session to the event log when it is resumed)"#,
+    },
+};
+
+/// `COPILOT_HOME`, else `.copilot` in `XDG_STATE_HOME` when that is set, else in home.
+fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
+    let root = env.dir_var("COPILOT_HOME").or_else(|| {
+        env.dir_var("XDG_STATE_HOME").map(|state| state.join(".copilot")).or_else(|| env.in_home(".copilot"))
+    });
+    root.map(|r| [r.join("session-state"), r.join("history-session-state")]).into_iter().flatten().collect()
+}
+
+/// `session-state/<session>/events.jsonl`; before 0.0.342,
+/// `history-session-state/session_<session>_<start ms>.json`.
+fn session_file(_path: &Path, name: &str, parent: &str) -> Option<TranscriptFormat> {
+    let legacy = parent == "history-session-state" && name.starts_with("session_") && name.ends_with(".json");
+    (name == "events.jsonl" || legacy).then_some(TranscriptFormat::Copilot)
+}
