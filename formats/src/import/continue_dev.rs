@@ -16,7 +16,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::lines::document_object;
+use super::lines::{document_object, note_shape};
 use super::session::{
     data_url_blob, fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of,
     usable_name, SessionBuilder,
@@ -32,6 +32,10 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let Some(mut document) = document_object(bytes, options, &mut parsed, "a Continue session") else {
         return parsed;
     };
+    let shaped = document.get("sessionId").is_some_and(Value::is_string)
+        && document.get("history").is_some_and(Value::is_array);
+    let reason = "a Continue session is an object with a \"sessionId\" and a \"history\" array";
+    note_shape(&mut parsed, shaped, reason);
     let name = str_of(&document, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let items = take_array(&mut document, "history");
     let mut builder = SessionBuilder::new("continue", true);

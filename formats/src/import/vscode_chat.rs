@@ -18,7 +18,7 @@
 
 use serde_json::{Map, Value};
 
-use super::lines::{document_body, lines, read_line, LineValue};
+use super::lines::{document_body, lines, note_shape, read_line, LineValue};
 use super::session::{
     fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of, usable_id, usable_name,
     SessionBuilder,
@@ -41,6 +41,13 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         }
         return parsed;
     };
+    let shaped = state.get("sessionId").is_some_and(Value::is_string)
+        && state.get("requests").is_some_and(Value::is_array);
+    note_shape(
+        &mut parsed,
+        shaped,
+        "a chat session is an object with a \"sessionId\" and a \"requests\" array",
+    );
     let name = str_of(&state, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let requests = take_array(&mut state, "requests");
     let mut builder = SessionBuilder::new("vscode", true);
