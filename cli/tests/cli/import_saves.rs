@@ -149,12 +149,18 @@ fn vscode_chat_sessions_keep_their_own_records_and_one_metadata_record() {
     assert!(texts.iter().any(|t| t == "fix the 解析器\u{3000}🦀"), "{texts:?}");
 }
 
-/// Saves a Zed thread into `threads.db` as Zed does: the whole thread, replacing the row.
-fn zed_save(db: &Connection, at: &str, messages: &[Value], usage: u64) {
+/// Saves a Zed thread into `threads.db` as Zed does: the whole thread, replacing the row; each
+/// finished request's token usage keyed by the user message that started it, and their sum.
+fn zed_save(db: &Connection, at: &str, messages: &[Value], usage: &[(&str, u64)]) {
+    let spent: serde_json::Map<String, Value> = usage
+        .iter()
+        .map(|(id, tokens)| ((*id).to_owned(), json!({"input_tokens": tokens, "output_tokens": tokens / 2})))
+        .collect();
+    let total: u64 = usage.iter().map(|(_, tokens)| tokens).sum();
     let thread = json!({"title": "Fix the 解析器", "version": "0.3.0", "updated_at": at, "messages": messages,
         "model": {"provider": "anthropic", "model": "claude-sonnet-4-5"}, "profile": "write",
-        "cumulative_token_usage": {"input_tokens": usage, "output_tokens": usage / 2},
-        "request_token_usage": {"u-1": {"input_tokens": usage, "output_tokens": usage / 2}}});
+        "cumulative_token_usage": {"input_tokens": total, "output_tokens": total / 2},
+        "request_token_usage": spent});
     db.execute(
         "INSERT INTO threads (id, summary, updated_at, data_type, data) VALUES ('z1', 'Fix', ?1, 'json', ?2)
          ON CONFLICT (id) DO UPDATE SET updated_at = excluded.updated_at, data = excluded.data",
@@ -169,15 +175,22 @@ fn zed_threads_keep_one_metadata_record_across_saves() {
     let path = sandbox.dir().join("threads.db");
     let db = Connection::open(&path).expect("the database");
     db.execute_batch(annal_support::agent_schemas::ZED).expect("the schema");
-    let user = json!({"User": {"id": "u-1", "content": [{"Text": "fix the 解析器 🦀"}]}});
-    let reply = json!({"Agent": {"content": [{"Text": "Reading `naïve.rs`."}], "tool_results": {}}});
-    zed_save(&db, "2026-11-30T10:00:00Z", &[user.clone(), reply.clone()], 1200);
+    let user = |id: &str, text: &str| json!({"User": {"id": id, "content": [{"Text": text}]}});
+    let reply = |text: &str| json!({"Agent": {"content": [{"Text": text}], "tool_results": {}}});
+    let first = [user("u-1", "fix the 解析器 🦀"), reply("Reading `naïve.rs`.")];
+    zed_save(&db, "2026-11-30T10:00:00Z", &first, &[("u-1", 1200)]);
     import(&sandbox, &path);
-    zed_save(&db, "2026-11-30T10:01:00Z", &[user.clone(), reply.clone()], 1800);
+    // The user asks again: the thread's time and totals move, its title and model do not.
+    let mut second = first.to_vec();
+    second.push(user("u-2", "and the tests, ça marche?"));
+    zed_save(&db, "2026-11-30T10:01:00Z", &second, &[("u-1", 1200)]);
     import(&sandbox, &path);
-    let more = json!({"User": {"id": "u-2", "content": [{"Text": "and the tests"}]}});
-    zed_save(&db, "2026-11-30T10:02:00Z", &[user, reply, more], 2500);
+    second.push(reply("They pass."));
+    zed_save(&db, "2026-11-30T10:02:00Z", &second, &[("u-1", 1200), ("u-2", 1300)]);
     import(&sandbox, &path);
     let records = exported(&sandbox, "z1");
-    assert_eq!((records.len(), system_records(&records)), (4, 1), "{records:#?}");
+    assert_eq!((records.len(), system_records(&records)), (5, 1), "{records:#?}");
+    // Each request's usage is on its reply.
+    let answer = records.iter().find(|r| r["entryId"] == "zed:z1:4").expect("the second reply");
+    assert_eq!(answer["meta"]["requestTokenUsage"]["input_tokens"], 1300, "{answer:#?}");
 }
