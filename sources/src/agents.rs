@@ -211,16 +211,20 @@ impl Agent {
                 let config = env.dir_var("QWEN_HOME").or_else(|| env.in_home(".qwen"));
                 runtime.into_iter().chain(config).map(|root| root.join("projects")).collect()
             }
-            // `COPILOT_HOME`, else `.copilot` in `XDG_STATE_HOME` when that is set, else in home.
+            // `COPILOT_HOME`, else `~/.copilot`. Versions before 1.0 used `.copilot` in
+            // `XDG_STATE_HOME` when that was set; current ones move it to `~/.copilot` at start,
+            // so it is looked in too, for sessions of a CLI not run since.
             Agent::Copilot => {
-                let root = env.dir_var("COPILOT_HOME").or_else(|| {
-                    env.dir_var("XDG_STATE_HOME")
-                        .map(|state| state.join(".copilot"))
-                        .or_else(|| env.in_home(".copilot"))
-                });
-                root.map(|r| [r.join("session-state"), r.join("history-session-state")])
+                let mut roots: Vec<PathBuf> = match env.dir_var("COPILOT_HOME") {
+                    Some(root) => vec![root],
+                    None => env.in_home(".copilot").into_iter().collect(),
+                };
+                if env.dir_var("COPILOT_HOME").is_none() {
+                    roots.extend(env.dir_var("XDG_STATE_HOME").map(|state| state.join(".copilot")));
+                }
+                roots
                     .into_iter()
-                    .flatten()
+                    .flat_map(|r| [r.join("session-state"), r.join("history-session-state")])
                     .collect()
             }
             Agent::Continue => {
@@ -296,6 +300,45 @@ impl Agent {
         };
         out.dedup();
         out
+    }
+}
+
+impl Agent {
+    /// The folders the agent makes for itself at its first run (settings, logs) whether or not
+    /// it has kept a session yet: one that exists while no session location does tells an agent
+    /// that is installed but whose sessions annal does not find (none yet, or kept elsewhere).
+    pub fn homes(self, env: &Environment) -> Vec<PathBuf> {
+        let var_or_home = |var: &str, rest: &str| env.dir_var(var).or_else(|| env.in_home(rest));
+        let home: Option<PathBuf> = match self {
+            Agent::Claude => var_or_home("CLAUDE_CONFIG_DIR", ".claude"),
+            Agent::Codex => var_or_home("CODEX_HOME", ".codex"),
+            Agent::Gemini => {
+                env.dir_var("GEMINI_CLI_HOME").or_else(|| env.home.clone()).map(|h| h.join(".gemini"))
+            }
+            Agent::Pi => var_or_home("PI_CODING_AGENT_DIR", ".pi/agent"),
+            Agent::Qwen => var_or_home("QWEN_HOME", ".qwen"),
+            Agent::Copilot => var_or_home("COPILOT_HOME", ".copilot"),
+            Agent::Continue => var_or_home("CONTINUE_GLOBAL_DIR", ".continue"),
+            Agent::OpenHands => var_or_home("OPENHANDS_PERSISTENCE_DIR", ".openhands"),
+            Agent::Kimi => var_or_home("KIMI_SHARE_DIR", ".kimi"),
+            Agent::Factory => {
+                env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone()).map(|h| h.join(".factory"))
+            }
+            Agent::Cursor => env.in_home(".cursor"),
+            Agent::Kiro => env.in_home(".kiro"),
+            Agent::Windsurf => env.in_home(".codeium"),
+            Agent::OpenCode | Agent::Goose | Agent::Zed | Agent::Amp => {
+                let name = match self {
+                    Agent::OpenCode => "opencode",
+                    Agent::Goose => "goose",
+                    Agent::Zed => "zed",
+                    _ => "amp",
+                };
+                env.config_dir.as_ref().map(|config| config.join(name))
+            }
+            Agent::Crush | Agent::Aider | Agent::Cline | Agent::Roo | Agent::VsCode => None,
+        };
+        home.into_iter().collect()
     }
 }
 
