@@ -116,32 +116,40 @@ fn system_records(records: &[Value]) -> usize {
 }
 
 #[test]
-fn vscode_chat_sessions_keep_their_own_records_and_one_metadata_record() {
+fn vscode_chat_saves_keep_one_metadata_record() {
     let sandbox = Sandbox::new();
     let first = chat_request("request_5b1e", "fix the 解析器\u{3000}🦀", "Reading `naïve.rs`.");
     let file = sandbox.dir().join("a1.json");
-    std::fs::write(&file, chat_session("a1", "Fix the parser", "", std::slice::from_ref(&first)).to_string())
-        .expect("a session");
+    let session = chat_session("a1", "Fix the parser", "", std::slice::from_ref(&first));
+    std::fs::write(&file, session.to_string()).expect("a session");
     import(&sandbox, &file);
     // Saved again as the user types a draft and the session goes on: one metadata record still.
     let second = chat_request("request_6c2f", "and the tests, ça marche?", "Running them.");
-    let requests = [first.clone(), second];
-    std::fs::write(&file, chat_session("a1", "Fix the parser", "what about é", &requests).to_string())
-        .expect("a save");
+    let session = chat_session("a1", "Fix the parser", "what about é", &[first, second]);
+    std::fs::write(&file, session.to_string()).expect("a save");
     let again = import(&sandbox, &file);
     assert_eq!(again["recordsNew"], 2, "{again}");
     let records = exported(&sandbox, "a1");
     assert_eq!((records.len(), system_records(&records)), (5, 1), "{records:#?}");
+}
 
-    // A copy of the session under another id (a session moved between windows) keeps its own.
+#[test]
+fn a_copied_vscode_chat_session_keeps_its_own_records() {
+    let sandbox = Sandbox::new();
+    let requests = [
+        chat_request("request_5b1e", "fix the 解析器\u{3000}🦀", "Reading `naïve.rs`."),
+        chat_request("request_6c2f", "and the tests, ça marche?", "Running them."),
+    ];
+    let file = sandbox.dir().join("a1.json");
+    std::fs::write(&file, chat_session("a1", "Fix the parser", "", &requests).to_string())
+        .expect("a session");
+    import(&sandbox, &file);
+    // A copy of the session under another id (a session moved between windows).
     let copy = sandbox.dir().join("b2.json");
     std::fs::write(&copy, chat_session("b2", "Fix the parser", "", &requests).to_string()).expect("the copy");
     let copied = import(&sandbox, &copy);
-    assert_eq!(
-        (copied["recordsNew"].as_u64(), copied["recordsInOtherSessions"].as_u64()),
-        (Some(5), Some(0)),
-        "{copied}"
-    );
+    let counts = (copied["recordsNew"].as_u64(), copied["recordsInOtherSessions"].as_u64());
+    assert_eq!(counts, (Some(5), Some(0)), "{copied}");
     let texts: Vec<String> = blocks(&exported(&sandbox, "b2"))
         .into_iter()
         .filter_map(|(_, b)| b["text"].as_str().map(str::to_owned))

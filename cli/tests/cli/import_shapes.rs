@@ -93,30 +93,32 @@ fn codex_line(text: &str) -> String {
     .to_string()
 }
 
-#[test]
-fn a_foreign_line_in_a_claude_session_is_reported_not_stored() {
-    let sandbox = Sandbox::new();
+/// A real Claude Code session, and how many records it stores on its own.
+fn claude_session() -> (String, u64) {
     let real = corpus_file(
         "claude-code-jsonl",
         "d-kimuson__claude-code-viewer__5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
     );
     let text = std::fs::read_to_string(&real).expect("the corpus session");
-    let lines: Vec<&str> = text.lines().collect();
-    let middle = lines.len() / 2;
-
-    // First as it is, for the count to compare with.
+    let sandbox = Sandbox::new();
     let clean = import(&sandbox, &real, None).ok();
     let clean: Value = serde_json::from_str(&clean.stdout).expect("a JSON summary");
     let records = clean["recordsNew"].as_u64().expect("a count");
     assert!(records > 10, "{clean}");
+    (text, records)
+}
 
-    // A foreign line in the middle.
+#[test]
+fn a_foreign_line_in_a_claude_session_is_reported_not_stored() {
+    let (text, records) = claude_session();
+    let lines: Vec<&str> = text.lines().collect();
+    let middle = lines.len() / 2;
+    let sandbox = Sandbox::new();
     let mixed = sandbox.dir().join("mixed.jsonl");
     let mut with_middle: Vec<String> = lines.iter().map(|l| (*l).to_owned()).collect();
     with_middle.insert(middle, codex_line("ビルドして 🦀"));
     std::fs::write(&mixed, with_middle.join("\n") + "\n").expect("the mixed file");
-    let other = Sandbox::new();
-    let run = import(&other, &mixed, None).ok();
+    let run = import(&sandbox, &mixed, None).ok();
     let expected = format!(
         "{}:{}: not a valid record (a line in codex's format, not claude's)",
         mixed.display(),
@@ -125,12 +127,15 @@ fn a_foreign_line_in_a_claude_session_is_reported_not_stored() {
     assert!(run.stderr.contains(&expected), "{}", run.stderr);
     let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
     assert_eq!(summary["recordsNew"].as_u64(), Some(records), "{summary}");
+}
 
-    // A foreign first line: the session is still read as Claude Code's, the line reported.
+#[test]
+fn a_claude_session_with_a_foreign_first_line_is_still_read() {
+    let (text, records) = claude_session();
+    let sandbox = Sandbox::new();
     let first = sandbox.dir().join("first.jsonl");
     std::fs::write(&first, format!("{}\n{text}", codex_line("première ligne"))).expect("the file");
-    let third = Sandbox::new();
-    let run = import(&third, &first, None).ok();
+    let run = import(&sandbox, &first, None).ok();
     assert!(
         run.stderr.contains(&format!("{}:1: not a valid record (a line in codex's format", first.display())),
         "{}",
@@ -138,7 +143,7 @@ fn a_foreign_line_in_a_claude_session_is_reported_not_stored() {
     );
     let summary: Value = serde_json::from_str(&run.stdout).expect("a JSON summary");
     assert_eq!(summary["recordsNew"].as_u64(), Some(records), "{summary}");
-    let sessions = third.annal(&["sessions", "--json"], "").ok();
+    let sessions = sandbox.annal(&["sessions", "--json"], "").ok();
     assert!(
         sessions.stdout.contains("\"name\": \"5c0375b4-57a5-4f26-b12d-d022ee4e51b7\""),
         "{}",
