@@ -74,7 +74,9 @@ fn documents_of_another_shape_are_refused_with_the_reason() {
         assert!(run.stderr.contains(reason), "{}: {}", file.display(), run.stderr);
     }
     // Every other JSON format forced on them refuses them too, each with its reason.
-    for format in ["continue", "vscode", "amp", "cline", "gemini", "openhands", "claude", "codex", "annal"] {
+    for format in
+        ["continue", "vscode", "amp", "cline", "gemini", "openhands", "claude", "codex", "annal", "aider"]
+    {
         for file in [&postman, &trajectory] {
             let run = import(&sandbox, file, Some(format));
             assert_eq!(run.code, Some(status::BAD_INPUT), "{format} {}: {run:?}", file.display());
