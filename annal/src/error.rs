@@ -76,7 +76,8 @@ pub enum Error {
     /// A transcript read as `format` is mostly lines that format does not have: it is in
     /// another format (or a newer version of this one), so nothing of it was stored.
     #[error(
-        "{name}: not read as {format}: {unrecognised} of its {total} items are of no kind {format} writes (another format, or a newer version of it); nothing was stored"
+        "{name}: not read as {format}: {unrecognised} of its {total} items are of no kind {format} writes (another format, or a newer version of it){}; nothing was stored",
+        reason.as_ref().map(|reason| format!(", first {reason}")).unwrap_or_default()
     )]
     Unrecognised {
         /// The name the bytes were given under.
@@ -87,6 +88,8 @@ pub enum Error {
         unrecognised: usize,
         /// Items read.
         total: usize,
+        /// The first part that could not be read, and why (`line N: reason`).
+        reason: Option<String>,
     },
     /// A sync could not store what it read (the store failed; see [`Annal::sync`](crate::Annal::sync)).
     #[error(transparent)]

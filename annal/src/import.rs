@@ -202,18 +202,29 @@ fn parse_bytes(bytes: &[u8], name: &str, format: Option<TranscriptFormat>) -> Re
 }
 
 /// What a parse read, refused when more than half of it is of no kind the format knows (a
-/// look-alike).
+/// look-alike), or when none of it is and a part could not be read (a file of another shape
+/// read with `--format`: a whole document of the wrong shape, lines that are not the format's).
+/// Parts skipped only for a limit (a last line still being written, a line too deep or too
+/// large) say nothing of the file's shape, so they alone never refuse it.
 fn checked(
     parsed: annal_formats::ParsedTranscript,
     name: &str,
     format: TranscriptFormat,
 ) -> Result<Read, Error> {
-    if parsed.unrecognised > parsed.recognised {
+    let misshapen = |skipped: &&annal_formats::Skipped| {
+        !matches!(skipped.reason, SkipReason::Truncated | SkipReason::TooDeep | SkipReason::TooLarge { .. })
+    };
+    let unread = parsed.skipped.iter().filter(misshapen).count();
+    let nothing_read = parsed.recognised == 0 && unread > 0;
+    if parsed.unrecognised > parsed.recognised || nothing_read {
+        let unrecognised = parsed.unrecognised.max(unread);
+        let reason = parsed.skipped.iter().find(misshapen);
         return Err(Error::Unrecognised {
             name: name.to_owned(),
             format,
-            unrecognised: parsed.unrecognised,
-            total: parsed.unrecognised + parsed.recognised,
+            unrecognised,
+            total: unrecognised + parsed.recognised,
+            reason: reason.map(ToString::to_string),
         });
     }
     let summary = ImportSummary { format: Some(format), skipped: parsed.skipped, ..ImportSummary::default() };

@@ -134,9 +134,10 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
                 summary.files_unrecognised += 1;
                 summary.named_unrecognised += u64::from(named);
                 let line = match err {
-                    Error::Unrecognised { format, unrecognised, total, .. } => format!(
-                        "{}: read as {format}, {unrecognised} of its {total} items are of no kind {format} writes",
-                        file.display()
+                    Error::Unrecognised { format, unrecognised, total, reason, .. } => format!(
+                        "{}: read as {format}, {unrecognised} of its {total} items are of no kind {format} writes{}",
+                        file.display(),
+                        reason.map(|reason| format!(" (first {reason})")).unwrap_or_default()
                     ),
                     // A database's own message names it (and may already say nothing was stored).
                     Error::Source(source) => source.to_string().trim_end_matches("; nothing was stored").to_owned(),

@@ -150,6 +150,7 @@ fn source_json(source: &SourceReport) -> Value {
         "found": source.found(),
         "locations": source.locations.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "lookedIn": source.looked_in.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "installed": source.installed.as_ref().map(|p| p.display().to_string()),
         "units": source.units,
         "notReadable": source.agent.not_readable().map(|why| json!({"sessions": source.not_readable, "why": why})),
         "unitsRead": source.units_read,
@@ -193,9 +194,12 @@ pub(crate) fn write_report(
 fn status(source: &SourceReport) -> String {
     if !source.found() {
         let places: Vec<_> = source.looked_in.iter().map(|p| p.display().to_string()).collect();
-        return match places.is_empty() {
-            true => "not found (give project folders with --path)".to_owned(),
-            false => format!("not found (looked in {})", places.join(", ")),
+        return match (places.is_empty(), &source.installed) {
+            (true, _) => "not found (give project folders with --path)".to_owned(),
+            (false, Some(home)) => {
+                format!("not found: installed in {}, no sessions in {}", home.display(), places.join(", "))
+            }
+            (false, None) => format!("not found (looked in {})", places.join(", ")),
         };
     }
     if let Some(why) = source.agent.not_readable() {
@@ -241,6 +245,11 @@ fn write_list(sources: &[SourceReport], json: bool, out: &mut Out) -> anyhow::Re
         let mut places: Vec<_> = places.iter().map(|p| p.display().to_string()).collect();
         if places.is_empty() {
             places.push("(project folders given with --path)".to_owned());
+        }
+        // Installed, but its sessions are not where it keeps them by default (none yet, or a
+        // folder moved by a variable this process does not see).
+        if let Some(home) = &source.installed {
+            places[0] = format!("installed in {}, no sessions in {}", home.display(), places[0]);
         }
         if let Some(why) = source.agent.not_readable() {
             places.push(format!("not readable: {why}"));

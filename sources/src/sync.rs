@@ -51,6 +51,10 @@ pub struct SourceReport {
     pub looked_in: Vec<PathBuf>,
     /// Those of them that exist: empty when the agent is not installed.
     pub locations: Vec<PathBuf>,
+    /// When no location exists: the agent's own folder ([`Agent::homes`]) if that exists, so
+    /// an agent that is installed but whose sessions were not found is told apart from one
+    /// that is not installed.
+    pub installed: Option<PathBuf>,
     /// Files, folders and databases found.
     pub units: u64,
     /// Sessions found that annal cannot read, of an agent whose format is closed to it
@@ -83,6 +87,7 @@ impl SourceReport {
             agent,
             looked_in,
             locations: Vec::new(),
+            installed: None,
             units: 0,
             not_readable: 0,
             units_read: 0,
@@ -170,6 +175,7 @@ pub fn sync(store: &Store, options: &SyncOptions) -> Result<SyncReport, SyncErro
         let looked_in = agent.locations(&options.environment, &projects);
         let mut source = SourceReport::new(agent, looked_in);
         sync_agent(store, &cursors, &mut source)?;
+        source.installed = installed(&source, &options.environment);
         report.sources.push(source);
     }
     report.elapsed_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
@@ -194,9 +200,18 @@ pub fn survey(store: &Store, options: &SyncOptions) -> Result<Vec<SourceReport>,
         source.not_readable = found.not_readable;
         source.not_readable = found.not_readable;
         source.problems.extend(found.problems.iter().map(ToString::to_string));
+        source.installed = installed(&source, &options.environment);
         out.push(source);
     }
     Ok(out)
+}
+
+/// The agent's own folder, when none of its session locations exists but that folder does.
+fn installed(source: &SourceReport, env: &annal_formats::Environment) -> Option<PathBuf> {
+    if source.found() {
+        return None;
+    }
+    source.agent.homes(env).into_iter().find(|home| std::fs::symlink_metadata(home).is_ok())
 }
 
 fn sync_agent(
@@ -211,6 +226,8 @@ fn sync_agent(
     source.problems.extend(found.problems.iter().map(ToString::to_string));
     let mut updates = Vec::new();
     let mut names = BTreeSet::new();
+    // A session may span many units (an OpenHands conversation's event files): counted once.
+    let mut changed = BTreeSet::new();
     for unit in &found.units {
         let name = cursor_name(unit);
         names.insert(name.clone());
@@ -228,7 +245,7 @@ fn sync_agent(
                 source.units_unsettled += u64::from(reading.unsettled);
                 source.bytes_read += reading.bytes;
                 let cursor = reading.cursor;
-                if store_reading(store, unit, reading, source)? {
+                if store_reading(store, unit, reading, source, &mut changed)? {
                     updates.push((name, Some(cursor.encode())));
                 }
             }
@@ -262,6 +279,7 @@ fn store_reading(
     unit: &Unit,
     reading: Reading,
     source: &mut SourceReport,
+    changed: &mut BTreeSet<String>,
 ) -> Result<bool, SyncError> {
     source.skipped.extend(reading.skipped);
     let mut complete = true;
@@ -278,12 +296,15 @@ fn store_reading(
                 other => other?,
             }
         }
+        let name = session.name.clone();
         match load_session(store, session) {
             Ok(load) => {
                 source.records_new += load.appended;
                 source.records_present += load.present + load.elsewhere;
                 source.records_revised += load.revised;
-                source.sessions_changed += u64::from(load.appended > 0);
+                if load.appended > 0 && changed.insert(name) {
+                    source.sessions_changed += 1;
+                }
             }
             Err(LoadError::Append { error, .. }) if stops_writes(&error) => return Err(error.into()),
             // The load's errors name the session.

@@ -394,7 +394,7 @@ fn a_file_in_an_unknown_format() {
     let run = sandbox.annal(&["import", "--format", "claude", gemini.to_str().unwrap()], "");
     assert_eq!(run.code, Some(1), "{}", run.stderr);
     let reason = format!(
-        "{}: read as claude, 3 of its 3 items are of no kind claude writes; skipped, nothing stored",
+        "{}: read as claude, 3 of its 3 items are of no kind claude writes (first line 1: not a valid record (a line in gemini's format, not claude's)); skipped, nothing stored",
         gemini.display()
     );
     assert!(run.stderr.contains(&reason), "{}", run.stderr);

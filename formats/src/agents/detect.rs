@@ -29,11 +29,17 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
     }
     let options = ParseOptions::default();
     let mut tried = 0;
+    // Each line's vote, in the order the formats were first seen: one line of another agent's
+    // shape (a paste, a stray bookkeeping line) must not decide for the lines around it.
+    let mut votes: Vec<(TranscriptFormat, usize)> = Vec::new();
     for line in lines(bytes) {
         match read_line(&line, &options) {
             LineValue::Json(Value::Object(map)) => {
-                if let Some(format) = first_match(|probe| matches!(probe, Probe::Line(is) if is(&map))) {
-                    return Some(format);
+                if let Some(format) = classify(&map) {
+                    match votes.iter_mut().find(|(seen, _)| *seen == format) {
+                        Some((_, count)) => *count += 1,
+                        None => votes.push((format, 1)),
+                    }
                 }
                 tried += 1;
             }
@@ -52,7 +58,25 @@ pub fn detect_format(bytes: &[u8]) -> Option<TranscriptFormat> {
             break;
         }
     }
-    None
+    // The most votes; on a tie, the format seen first.
+    let mut best: Option<(TranscriptFormat, usize)> = None;
+    for (format, count) in votes {
+        if best.is_none_or(|(_, most)| count > most) {
+            best = Some((format, count));
+        }
+    }
+    best.map(|(format, _)| format)
+}
+
+/// The format a line of another format's transcript has, when it is recognisably one
+/// (`own` is the format being read, never the answer).
+pub(super) fn foreign_format(map: &Map<String, Value>, own: TranscriptFormat) -> Option<TranscriptFormat> {
+    classify(map).filter(|format| *format != own)
+}
+
+/// The format whose line probe, in the registry's detection order, a line matches first.
+fn classify(map: &Map<String, Value>) -> Option<TranscriptFormat> {
+    first_match(|probe| matches!(probe, Probe::Line(is) if is(map)))
 }
 
 /// The first format, in the registry's detection order, whose probe `matches`.
@@ -73,7 +97,7 @@ pub(super) fn is_export_header(map: &Map<String, Value>) -> bool {
 
 /// An OpenCode export written on one line.
 pub(super) fn is_opencode_line(map: &Map<String, Value>) -> bool {
-    map.contains_key("info") && map.get("messages").is_some_and(Value::is_array)
+    map.get("info").is_some_and(Value::is_object) && map.get("messages").is_some_and(Value::is_array)
 }
 
 /// A portable record (annal's export without its header).
@@ -91,13 +115,30 @@ pub(super) fn is_opencode_document(bytes: &[u8]) -> bool {
         _messages: Vec<IgnoredAny>,
     }
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    if serde_json::from_slice::<Probe>(bytes).is_ok() {
-        return true;
+    match serde_json::from_slice::<Probe>(bytes) {
+        Ok(_) => true,
+        // A cut-off export is still an export: it opens with its `info` object and names its
+        // `messages` soon after. A whole document without them (a Postman collection opens
+        // with `info` too) is not one.
+        Err(err) if err.is_eof() => is_opencode_opening(bytes),
+        Err(_) => false,
     }
-    // A cut-off export is still an export: its opening names `info` first.
-    let text = String::from_utf8_lossy(&bytes[..bytes.len().min(256)]);
-    let rest = text.trim_start().strip_prefix('{').map(str::trim_start);
-    rest.is_some_and(|rest| rest.starts_with("\"info\"") || rest.starts_with("\"messages\""))
+}
+
+/// Whether a document's opening is an OpenCode export's: `{"info": {`, and a `"messages": [`
+/// within its first 64 KiB (an export's session info is a few hundred bytes).
+fn is_opencode_opening(bytes: &[u8]) -> bool {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(64 << 10)]);
+    let Some(rest) = head.trim_start().strip_prefix('{') else { return false };
+    let Some(rest) = rest.trim_start().strip_prefix("\"info\"") else { return false };
+    let Some(rest) = rest.trim_start().strip_prefix(':') else { return false };
+    if !rest.trim_start().starts_with('{') {
+        return false;
+    }
+    rest.match_indices("\"messages\"").any(|(at, key)| {
+        let after = rest[at + key.len()..].trim_start();
+        after.strip_prefix(':').is_some_and(|value| value.trim_start().starts_with('['))
+    })
 }
 
 #[cfg(test)]
@@ -126,6 +167,18 @@ mod tests {
         assert_eq!(detect("{\"info\":{},\"messages\":[]}"), Some(OpenCode));
         assert_eq!(detect("{\n  \"info\": {\"id\": \"ses\"},\n  \"messages\": [\n  ]\n}\n"), Some(OpenCode));
         assert_eq!(detect("{\n  \"info\": {\"id\": \"ses\"},\n  \"messages\": [\n"), Some(OpenCode));
+    }
+
+    #[test]
+    fn the_lines_majority_decides_not_the_first_line() {
+        let codex = "{\"timestamp\":\"t\",\"type\":\"response_item\",\"payload\":{\"type\":\"message\",\"role\":\"user\",\"content\":[]}}\n";
+        let claude = |uuid: &str| {
+            format!("{{\"type\":\"user\",\"uuid\":\"{uuid}\",\"sessionId\":\"s\",\"message\":{{\"role\":\"user\",\"content\":\"解析器 🦀\"}}}}\n")
+        };
+        let text = format!("{codex}{}{}", claude("u1"), claude("u2"));
+        assert_eq!(detect(&text), Some(TranscriptFormat::Claude));
+        // One line each: the first seen wins the tie.
+        assert_eq!(detect(&format!("{codex}{}", claude("u1"))), Some(TranscriptFormat::Codex));
     }
 
     #[test]

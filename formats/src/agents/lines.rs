@@ -3,7 +3,8 @@
 
 use serde_json::{Map, Value};
 
-use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
+use super::detect::foreign_format;
+use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped, TranscriptFormat};
 
 /// One physical line of a file, without its line ending.
 #[derive(Clone, Copy, Debug)]
@@ -80,12 +81,15 @@ pub(super) fn read_line(line: &Line<'_>, options: &ParseOptions) -> LineValue {
     }
 }
 
-/// Reads a JSON-lines transcript of one format: a line that cannot be read is reported in
-/// `parsed.skipped`; each JSON line is counted as recognised when `is_own` says the format writes
-/// lines like it (otherwise as unrecognised), then handed to `each` with its line number.
+/// Reads a JSON-lines transcript of one format, `own`: a line that cannot be read is reported in
+/// `parsed.skipped`, and so is a line of another format's shape (a line of another agent's
+/// transcript pasted or appended into this one), which is not stored; each other JSON line is
+/// counted as recognised when `is_own` says the format writes lines like it (otherwise as
+/// unrecognised), then handed to `each` with its line number.
 pub(super) fn read_json_lines(
     bytes: &[u8],
     options: &ParseOptions,
+    own: TranscriptFormat,
     is_own: fn(&Map<String, Value>) -> bool,
     parsed: &mut ParsedTranscript,
     mut each: impl FnMut(usize, Value),
@@ -95,9 +99,16 @@ pub(super) fn read_json_lines(
             LineValue::Blank => {}
             LineValue::Skip(reason) => parsed.skipped.push(Skipped { line: line.number, reason }),
             LineValue::Json(value) => {
-                match value.as_object().is_some_and(is_own) {
-                    true => parsed.recognised += 1,
-                    false => parsed.unrecognised += 1,
+                let map = value.as_object();
+                if map.is_some_and(is_own) {
+                    parsed.recognised += 1;
+                } else if let Some(other) = map.and_then(|map| foreign_format(map, own)) {
+                    parsed.unrecognised += 1;
+                    let reason = SkipReason::Invalid(format!("a line in {other}'s format, not {own}'s"));
+                    parsed.skipped.push(Skipped { line: line.number, reason });
+                    continue;
+                } else {
+                    parsed.unrecognised += 1;
                 }
                 each(line.number, value);
             }
@@ -153,6 +164,15 @@ pub(super) fn document_object(
             parsed.skipped.push(Skipped { line: 1, reason });
             None
         }
+    }
+}
+
+/// Notes in `parsed.skipped`, at line 1, that a whole document lacks what its format requires
+/// (`reason` says what that is), so a file of another shape read with `--format` is refused
+/// with the reason rather than a bare count.
+pub(super) fn note_shape(parsed: &mut ParsedTranscript, shaped: bool, reason: &str) {
+    if !shaped {
+        parsed.skipped.push(Skipped { line: 1, reason: SkipReason::Invalid(reason.to_owned()) });
     }
 }
 

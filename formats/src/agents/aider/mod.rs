@@ -27,7 +27,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
-use super::lines::lines;
+use super::lines::{lines, note_shape};
 use super::session::SessionBuilder;
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::canonical_json;
@@ -70,6 +70,14 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
             }
             rows.push(Row { number: line.number, text: text.ok() });
         }
+    }
+    // Text with no session header anywhere is no aider log (a JSON file read with `--format
+    // aider`, say): said once, and counted against the file.
+    let texts = || rows.iter().filter_map(|row| row.text).filter(|text| !is_blank(text));
+    if texts().next().is_some() && !texts().any(|text| text.starts_with(HEADER)) {
+        let reason = format!("an aider log starts each session with a \"{}…\" line", HEADER.trim_end());
+        note_shape(&mut parsed, false, &reason);
+        parsed.unrecognised += 1;
     }
     let used = HashMap::from([(stem.to_owned(), 1)]);
     let builder = SessionBuilder::new("aider", true);

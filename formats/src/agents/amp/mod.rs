@@ -18,7 +18,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::lines::document_object;
+use super::lines::{document_object, note_shape};
 use super::session::{
     base64_bytes, content_parts, drop_lone_type, fields_record, put, put_all, put_nonempty, str_of,
     take_array, take_str, text_of, usable_name, SessionBuilder,
@@ -34,6 +34,9 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let Some(mut thread) = document_object(bytes, options, &mut parsed, "an Amp thread") else {
         return parsed;
     };
+    let shaped =
+        thread.get("id").is_some_and(Value::is_string) && thread.get("messages").is_some_and(Value::is_array);
+    note_shape(&mut parsed, shaped, "an Amp thread is an object with an \"id\" and a \"messages\" array");
     let name = str_of(&thread, "id").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let mut builder = SessionBuilder::new("amp", true);
     for (index, message) in take_array(&mut thread, "messages").into_iter().enumerate() {

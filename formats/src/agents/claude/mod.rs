@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use super::anthropic::{content_blocks, Dialect};
 use super::lines::read_json_lines;
 use super::session::{line_object, put, put_all, str_of, usable_id, usable_name, SessionBuilder};
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::canonical_json;
 use annal_engine::{Block, Record, Role};
 
@@ -62,12 +62,19 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut builder = SessionBuilder::new("claude", true);
     let mut identity = Identity::default();
     let mut parsed = ParsedTranscript::default();
-    read_json_lines(bytes, options, is_claude_line, &mut parsed, |number, value| {
-        if let Value::Object(map) = &value {
-            identity.learn(map);
-        }
-        builder.push(number, line_record(value), None);
-    });
+    read_json_lines(
+        bytes,
+        options,
+        TranscriptFormat::Claude,
+        is_claude_line,
+        &mut parsed,
+        |number, value| {
+            if let Value::Object(map) = &value {
+                identity.learn(map);
+            }
+            builder.push(number, line_record(value), None);
+        },
+    );
     if !builder.is_empty() {
         let (name, parent) = identity.name(stem);
         let extra: Vec<(&str, String)> =

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::lines::read_json_lines;
 use super::responses::item_into;
 use super::session::{line_object, put, put_all, str_of, take_str, usable_name, SessionBuilder};
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{Block, Record, Role};
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
@@ -20,7 +20,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut name: Option<String> = None;
     let mut first = true;
     let mut parsed = ParsedTranscript::default();
-    read_json_lines(bytes, options, is_codex_line, &mut parsed, |number, value| {
+    read_json_lines(bytes, options, TranscriptFormat::Codex, is_codex_line, &mut parsed, |number, value| {
         if name.is_none() {
             name = session_id(&value, first);
         }

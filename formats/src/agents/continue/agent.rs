@@ -22,7 +22,7 @@ pub(super) const ROW: Row = Row {
     fuzz_targets: &["import_continue"],
     docs: Docs {
         readme: r#"`~/.continue/sessions/*.json` (`CONTINUE_GLOBAL_DIR`)"#,
-        import: r#"one JSON document per session, rewritten whole on every save | `~/.continue/sessions/<session>.json` (`CONTINUE_GLOBAL_DIR`) | `continuedev/continue` `core/util/history.ts`, `core/index.d.ts` (`Session`, `ChatHistoryItem`) at `d0a3c0b6`; the VS Code and JetBrains extensions and the `cn` CLI share the folder"#,
+        import: r#"one JSON document per session, rewritten whole on every save | `~/.continue/sessions/<session>.json` (`CONTINUE_GLOBAL_DIR`) | `continuedev/continue` `core/util/history.ts`, `core/index.d.ts` (`Session`, `ChatHistoryItem`, `ToolCallState`) at `d0a3c0b6`; the VS Code and JetBrains extensions and the `cn` CLI share the folder. The `cn` CLI's items as `extensions/cli/src/services/ChatHistoryService.ts` at `13766a0f` writes them: no `tool` items, a tool's output only in its call's state (`toolCallStates[].output`, status `done`, `errored` or `canceled`)"#,
     },
 };
 

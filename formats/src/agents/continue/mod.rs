@@ -6,7 +6,11 @@
 //! …}` is one record, `continue:<session>:<index>` (from 1): a `user` message a user record of
 //! its text and images, `assistant` an assistant record of its text and `toolCalls` (the item's
 //! `reasoning.text` as thinking before them), `thinking` an assistant record of thinking, `tool`
-//! a tool record of the result for its `toolCallId`, `system` a system record. The rest of the
+//! a tool record of the result for its `toolCallId`, `system` a system record. The `cn` CLI
+//! writes no `tool` item: its tools' outputs are in the calls' states, so they become a tool
+//! record `continue:<session>:<index>/result` after the assistant's, one result per call, failed
+//! when the state's `status` is `errored` or `canceled`. Empty text (the content of an assistant
+//! turn that only calls tools) is no block. The rest of the
 //! item (context items, tool call states, a `conversationSummary` that compacted what came
 //! before) stays in `meta`. The session's own fields, which change on every save, follow in a
 //! system record whose entryId names a hash of them. An item changed by a later save (Continue
@@ -16,7 +20,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use super::lines::document_object;
+use super::lines::{document_object, note_shape};
 use super::session::{
     data_url_blob, fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of,
     usable_name, SessionBuilder,
@@ -32,13 +36,23 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let Some(mut document) = document_object(bytes, options, &mut parsed, "a Continue session") else {
         return parsed;
     };
+    let shaped = document.get("sessionId").is_some_and(Value::is_string)
+        && document.get("history").is_some_and(Value::is_array);
+    let reason = "a Continue session is an object with a \"sessionId\" and a \"history\" array";
+    note_shape(&mut parsed, shaped, reason);
     let name = str_of(&document, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let items = take_array(&mut document, "history");
+    let calls = CallStates::of(&items);
     let mut builder = SessionBuilder::new("continue", true);
     for (index, item) in items.into_iter().enumerate() {
-        let (record, known) = item_record(item, &format!("continue:{name}:{}", index + 1));
+        let id = format!("continue:{name}:{}", index + 1);
+        let (mut record, known) = item_record(item, &id);
         *if known { &mut parsed.recognised } else { &mut parsed.unrecognised } += 1;
+        let results = calls.results_of(&mut record, &format!("{id}/result"));
         builder.push(index + 1, record, None);
+        if let Some(results) = results {
+            builder.push(index + 1, results, None);
+        }
     }
     let session_fields = document.contains_key("sessionId") && document.contains_key("title");
     *if session_fields { &mut parsed.recognised } else { &mut parsed.unrecognised } += 1;
@@ -84,6 +98,95 @@ pub(super) fn is_continue_document(bytes: &[u8]) -> bool {
         .is_ok_and(|probe| probe.history.iter().all(|item| ROLES.contains(&item.message.role.as_str())))
 }
 
+/// What the items' tool call states say: the `cn` CLI keeps a tool's output only in its call's
+/// state (`toolCallStates[].output`, context items whose `content` is the text) and writes no
+/// `tool` item, while the editor extensions write one too; `status` is `errored` for a tool that
+/// failed and `canceled` for one stopped before it ran.
+struct CallStates {
+    /// The calls a `tool` item answers.
+    answered: std::collections::HashSet<String>,
+    /// Each call's status.
+    status: std::collections::HashMap<String, String>,
+}
+
+impl CallStates {
+    fn of(items: &[Value]) -> CallStates {
+        let mut answered = std::collections::HashSet::new();
+        let mut status = std::collections::HashMap::new();
+        for item in items {
+            let message = item.get("message");
+            if message.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("tool") {
+                if let Some(id) = message.and_then(|m| m.get("toolCallId")).and_then(Value::as_str) {
+                    answered.insert(id.to_owned());
+                }
+            }
+            for state in item.get("toolCallStates").and_then(Value::as_array).into_iter().flatten() {
+                if let (Some(id), Some(to)) = (state.get("toolCallId"), state.get("status")) {
+                    if let (Some(id), Some(to)) = (id.as_str(), to.as_str()) {
+                        status.insert(id.to_owned(), to.to_owned());
+                    }
+                }
+            }
+        }
+        CallStates { answered, status }
+    }
+
+    fn failed(&self, call_id: &str) -> bool {
+        matches!(self.status.get(call_id).map(String::as_str), Some("errored" | "canceled"))
+    }
+
+    /// Marks a `tool` record's result failed when its call's state says so; for an assistant
+    /// record whose calls no `tool` item answers, takes their outputs out of its `meta` into a
+    /// tool record `entry_id` of their results, in call order.
+    fn results_of(&self, record: &mut Record, entry_id: &str) -> Option<Record> {
+        for block in &mut record.blocks {
+            if let Block::ToolResult { call_id, is_error, .. } = block {
+                *is_error |= self.failed(call_id);
+            }
+        }
+        let mut states: Vec<Value> = match record.meta.get("toolCallStates") {
+            Some(text) => serde_json::from_str(text).ok()?,
+            None => return None,
+        };
+        let mut results = Record::new(entry_id.to_owned(), Role::Tool, Vec::new());
+        for state in &mut states {
+            let Some(state) = state.as_object_mut() else { continue };
+            let Some(call_id) = str_of(state, "toolCallId").map(str::to_owned) else { continue };
+            if self.answered.contains(&call_id) || !state.get("output").is_some_and(Value::is_array) {
+                continue;
+            }
+            let tool = state
+                .get("toolCall")
+                .and_then(|call| call.get("function"))
+                .and_then(|function| function.get("name"))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            let output = state.remove("output").map(|output| output_text(&output)).unwrap_or_default();
+            let is_error = self.failed(&call_id);
+            results.blocks.push(Block::ToolResult { call_id, tool, is_error, output });
+        }
+        if results.blocks.is_empty() {
+            return None;
+        }
+        put(&mut record.meta, "toolCallStates", &Value::Array(states));
+        results.timestamp.clone_from(&record.timestamp);
+        Some(results)
+    }
+}
+
+/// A tool's output, context items `{name, description, content}`: their contents one after
+/// another.
+fn output_text(output: &Value) -> String {
+    let items = output.as_array().map_or(&[][..], Vec::as_slice);
+    let texts: Vec<&str> =
+        items.iter().filter_map(|item| item.get("content").and_then(Value::as_str)).collect();
+    if texts.is_empty() && !items.is_empty() {
+        return text_of(output);
+    }
+    texts.join("\n")
+}
+
 /// One history item as a record with `entry_id`, and whether it is an item Continue writes.
 fn item_record(item: Value, entry_id: &str) -> (Record, bool) {
     let mut record = Record::new(entry_id.to_owned(), Role::System, Vec::new());
@@ -126,7 +229,7 @@ fn item_record(item: Value, entry_id: &str) -> (Record, bool) {
         }
         "thinking" => {
             record.role = Role::Assistant;
-            if let Some(text) = take_str(&mut message, "content") {
+            if let Some(text) = take_str(&mut message, "content").filter(|text| !text.is_empty()) {
                 record.blocks.push(Block::Thinking { text });
             }
         }
@@ -159,6 +262,8 @@ fn content_into(content: Option<Value>, blocks: &mut Vec<Block>) -> Map<String, 
     let mut extra = Map::new();
     let parts = match content {
         None => return extra,
+        // An assistant turn of tool calls only has empty content: no block.
+        Some(Value::String(text)) if text.is_empty() => return extra,
         Some(Value::String(text)) => {
             blocks.push(Block::Text { text });
             return extra;
@@ -175,7 +280,13 @@ fn content_into(content: Option<Value>, blocks: &mut Vec<Block>) -> Map<String, 
             continue;
         };
         let block = match str_of(&part, "type") {
-            Some("text") => take_str(&mut part, "text").map(|text| Block::Text { text }),
+            Some("text") => match take_str(&mut part, "text") {
+                Some(text) if text.is_empty() => {
+                    part.remove("type");
+                    None
+                }
+                text => text.map(|text| Block::Text { text }),
+            },
             Some("imageUrl") => {
                 let url = part.get("imageUrl").and_then(|image| image.get("url")).and_then(Value::as_str);
                 let blob = url.and_then(data_url_blob);

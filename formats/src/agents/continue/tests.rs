@@ -96,3 +96,40 @@ fn look_alikes_are_not_continue_sessions() {
         assert!(parsed.record_count() == 0 || parsed.unrecognised > parsed.recognised, "{other}");
     }
 }
+
+#[test]
+fn call_states_give_the_cn_cli_results_and_mark_failures() {
+    // As the `cn` CLI saves a session: no `tool` items, each output in its call's state; and an
+    // editor's session, whose `tool` item answers a call that failed.
+    let text = r#"{"sessionId": "c1", "title": "t", "history": [
+      {"message": {"role": "assistant", "content": "", "toolCalls": [{"id": "a", "type": "function", "function": {"name": "Bash", "arguments": "{}"}}, {"id": "b", "type": "function", "function": {"name": "Read", "arguments": "{}"}}]}, "contextItems": [],
+       "toolCallStates": [{"toolCallId": "a", "status": "errored", "output": [{"content": "exit 101: 解析器 🦀", "name": "Tool Result", "description": "Tool execution result"}]},
+                          {"toolCallId": "b", "status": "done", "output": [{"content": "fn main() {}", "name": "Tool Result", "description": "Tool execution result"}]}]},
+      {"message": {"role": "assistant", "content": [{"type": "text", "text": ""}], "toolCalls": [{"id": "c", "type": "function", "function": {"name": "Edit", "arguments": "{}"}}]}, "contextItems": [],
+       "toolCallStates": [{"toolCallId": "c", "status": "canceled", "output": [{"content": "interrupted"}]}]},
+      {"message": {"role": "tool", "content": "interrupted", "toolCallId": "c"}, "contextItems": []}
+    ]}"#;
+    let parsed = parse_transcript(text.as_bytes(), TranscriptFormat::Continue, "x");
+    let records = &parsed.sessions[0].records;
+    let ids: Vec<&str> = records.iter().map(|r| r.entry_id.as_str()).collect();
+    assert_eq!(ids[..4], ["continue:c1:1", "continue:c1:1/result", "continue:c1:2", "continue:c1:3"]);
+    assert!(records.iter().all(|r| !r.blocks.contains(&Block::Text { text: String::new() })));
+    assert_eq!(records[1].role, Role::Tool);
+    let result = |call: &str, tool: &str, is_error: bool, output: &str| Block::ToolResult {
+        call_id: call.into(),
+        tool: tool.into(),
+        is_error,
+        output: output.into(),
+    };
+    assert_eq!(
+        records[1].blocks,
+        [result("a", "Bash", true, "exit 101: 解析器 🦀"), result("b", "Read", false, "fn main() {}")]
+    );
+    // The outputs are not kept twice; the rest of the states stays.
+    assert!(!records[0].meta["toolCallStates"].contains("Tool Result"));
+    assert!(records[0].meta["toolCallStates"].contains("\"errored\""));
+    // A call a `tool` item answers gets no second result; the item's result is marked failed.
+    // (Results carry their call's tool name, as the session builder gives every result.)
+    assert_eq!(records[2].blocks.len(), 1);
+    assert_eq!(records[3].blocks, [result("c", "Edit", true, "interrupted")]);
+}

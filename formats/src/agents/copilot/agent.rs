@@ -22,16 +22,22 @@ pub(super) const ROW: Row = Row {
     fuzz_targets: &["import_copilot"],
     docs: Docs {
         readme: r#"`~/.copilot/session-state/*/events.jsonl` and the older `~/.copilot/history-session-state/*.json` (`COPILOT_HOME`)"#,
-        import: r#"JSONL of typed events `{id, type, timestamp, parentId, data}`; before 0.0.342 one JSON document per session `{sessionId, startTime, chatMessages, timeline}`, rewritten whole | `~/.copilot/session-state/<session>/events.jsonl` and `~/.copilot/history-session-state/session_<session>_<start ms>.json` (`COPILOT_HOME`; `XDG_STATE_HOME/.copilot`) | closed source: the events as `microsoft/vscode-copilot-chat` at `31acd00a` reads them back (`src/extension/chatSessions/copilotcli/`); the older documents as the schema in `@github/copilot` 0.0.340's published bundle declares them (the last release that wrote them; 0.0.342's changelog moves a session to the event log when it is resumed)"#,
+        import: r#"JSONL of typed events `{id, type, timestamp, parentId, data}`; before 0.0.342 one JSON document per session `{sessionId, startTime, chatMessages, timeline}`, rewritten whole | `~/.copilot/session-state/<session>/events.jsonl` and `~/.copilot/history-session-state/session_<session>_<start ms>.json` (`COPILOT_HOME`); also `XDG_STATE_HOME/.copilot`, where versions before 1.0 kept them when that variable was set (current versions ignore it and move that folder to `~/.copilot` at start: `github/copilot-cli` issues 1750 and 1954, and the same lookup in `microsoft/vscode` pull request 314917's Copilot home resolver) | closed source: the events as `microsoft/vscode-copilot-chat` at `31acd00a` reads them back (`src/extension/chatSessions/copilotcli/`); the older documents as the schema in `@github/copilot` 0.0.340's published bundle declares them (the last release that wrote them; 0.0.342's changelog moves a session to the event log when it is resumed)"#,
     },
 };
 
-/// `COPILOT_HOME`, else `.copilot` in `XDG_STATE_HOME` when that is set, else in home.
+/// `COPILOT_HOME`, else `~/.copilot`. Versions before 1.0 used `.copilot` in `XDG_STATE_HOME`
+/// when that was set; current ones move it to `~/.copilot` at start, so it is looked in too,
+/// for sessions of a CLI not run since.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let root = env.dir_var("COPILOT_HOME").or_else(|| {
-        env.dir_var("XDG_STATE_HOME").map(|state| state.join(".copilot")).or_else(|| env.in_home(".copilot"))
-    });
-    root.map(|r| [r.join("session-state"), r.join("history-session-state")]).into_iter().flatten().collect()
+    let mut roots: Vec<PathBuf> = match env.dir_var("COPILOT_HOME") {
+        Some(root) => vec![root],
+        None => env.in_home(".copilot").into_iter().collect(),
+    };
+    if env.dir_var("COPILOT_HOME").is_none() {
+        roots.extend(env.dir_var("XDG_STATE_HOME").map(|state| state.join(".copilot")));
+    }
+    roots.into_iter().flat_map(|r| [r.join("session-state"), r.join("history-session-state")]).collect()
 }
 
 /// `session-state/<session>/events.jsonl`; before 0.0.342,

@@ -23,7 +23,7 @@ use super::lines::read_json_lines;
 use super::session::{
     line_object, put, put_all, str_of, take_str, text_of, usable_id, usable_name, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{Block, Record, Role};
 
 /// The namespaces of the event types the CLI writes.
@@ -40,12 +40,19 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut builder = SessionBuilder::new("copilot", true);
     let mut name: Option<String> = None;
     let mut parsed = ParsedTranscript::default();
-    read_json_lines(bytes, options, is_copilot_line, &mut parsed, |number, value| {
-        if name.is_none() {
-            name = session_id(&value);
-        }
-        builder.push(number, event_record(value), None);
-    });
+    read_json_lines(
+        bytes,
+        options,
+        TranscriptFormat::Copilot,
+        is_copilot_line,
+        &mut parsed,
+        |number, value| {
+            if name.is_none() {
+                name = session_id(&value);
+            }
+            builder.push(number, event_record(value), None);
+        },
+    );
     if !builder.is_empty() {
         parsed.sessions.push(builder.finish(name.unwrap_or_else(|| stem.to_owned()), None, None, &[]));
     }

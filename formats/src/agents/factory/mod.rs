@@ -22,7 +22,7 @@ use super::lines::read_json_lines;
 use super::session::{
     line_object, put, put_all, put_nonempty, str_of, take_str, usable_id, usable_name, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 /// The line types Droid writes besides `message`.
@@ -41,15 +41,23 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut builder = SessionBuilder::new("factory", true);
     let (mut name, mut caller): (Option<String>, Option<String>) = (None, None);
     let mut parsed = ParsedTranscript::default();
-    read_json_lines(bytes, options, is_factory_line, &mut parsed, |number, value| {
-        if let Some(start) = value.as_object().filter(|map| str_of(map, "type") == Some("session_start")) {
-            if name.is_none() {
-                name = str_of(start, "id").filter(|id| usable_name(id)).map(str::to_owned);
-                caller = str_of(start, "callingSessionId").map(str::to_owned);
+    read_json_lines(
+        bytes,
+        options,
+        TranscriptFormat::Factory,
+        is_factory_line,
+        &mut parsed,
+        |number, value| {
+            if let Some(start) = value.as_object().filter(|map| str_of(map, "type") == Some("session_start"))
+            {
+                if name.is_none() {
+                    name = str_of(start, "id").filter(|id| usable_name(id)).map(str::to_owned);
+                    caller = str_of(start, "callingSessionId").map(str::to_owned);
+                }
             }
-        }
-        builder.push(number, line_record(value), None);
-    });
+            builder.push(number, line_record(value), None);
+        },
+    );
     if !builder.is_empty() {
         let parent: Vec<(&str, String)> = caller
             .into_iter()

@@ -35,7 +35,7 @@ use serde::de::IgnoredAny;
 use serde_json::{Map, Value};
 
 use self::message::{Messages, MESSAGE_TYPES};
-use super::lines::{json_error, lines, read_line, LineValue};
+use super::lines::{json_error, lines, note_shape, read_line, LineValue};
 use super::session::{fields_record, put, put_all, str_of, take_array, usable_name, SessionBuilder};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::is_rfc3339;
@@ -204,6 +204,10 @@ fn parse_document(document: Value, stem: &str) -> ParsedTranscript {
         parsed.skipped.push(Skipped { line: 1, reason });
         return parsed;
     };
+    let shaped = document.get("sessionId").is_some_and(Value::is_string)
+        && document.get("messages").is_some_and(Value::is_array);
+    let reason = "a Gemini CLI session is an object with a \"sessionId\" and a \"messages\" array";
+    note_shape(&mut parsed, shaped, reason);
     let name = str_of(&document, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let items = take_array(&mut document, "messages");
     let mut builder = SessionBuilder::new("gemini", true);

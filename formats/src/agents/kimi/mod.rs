@@ -26,7 +26,7 @@ use super::session::{
     content_parts, data_url_blob, drop_lone_type, line_object, put, put_all, put_nonempty, str_of, take_str,
     text_of, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 /// The roles of the messages Kimi writes.
@@ -38,7 +38,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut builder = SessionBuilder::new("kimi", true);
     let mut parsed = ParsedTranscript::default();
     let mut previous = String::new();
-    read_json_lines(bytes, options, is_kimi_line, &mut parsed, |number, value| {
+    read_json_lines(bytes, options, TranscriptFormat::Kimi, is_kimi_line, &mut parsed, |number, value| {
         let link = blake3::hash(format!("{previous}\n{}", canonical_json(&value)).as_bytes()).to_hex();
         previous = format!("kimi:{stem}/{}", &link.as_str()[..16]);
         let mut record = line_record(value);

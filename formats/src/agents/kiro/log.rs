@@ -16,7 +16,7 @@ use super::lines::read_json_lines;
 use super::session::{
     line_object, put_all, put_nonempty, str_of, take_str, text_of, usable_id, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 /// The kinds of entry Kiro writes.
@@ -26,9 +26,16 @@ const KINDS: [&str; 7] =
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut builder = SessionBuilder::new("kiro", true);
     let mut parsed = ParsedTranscript::default();
-    read_json_lines(bytes, options, is_kiro_entry, &mut parsed, |number, value| {
-        builder.push(number, entry_record(value), None);
-    });
+    read_json_lines(
+        bytes,
+        options,
+        TranscriptFormat::KiroLog,
+        is_kiro_entry,
+        &mut parsed,
+        |number, value| {
+            builder.push(number, entry_record(value), None);
+        },
+    );
     if !builder.is_empty() {
         parsed.sessions.push(builder.finish(stem.to_owned(), None, None, &[]));
     }

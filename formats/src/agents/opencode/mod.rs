@@ -75,8 +75,21 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         parsed.skipped.push(skip(first_line, reason));
         return parsed;
     };
-    // An export is `{info, messages: [{info, parts}]}`; other documents with a `messages`
-    // array (Gemini CLI's sessions) are counted as not of this format.
+    // An export is `{info, messages: [{info, parts}]}`. A document without both (a Postman
+    // collection opens with `info` too; a SWE-agent trajectory has one) is not an export, even
+    // when `--format opencode` says so: nothing of it is read.
+    let shaped = document.get("info").is_some_and(Value::is_object)
+        && document.get("messages").is_some_and(Value::is_array);
+    if !shaped {
+        let reason = SkipReason::Invalid(
+            "an OpenCode export is an object with an \"info\" object and a \"messages\" array".into(),
+        );
+        parsed.skipped.push(skip(first_line, reason));
+        parsed.unrecognised += 1;
+        return parsed;
+    }
+    // Other documents with a `messages` array (Gemini CLI's sessions) are counted as not of
+    // this format.
     let has_info = |value: &Value| value.get("info").is_some_and(Value::is_object);
     let messages = document.get("messages").and_then(Value::as_array).map_or(&[][..], Vec::as_slice);
     let known = messages.iter().filter(|m| has_info(m)).count();
@@ -264,7 +277,7 @@ fn tool_part(
 
 #[cfg(test)]
 mod tests {
-    use super::super::{parse_transcript, TranscriptFormat};
+    use super::super::{detect_format, parse_transcript, TranscriptFormat};
     use super::*;
 
     const EXPORT: &str = r#"{
@@ -353,10 +366,24 @@ mod tests {
             "line 1: not a valid record (text before the JSON document)"
         );
         assert_eq!(parsed.sessions[0].records.len(), 4);
-        let parsed =
-            parse_transcript(b"{\"messages\": [1, {\"parts\": 2}]}", TranscriptFormat::OpenCode, "f");
+        let parsed = parse_transcript(
+            b"{\"info\": {\"id\": \"ses_2\"}, \"messages\": [1, {\"parts\": 2}]}",
+            TranscriptFormat::OpenCode,
+            "f",
+        );
         let ids: Vec<&str> = parsed.sessions[0].records.iter().map(|r| r.entry_id.as_str()).collect();
-        assert_eq!(ids[..2], ["opencode:f:1", "opencode:f:2"]);
+        assert_eq!(ids[..2], ["opencode:ses_2:1", "opencode:ses_2:2"]);
+        // Without its `info` or its `messages` (a Postman collection, a SWE-agent trajectory), a
+        // document is not an export: nothing of it is read, and the reason is given.
+        for other in
+            ["{\"messages\": []}", "{\n  \"info\": {\"name\": \"Caf\u{e9} API\"},\n  \"item\": []\n}\n"]
+        {
+            let parsed = parse_transcript(other.as_bytes(), TranscriptFormat::OpenCode, "f");
+            assert!(parsed.sessions.is_empty(), "{other}");
+            assert_eq!((parsed.recognised, parsed.unrecognised), (0, 1));
+            assert!(parsed.skipped[0].to_string().contains("an \"info\" object and a \"messages\" array"));
+            assert_eq!(detect_format(other.as_bytes()), None, "{other}");
+        }
         let options = ParseOptions { max_document_bytes: 4, ..ParseOptions::default() };
         let parsed = super::parse(b"{\"messages\": []}", "f", &options);
         assert!(matches!(parsed.skipped[0].reason, SkipReason::TooLarge { bytes: 16, limit: 4 }));

@@ -19,7 +19,7 @@
 
 use serde_json::{Map, Value};
 
-use super::lines::document_value;
+use super::lines::{document_value, note_shape};
 use super::session::{line_object, put_all, str_of, take_str, text_of, usable_id, SessionBuilder};
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::{Block, Record, Role};
@@ -39,6 +39,9 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         }
         None => return parsed,
     };
+    let shaped = events.iter().any(|event| event.as_object().is_some_and(is_event));
+    let reason = "an OpenHands event is an object with its \"id\", \"timestamp\" and \"source\"";
+    note_shape(&mut parsed, shaped, reason);
     let mut builder = SessionBuilder::new("openhands", true);
     for (index, event) in events.into_iter().enumerate() {
         let known = event.as_object().is_some_and(is_event);

@@ -28,7 +28,7 @@ use super::session::{
     base64_bytes, content_parts, line_object, put, put_all, put_nonempty, str_of, take_str, text_of,
     usable_id, usable_name, SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 /// Entry types Pi writes after the header.
@@ -53,7 +53,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut name: Option<String> = None;
     let mut parsed = ParsedTranscript::default();
     let mut lines = Vec::new();
-    read_json_lines(bytes, options, is_pi_line, &mut parsed, |number, value| {
+    read_json_lines(bytes, options, TranscriptFormat::Pi, is_pi_line, &mut parsed, |number, value| {
         if name.is_none() {
             name = value
                 .as_object()

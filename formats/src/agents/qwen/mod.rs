@@ -19,7 +19,7 @@ use super::session::{
     base64_bytes, line_object, put, put_all, put_nonempty, str_of, take_str, text_of, usable_id, usable_name,
     SessionBuilder,
 };
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 /// Record types Qwen Code writes.
@@ -30,7 +30,7 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
     let mut session: Option<String> = None;
     let mut agent: Option<String> = None;
     let mut parsed = ParsedTranscript::default();
-    read_json_lines(bytes, options, is_qwen_line, &mut parsed, |number, value| {
+    read_json_lines(bytes, options, TranscriptFormat::Qwen, is_qwen_line, &mut parsed, |number, value| {
         if let Some(map) = value.as_object().filter(|map| is_qwen_line(map)) {
             if session.is_none() {
                 session = str_of(map, "sessionId").filter(|id| usable_name(id)).map(str::to_owned);

@@ -23,7 +23,7 @@ pub(super) const ROW: Row = Row {
     fuzz_targets: &["import_vscode"],
     docs: Docs {
         readme: r#"each editor's `workspaceStorage/*/chatSessions/` and `globalStorage/emptyWindowChatSessions/` (`.json` and `.jsonl`)"#,
-        import: r#"one JSON document per session (`.json`, rewritten), or a log of changes to it (`.jsonl`) | `<User>/workspaceStorage/<id>/chatSessions/`, `globalStorage/emptyWindowChatSessions/` and `transferredChatSessions/`, for VS Code, Insiders, VSCodium and the other editors above, and a remote server | `microsoft/vscode` `src/vs/workbench/contrib/chat/common/model/chatSessionStore.ts` and `objectMutationLog.ts` at `047238f9` (session data version 3); the older `interactive.sessions` key in `state.vscdb` is not read"#,
+        import: r#"one JSON document per session (`.json`, rewritten), or a log of changes to it (`.jsonl`) | `<User>/workspaceStorage/<id>/chatSessions/`, `globalStorage/emptyWindowChatSessions/` and `transferredChatSessions/`, for VS Code, Insiders, VSCodium and the other editors above, and a remote server | `microsoft/vscode` `src/vs/workbench/contrib/chat/common/model/chatSessionStore.ts` and `objectMutationLog.ts` at `047238f9` (session data version 3, `ISerializableChatData3` in `chatModel.ts`: `lastMessageDate`, `inputState`, `hasPendingEdits` move with every save); the older `interactive.sessions` key in `state.vscdb` is not read"#,
     },
 };
 

@@ -7,21 +7,24 @@
 //! it describes (VS Code compacts it by writing a fresh `kind: 0` line).
 //!
 //! The state `{version, sessionId, requests: [...], …}` gives, per request, a user record of its
-//! `message.text` (`<requestId>`) and an assistant record of its `response` parts
-//! (`<requestId>/response`): Markdown as text, `thinking` as thinking, a
+//! `message.text` (`vscode:<session>:<requestId>`: a request id is unique only within its
+//! session, and a session copied or moved between windows holds the same requests) and an
+//! assistant record of its `response` parts (`…/response`): Markdown as text, `thinking` as thinking, a
 //! `toolInvocationSerialized` part as the call (`toolId`, its input where the result details
 //! hold one, else the invocation message) and its result (the details' output, else the
 //! past-tense message). What no block holds stays in `meta` (`variableData`, `result`, parts of
-//! other kinds, …). The session's other fields follow in a system record named by their hash.
+//! other kinds, …). The session's other fields follow in one system record, `vscode:<session>:session`,
+//! without those that describe the window at the moment of the save rather than the
+//! conversation (`lastMessageDate`, the draft in `inputState`, `hasPendingEdits`, `isNew`), which
+//! VS Code rewrites at every save: a title given later is kept by the loader as a revision.
 //! A request that changed since it was stored (a response that went on streaming) is kept by
 //! the loader as a revision.
 
 use serde_json::{Map, Value};
 
-use super::lines::{document_body, lines, read_line, LineValue};
+use super::lines::{document_body, lines, note_shape, read_line, LineValue};
 use super::session::{
-    fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of, usable_id, usable_name,
-    SessionBuilder,
+    put, put_all, put_nonempty, str_of, take_array, take_str, text_of, usable_id, usable_name, SessionBuilder,
 };
 use super::{ParseOptions, ParsedTranscript, SkipReason, Skipped};
 use annal_engine::{canonical_json, rfc3339_from_millis, Block, Record, Role};
@@ -41,6 +44,13 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         }
         return parsed;
     };
+    let shaped = state.get("sessionId").is_some_and(Value::is_string)
+        && state.get("requests").is_some_and(Value::is_array);
+    note_shape(
+        &mut parsed,
+        shaped,
+        "a chat session is an object with a \"sessionId\" and a \"requests\" array",
+    );
     let name = str_of(&state, "sessionId").filter(|id| usable_name(id)).unwrap_or(stem).to_owned();
     let requests = take_array(&mut state, "requests");
     let mut builder = SessionBuilder::new("vscode", true);
@@ -52,10 +62,18 @@ pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedT
         }
     }
     *if is_session(&state) { &mut parsed.recognised } else { &mut parsed.unrecognised } += 1;
-    builder.push(0, fields_record(&format!("vscode:{name}"), state), None);
+    for key in SAVE_FIELDS {
+        state.remove(key);
+    }
+    let mut fields = Record::new(format!("vscode:{name}:session"), Role::System, Vec::new());
+    put_all(&mut fields.meta, state);
+    builder.push(0, fields, None);
     parsed.sessions.push(builder.finish(name, None, None, &[]));
     parsed
 }
+
+/// The session's fields that describe the window at the moment of a save, not the conversation.
+const SAVE_FIELDS: [&str; 4] = ["lastMessageDate", "inputState", "hasPendingEdits", "isNew"];
 
 /// The state a change log describes; lines that cannot be read or applied are reported.
 fn replay(body: &[u8], options: &ParseOptions, parsed: &mut ParsedTranscript) -> Option<Value> {
@@ -197,10 +215,10 @@ fn request_records(request: Value, session: &str, index: usize) -> (Vec<Record>,
         put(&mut record.meta, "value", &request);
         return (vec![record], false);
     };
-    let id = str_of(&request, "requestId")
-        .map(str::to_owned)
-        .unwrap_or_else(|| format!("vscode:{session}:{index}"));
-    let id = if usable_id(&id) { id } else { format!("vscode:{session}:{index}") };
+    let id = match str_of(&request, "requestId").map(|id| format!("vscode:{session}:{id}")) {
+        Some(id) if usable_id(&id) => id,
+        _ => format!("vscode:{session}:{index}"),
+    };
     let known = request.contains_key("requestId") && request.contains_key("message");
     let mut user = Record::new(id.clone(), Role::User, Vec::new());
     let mut assistant = Record::new(format!("{id}/response"), Role::Assistant, Vec::new());

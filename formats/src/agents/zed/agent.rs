@@ -21,7 +21,7 @@ pub(super) const ROW: Row = Row {
     fuzz_targets: &["import_zed"],
     docs: Docs {
         readme: r#"`~/.local/share/zed/threads/threads.db` (macOS: `~/Library/Application Support/Zed/threads/`)"#,
-        import: r#"SQLite `threads.db`, table `threads`: a row per thread whose `data` is its JSON (zstd, or plain in older rows), replaced on every save | `zed/threads/` in the XDG data folder (`~/.local/share`), `Zed/threads/` in the platform's (macOS `~/Library/Application Support`), the Flatpak's `~/.var/app/dev.zed.Zed/data/zed/threads/` | `zed-industries/zed` `crates/agent/src/db.rs` at `0642ec7e` (`DbThread` 0.3.0); the older 0.1/0.2 thread format is read too; the mid-2025 LMDB `threads-db.1.mdb` and text threads are not"#,
+        import: r#"SQLite `threads.db`, table `threads`: a row per thread whose `data` is its JSON (zstd, or plain in older rows), replaced on every save | `zed/threads/` in the XDG data folder (`~/.local/share`), `Zed/threads/` in the platform's (macOS `~/Library/Application Support`), the Flatpak's `~/.var/app/dev.zed.Zed/data/zed/threads/` | `zed-industries/zed` `crates/agent/src/db.rs` at `0642ec7e` (`DbThread` 0.3.0: `updated_at`, `cumulative_token_usage` and `request_token_usage` move with every save); the older 0.1/0.2 thread format is read too; the mid-2025 LMDB `threads-db.1.mdb` and text threads are not"#,
     },
 };
 

@@ -8,19 +8,22 @@
 //! tool_results}}` an assistant record of its text, thinking and tool uses, followed by a tool
 //! record `…/results` of its tool results (Zed keeps them inside the message, keyed by tool use),
 //! and `"Resume"` a system record. Threads of Zed before the 0.3 format (`{role, segments,
-//! tool_uses, tool_results}` messages) read the same way. The thread's other fields follow in a
-//! system record named by their hash; a message changed by a later save (a reply that went on
+//! tool_uses, tool_results}` messages) read the same way. The thread's other fields follow in one
+//! system record, `zed:<thread>:thread`, without the counters Zed moves at every save
+//! (`updated_at`, `cumulative_token_usage`, the sum of the requests'); a request's token usage
+//! (`request_token_usage`, keyed by the user message that started it) goes to the `meta` of the
+//! reply that follows that message, as `requestTokenUsage`. A message changed by a later save (a reply that went on
 //! streaming, an edit that replaced it) is kept by the loader as a revision. A sub-agent's
 //! thread names its parent in `meta.parentSession`.
 
 use serde_json::{Map, Value};
 
 use super::session::{
-    base64_bytes, fields_record, put, put_all, put_nonempty, str_of, take_array, take_str, text_of,
-    usable_name, SessionBuilder,
+    base64_bytes, put, put_all, put_nonempty, str_of, take_array, take_str, text_of, usable_name,
+    SessionBuilder,
 };
 use super::ParsedSession;
-use annal_engine::{canonical_json, is_rfc3339, Block, Record, Role};
+use annal_engine::{canonical_json, Block, Record, Role};
 
 /// One row of the `threads` table, its `data` already decompressed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -48,15 +51,40 @@ pub fn parse_zed_thread(row: &ZedThreadRow) -> Result<ParsedSession, String> {
     }
     let name = if usable_name(&row.id) { row.id.clone() } else { "zed".to_owned() };
     let mut builder = SessionBuilder::new("zed", true);
+    let mut usage = match thread.remove("request_token_usage") {
+        Some(Value::Object(usage)) => usage,
+        Some(other) => Map::from_iter([("request_token_usage".to_owned(), other)]),
+        None => Map::new(),
+    };
+    // The user message the next reply answers.
+    let mut asked: Option<String> = None;
     for (index, message) in take_array(&mut thread, "messages").into_iter().enumerate() {
         let id = format!("zed:{name}:{}", index + 1);
-        for record in message_records(message, &id) {
+        let user = message.get("User").and_then(|user| user.get("id")).and_then(Value::as_str);
+        let is_reply = message.get("Agent").is_some();
+        if let Some(user) = user {
+            asked = Some(user.to_owned());
+        }
+        let mut records = message_records(message, &id);
+        if let (true, Some(first)) = (is_reply, records.first_mut()) {
+            if let Some(spent) = asked.take().and_then(|user| usage.remove(&user)) {
+                put(&mut first.meta, "requestTokenUsage", &spent);
+            }
+        }
+        for record in records {
             builder.push(index + 1, record, None);
         }
     }
-    let updated = str_of(&thread, "updated_at").filter(|text| is_rfc3339(text)).map(str::to_owned);
-    let mut session = fields_record(&format!("zed:{name}"), thread);
-    session.timestamp = updated;
+    for key in ["updated_at", "cumulative_token_usage"] {
+        thread.remove(key);
+    }
+    // Usage of a request whose reply is not in the thread (yet) waits for it; a value of
+    // another shape stays with the thread.
+    if let Some(other) = usage.remove("request_token_usage").filter(|_| usage.is_empty()) {
+        thread.insert("request_token_usage".into(), other);
+    }
+    let mut session = Record::new(format!("zed:{name}:thread"), Role::System, Vec::new());
+    put_all(&mut session.meta, thread);
     builder.push(0, session, None);
     let parent: Vec<(&str, String)> =
         row.parent_id.iter().map(|p| ("parentSession", canonical_json(&Value::String(p.clone())))).collect();

@@ -21,15 +21,22 @@ use serde_json::{Map, Value};
 use super::anthropic::{content_blocks, Dialect};
 use super::lines::read_json_lines;
 use super::session::{line_object, put, put_all, str_of, SessionBuilder};
-use super::{ParseOptions, ParsedTranscript};
+use super::{ParseOptions, ParsedTranscript, TranscriptFormat};
 use annal_engine::{canonical_json, Block, Record, Role};
 
 pub(super) fn parse(bytes: &[u8], stem: &str, options: &ParseOptions) -> ParsedTranscript {
     let mut builder = SessionBuilder::new("cursor", true);
     let mut parsed = ParsedTranscript::default();
-    read_json_lines(bytes, options, is_cursor_line, &mut parsed, |number, value| {
-        builder.push(number, line_record(value), None);
-    });
+    read_json_lines(
+        bytes,
+        options,
+        TranscriptFormat::CursorTranscript,
+        is_cursor_line,
+        &mut parsed,
+        |number, value| {
+            builder.push(number, line_record(value), None);
+        },
+    );
     if !builder.is_empty() {
         // A sub-agent's stem is `<parent>/subagents/<session>` (`transcript_stem`).
         let (chat, parent) = match stem.split_once(SUBAGENTS) {
