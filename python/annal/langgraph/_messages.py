@@ -122,10 +122,10 @@ def project_messages(
     config: Dict[str, Any],
     *,
     window: int = 200_000,
-    max_output: int = 32_000,
+    max_output: Optional[int] = None,
 ) -> List[Any]:
     """The messages a model should see next for the thread (and checkpoint) ``config`` names,
-    under ``window`` less ``max_output``: annal's deterministic projection of the branch's
+    under ``window`` less ``max_output`` (default ``min(32_000, window // 4)``): annal's deterministic projection of the branch's
     session (every user message, the assistant's answers, the recent tail verbatim, an index of
     tool evidence), with markers naming the ids of what it left out, which
     :func:`history_tools` fetch back. As LangChain messages; an empty list for a thread with no
@@ -133,6 +133,8 @@ def project_messages(
     session = saver.branch_session(config)
     if session is None:
         return []
+    if max_output is None:
+        max_output = min(32_000, window // 4)
     view = saver.store.project(session, window, max_output)
     return [_to_message(message) for message in view["messages"]]
 
