@@ -118,6 +118,13 @@ def test_project_messages_fits_the_window_and_tools_fetch_what_it_left_out(store
         assert "narwhal" in get.invoke({"id": entry})
         assert "no matches" in history_tools(saver, "another")[0].invoke({"query": "narwhal"})
         assert project_messages(saver, {"configurable": {"thread_id": "nobody"}}) == []
+        # The long messages channel went to the blob table, each version once.
+        blobs = [b for r in saver.store.records("langgraph:long") for b in r["blocks"] if b["type"] == "blob"]
+        assert blobs and len({b["hash"] for b in blobs}) == len(blobs)
+        assert saver.store.verify()["blobs"] >= len(blobs)
+    with AnnalSaver(store_path) as reopened:
+        again = chat_graph(reopened).get_state(config).values["messages"]
+        assert [(m.id, m.content) for m in again] == [(m.id, m.content) for m in everything]
 
 
 def test_a_store_given_stays_open(store_path):

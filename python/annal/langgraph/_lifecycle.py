@@ -11,7 +11,7 @@ from typing import Any, AsyncIterator, Dict, List, Optional, Sequence, Tuple
 from langgraph.checkpoint.base import ChannelVersions, CheckpointMetadata, CheckpointTuple
 
 from ._messages import MESSAGES_CHANNEL
-from ._thread import META_KEY, ThreadLog, pack
+from ._thread import META_KEY, ThreadLog, pack, pack_value
 
 
 class ThreadLifecycle:
@@ -76,8 +76,8 @@ class ThreadLifecycle:
             log = self._fresh(source_thread_id)
             entries = sorted(log.checkpoints.values(), key=lambda e: (e.id, e.ns))
             copies = [(entry, self._copied_part(log, entry), self._copied_writes(log, entry)) for entry in entries]
-        for entry, (part, messages), writes in copies:
-            self._put_part(target_thread_id, part, messages)
+        for entry, (part, messages, blocks), writes in copies:
+            self._put_part(target_thread_id, part, messages, blocks)
             for (task, path), items in writes.items():
                 self._put_writes(target_thread_id, entry.ns, entry.id, task, path, items, packed=True)
 
@@ -89,14 +89,15 @@ class ThreadLifecycle:
             by_task.setdefault((task, path), []).append([index, channel, pack(value)])
         return by_task
 
-    def _copied_part(self, log: ThreadLog, entry: Any) -> Tuple[Dict[str, Any], Any]:
+    def _copied_part(self, log: ThreadLog, entry: Any) -> Tuple[Dict[str, Any], Any, List[Dict[str, Any]]]:
         values = []
+        blocks: List[Dict[str, Any]] = []
         messages = None
         for channel, version in entry.values:
             blob = log.blobs.get((entry.ns, channel, version))
             if blob is None:
                 continue
-            values.append([channel, version, pack(blob[1])])
+            values.append([channel, version, pack_value(blob[1], blocks)])
             if channel == MESSAGES_CHANNEL and blob[1][0] != "empty":
                 messages = self.serde.loads_typed(blob[1])
         part = {
@@ -108,7 +109,7 @@ class ThreadLifecycle:
             "metadata": pack(entry.metadata),
             "values": values,
         }
-        return part, messages
+        return part, messages, blocks
 
     # The async twins: each runs its method in a thread, off the event loop.
 

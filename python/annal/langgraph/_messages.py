@@ -136,7 +136,9 @@ def project_messages(
     if max_output is None:
         max_output = min(32_000, window // 4)
     view = saver.store.project(session, window, max_output)
-    return [_to_message(message) for message in view["messages"]]
+    # A checkpoint's large channel values are blob blocks of its record: state, not conversation.
+    said = [m for m in view["messages"] if any(b.get("type") != "blob" for b in m["blocks"])]
+    return [_to_message(message) for message in said]
 
 
 def history_tools(saver: "AnnalSaver", thread_id: Optional[str] = None) -> List[Any]:

@@ -26,7 +26,7 @@ from .._annal import Store
 from ..errors import BadInputError, ConflictError
 from ._lifecycle import ThreadLifecycle
 from ._messages import MESSAGES_CHANNEL, message_record, new_messages
-from ._thread import META_KEY, Checkpoint, Generation, ThreadLog, pack, thread_of_session, thread_session
+from ._thread import META_KEY, Checkpoint, Generation, ThreadLog, pack, pack_value, thread_of_session, thread_session
 
 _RETRIES = 1000
 """How often a change reads the thread again after another writer got in first."""
@@ -104,7 +104,7 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
                     generation = Generation(name, None, 0, 0)
                     log.generations.append(generation)
                 last = receipt["next"] - 1
-                log.apply(target, last, records[-1]["meta"][META_KEY])
+                log.apply(target, last, records[-1]["meta"][META_KEY], records[-1].get("blocks", ()))
                 generation.read = receipt["next"]
                 return log, target, last
         raise ConflictError(f"thread {thread_id!r}: other writers kept getting in first")
@@ -243,13 +243,17 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
             "parent": parent,
             "checkpoint": pack(dumps(c)),
             "metadata": pack(dumps(get_checkpoint_metadata(config, metadata))),
-            "values": [[k, v, pack(dumps(values[k]) if k in values else ("empty", b""))] for k, v in new_versions.items()],
+            "values": [],
         }
+        blocks: List[Dict[str, Any]] = []
+        for k, v in new_versions.items():
+            typed = dumps(values[k]) if k in values else ("empty", b"")
+            part["values"].append([k, v, pack_value(typed, blocks)])
         messages = values.get(MESSAGES_CHANNEL) if MESSAGES_CHANNEL in new_versions else None
-        self._put_part(thread_id, part, messages)
+        self._put_part(thread_id, part, messages, blocks)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
-    def _put_part(self, thread_id: str, part: Dict[str, Any], messages: Any) -> None:
+    def _put_part(self, thread_id: str, part: Dict[str, Any], messages: Any, blocks: List[Dict[str, Any]]) -> None:
         ns, checkpoint_id = part["ns"], part["id"]
         after: Dict[str, str] = {}
 
@@ -262,7 +266,7 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
                     record = message_record(message, f"{session}@{start + len(records)}", ns, checkpoint_id)
                     if record is not None:
                         records.append(record)
-            records.append({"role": "system", "meta": {META_KEY: part}})
+            records.append({"role": "system", "blocks": blocks, "meta": {META_KEY: part}})
             return records
 
         log, _, _ = self._append(thread_id, ns, part["parent"], make)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import base64
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 META_KEY = "langgraph"
 """The metadata key of every record a checkpointer appends."""
@@ -50,8 +50,26 @@ def pack(typed: Typed) -> List[str]:
     return [typed[0], base64.b64encode(typed[1]).decode("ascii")]
 
 
-def unpack(packed: List[str]) -> Typed:
-    """The typed value :func:`pack` made."""
+BLOB_BYTES = 16 * 1024
+"""Values longer than this go to the store's blob table (stored once by their hash, however many
+checkpoints hold them); shorter ones stay in their record's metadata."""
+
+
+def pack_value(typed: Typed, blocks: List[Dict[str, Any]]) -> List[Any]:
+    """A channel value as its checkpoint record keeps it: inline as :func:`pack` makes it, or,
+    when longer than :data:`BLOB_BYTES`, as a blob block added to ``blocks`` and named by its
+    index: [type, None, index]."""
+    if len(typed[1]) <= BLOB_BYTES:
+        return pack(typed)
+    data = base64.b64encode(typed[1]).decode("ascii")
+    blocks.append({"type": "blob", "mediaType": "application/octet-stream", "data": data})
+    return [typed[0], None, len(blocks) - 1]
+
+
+def unpack(packed: List[Any], blocks: Sequence[Dict[str, Any]] = ()) -> Typed:
+    """The typed value :func:`pack` or :func:`pack_value` made."""
+    if len(packed) == 3:
+        return packed[0], base64.b64decode(blocks[packed[2]]["data"])
     return packed[0], base64.b64decode(packed[1])
 
 
@@ -128,16 +146,20 @@ class ThreadLog:
         if length <= generation.read:
             return
         for record in store.records(generation.name, generation.read, length):
-            self.apply(index, record["sourceOrder"], record.get("meta", {}).get(META_KEY))
+            part = record.get("meta", {}).get(META_KEY)
+            self.apply(index, record["sourceOrder"], part, record.get("blocks", ()))
         generation.read = length
 
-    def apply(self, generation: int, position: int, part: Optional[Dict[str, Any]]) -> None:
-        """Takes one record's part into the index (records of other kinds are passed over)."""
+    def apply(
+        self, generation: int, position: int, part: Optional[Dict[str, Any]], blocks: Sequence[Dict[str, Any]] = ()
+    ) -> None:
+        """Takes one record's part (and its blocks, which hold its large values) into the index;
+        records of other kinds are passed over."""
         if not isinstance(part, dict) or generation <= self.floor:
             return
         kind = part.get("kind")
         if kind == "checkpoint":
-            self._apply_checkpoint(generation, position, part)
+            self._apply_checkpoint(generation, position, part, blocks)
         elif kind == "writes":
             self._apply_writes(part)
         elif kind == "drop":
@@ -146,11 +168,13 @@ class ThreadLog:
         elif kind == "delete":
             self._delete(generation)
 
-    def _apply_checkpoint(self, generation: int, position: int, part: Dict[str, Any]) -> None:
+    def _apply_checkpoint(
+        self, generation: int, position: int, part: Dict[str, Any], blocks: Sequence[Dict[str, Any]]
+    ) -> None:
         ns, checkpoint_id = part["ns"], part["id"]
         values = []
         for channel, version, packed in part["values"]:
-            self.blobs[(ns, channel, version)] = (generation, unpack(packed))
+            self.blobs[(ns, channel, version)] = (generation, unpack(packed, blocks))
             values.append((channel, version))
         if (ns, checkpoint_id) in self.dropped:
             return
