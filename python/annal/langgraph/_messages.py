@@ -154,11 +154,14 @@ def history_tools(saver: "AnnalSaver", thread_id: Optional[str] = None) -> List[
     def history_search(query: str, limit: int = 10) -> str:
         """Search every stored message (user and assistant text, tool calls and outputs, also
         what the conversation view left out) by its words; returns ids for history_get."""
-        hits = store.search(query, limit=max(1, min(int(limit), 50)))
-        if thread_id is not None:
-            prefix = thread_session(thread_id)
-            hits = [hit for hit in hits if hit["session"] == prefix or hit["session"].startswith(prefix + "~g")]
-        return render_hits(query, hits)
+        wanted = max(1, min(int(limit), 50))
+        if thread_id is None:
+            return render_hits(query, store.search(query, limit=wanted))
+        # The thread's branches are several sessions: ask for more, keep the thread's.
+        name = thread_session(thread_id)
+        hits = store.search(query, limit=wanted * 10)
+        mine = [hit for hit in hits if hit["session"] == name or hit["session"].startswith(name + "~g")]
+        return render_hits(query, mine[:wanted])
 
     def history_get(id: str, first_line: int = 0, last_line: int = 0) -> str:
         """Read one stored message verbatim by the id a search hit or an omission marker names
