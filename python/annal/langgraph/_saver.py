@@ -206,7 +206,8 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
                 if limit is not None:
                     limit -= 1
                 with self._lock:
-                    yield self._tuple(log, entry)
+                    found = self._tuple(log, entry)
+                yield found  # outside the lock: the caller may use the saver between items
 
     def branch_session(self, config: Dict[str, Any]) -> Optional[str]:
         """The annal session of the branch holding the checkpoint ``config`` names (the
