@@ -1,13 +1,17 @@
 """A graph's conversation as annal records: each message of the ``messages`` channel is a record
-of its role that the command line's ``history search``, ``history get`` and ``verify`` see;
+of its role that the command line's ``history search``, ``history get``, ``verify`` and
+``annal ui`` see;
 time travel makes a branch session sharing what came before; ``project_messages`` and
 ``history_tools`` over a thread."""
 
 from __future__ import annotations
 
+import http.cookiejar
 import json
 import os
 import subprocess
+import urllib.parse
+import urllib.request
 
 import pytest
 from conftest import WORLD_TEXT
@@ -58,6 +62,26 @@ def test_messages_are_records_the_command_line_finds(store_path):
     assert annal_json(store_path, "history", "search", "quokka")[0]["role"] == "user"
     report = annal_json(store_path, "verify")
     assert report["ok"], report
+    assert "langgraph:support 7" in [s["name"] for s in annal_json(store_path, "sessions")]
+    session_page = ui_page(store_path, "/session?name=" + urllib.parse.quote("langgraph:support 7"))
+    assert "zebrafish ledger" in session_page and "quokka" in session_page
+
+
+def ui_page(store_path: str, path: str) -> str:
+    """A page of ``annal ui`` serving the store, fetched as a browser would (the printed URL's
+    token first, then its cookie)."""
+    server = subprocess.Popen(
+        [cli(), "ui", "--db", store_path, "--port", "0", "--no-open"], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        url = server.stdout.readline().split(": ", 1)[1].strip()
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar()))
+        assert "langgraph:support 7" in opener.open(url, timeout=30).read().decode()
+        base = url.split("/?", 1)[0]
+        return opener.open(base + path, timeout=30).read().decode()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
 
 
 def test_time_travel_forks_the_session_by_reference(store_path):
