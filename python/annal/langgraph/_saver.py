@@ -129,6 +129,8 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         try:
             self.store.fork(log.generations[source].name, at, name)
         except BadInputError:
+            if self.store.session(name) is None:
+                raise  # refused for another reason than a writer making it first
             return None
         log.generations.append(Generation(name, source, at, at))
         return len(log.generations) - 1
