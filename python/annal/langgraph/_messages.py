@@ -37,10 +37,11 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def fingerprint(message: Any) -> str:
-    """What tells two versions of one message apart (a message replaced under its id)."""
-    calls = getattr(message, "tool_calls", None) or []
-    return json.dumps([getattr(message, "type", ""), _text(getattr(message, "content", "")), repr(calls)])
+def fingerprint(message: Any) -> tuple:
+    """What tells two versions of one message apart (a message replaced under its id). Kept in
+    memory only; computed for every message of the channel at each step, so cheap: no JSON."""
+    calls = getattr(message, "tool_calls", None)
+    return (getattr(message, "type", ""), _text(getattr(message, "content", "")), repr(calls) if calls else "")
 
 
 def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> Optional[Dict[str, Any]]:
@@ -75,13 +76,13 @@ def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> 
     return {"entryId": entry_id, "role": role, "blocks": blocks, "meta": {META_KEY: part}}
 
 
-def new_messages(messages: Any, known: Dict[str, str]) -> Tuple[List[Any], Dict[str, str]]:
+def new_messages(messages: Any, known: Dict[str, tuple]) -> Tuple[List[Any], Dict[str, tuple]]:
     """The messages of ``messages`` not in ``known`` (id to fingerprint), or changed since; and
     what is known after them."""
     if not isinstance(messages, list):
         return [], known
     fresh: List[Any] = []
-    after: Dict[str, str] = {}
+    after: Dict[str, tuple] = {}
     for index, message in enumerate(messages):
         key = getattr(message, "id", None) or f"#{index}"
         mark = fingerprint(message)

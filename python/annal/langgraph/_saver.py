@@ -258,7 +258,7 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
 
     def _put_part(self, thread_id: str, part: Dict[str, Any], messages: Any, blocks: List[Dict[str, Any]]) -> None:
         ns, checkpoint_id = part["ns"], part["id"]
-        after: Dict[str, str] = {}
+        after: Dict[str, tuple] = {}
 
         def make(log: ThreadLog, session: str, start: int) -> List[Dict[str, Any]]:
             nonlocal after
@@ -276,7 +276,7 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         if messages is not None:
             log.message_keys[(ns, checkpoint_id)] = after
 
-    def _known_messages(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Dict[str, str]:
+    def _known_messages(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Dict[str, tuple]:
         """The messages of the parent checkpoint's state (id to fingerprint)."""
         if parent is None:
             return {}

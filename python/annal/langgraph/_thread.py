@@ -111,7 +111,7 @@ class ThreadLog:
         self.dropped: set = set()
         self.floor = -1
         """The newest generation ending in a delete receipt: it and those before it are dead."""
-        self.message_keys: Dict[Tuple[str, str], Dict[str, str]] = {}
+        self.message_keys: Dict[Tuple[str, str], Dict[str, tuple]] = {}
         """Per checkpoint, the messages its state holds: id to fingerprint (a cache)."""
         self._latest: Optional[Dict[str, Checkpoint]] = {}
         """Per namespace, the live checkpoint of the greatest id; None when a removal made it
