@@ -1,0 +1,329 @@
+"""``AnnalSaver``: LangGraph's checkpointer interface over an annal store. Every checkpoint, its
+metadata, the values of its new channel versions and every task's writes are records appended to
+the thread's annal session; time travel forks the session by reference; deletes are receipts.
+Reads come from :class:`~annal.langgraph._thread.ThreadLog`, kept per thread and brought up to
+date from the store at each call, so several processes can share one store."""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+from langgraph.checkpoint.base import (
+    WRITES_IDX_MAP,
+    BaseCheckpointSaver,
+    ChannelVersions,
+    CheckpointMetadata,
+    CheckpointTuple,
+    SerializerProtocol,
+    get_checkpoint_id,
+    get_checkpoint_metadata,
+)
+
+from .._annal import Store
+from ..errors import BadInputError, ConflictError
+from ._lifecycle import ThreadLifecycle
+from ._messages import MESSAGES_CHANNEL, message_record, new_messages
+from ._thread import META_KEY, Checkpoint, Generation, ThreadLog, pack, pack_value, thread_of_session, thread_session
+
+_RETRIES = 1000
+"""How often a change reads the thread again after another writer got in first."""
+
+
+class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
+    """A LangGraph checkpointer keeping every thread in an annal store (``path``, or an open
+    :class:`annal.Store`). ``serde`` defaults to LangGraph's ``JsonPlusSerializer``."""
+
+    def __init__(
+        self,
+        path: Union[str, "os.PathLike[str]", Store],
+        *,
+        sharing: str = "processes",
+        serde: Optional[SerializerProtocol] = None,
+    ) -> None:
+        super().__init__(serde=serde)
+        self._owns_store = not isinstance(path, Store)
+        self.store: Store = Store(path, sharing=sharing) if self._owns_store else path
+        self._logs: Dict[str, ThreadLog] = {}
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        """Closes the store when this saver opened it (one given stays open for its owner)."""
+        if self._owns_store:
+            self.store.close()
+
+    def __enter__(self) -> "AnnalSaver":
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "AnnalSaver":
+        return self
+
+    async def __aexit__(self, *_exc: Any) -> None:
+        self.close()
+
+    # The thread logs.
+
+    def _fresh(self, thread_id: str) -> ThreadLog:
+        """The thread's log, brought up to date (the caller holds the lock)."""
+        log = self._logs.get(thread_id)
+        if log is None:
+            log = self._logs[thread_id] = ThreadLog(thread_id)
+        log.refresh(self.store)
+        return log
+
+    def _threads(self) -> List[str]:
+        """Every thread in the store."""
+        names = (thread_of_session(info["name"]) for info in self.store.sessions())
+        return [name for name in names if name is not None]
+
+    def _append(self, thread_id: str, ns: str, parent: Optional[str], make: Any) -> Tuple[ThreadLog, int, int]:
+        """Appends the records ``make(log, session, start)`` returns to the session a record
+        whose checkpoint parent is ``parent`` belongs in (forking one when that makes a branch),
+        retrying when another writer got there first; applies the last record's part. Returns
+        the log, the generation and the position of the last record."""
+        for _ in range(_RETRIES):
+            with self._lock:
+                log = self._fresh(thread_id)
+                target = self._target(log, ns, parent)
+                if target is None:
+                    continue  # another writer made that generation first: read it and decide again
+                generation = log.generations[target] if target < len(log.generations) else None
+                name = generation.name if generation else thread_session(thread_id, target)
+                start = generation.read if generation else 0
+                records = make(log, name, start)
+                try:
+                    receipt = self.store.append(name, records, expected_next=start)
+                except ConflictError:
+                    continue
+                if generation is None:
+                    generation = Generation(name, None, 0, 0)
+                    log.generations.append(generation)
+                last = receipt["next"] - 1
+                log.apply(target, last, records[-1]["meta"][META_KEY], records[-1].get("blocks", ()))
+                generation.read = receipt["next"]
+                return log, target, last
+        raise ConflictError(f"thread {thread_id!r}: other writers kept getting in first")
+
+    def _target(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Optional[int]:
+        """The generation a record belongs in; a fork made for it when it starts a branch (None
+        when another writer made that fork's name first)."""
+        head = log.head()
+        if head < 0:
+            return 0
+        if head <= log.floor:
+            return self._fork(log, head, 0)
+        entry = log.checkpoints.get((ns, parent)) if parent is not None else None
+        if entry is None:
+            return head
+        if not log.has_child(ns, entry.id, entry.generation):
+            return entry.generation
+        return self._fork(log, entry.generation, entry.position + 1)
+
+    def _fork(self, log: ThreadLog, source: int, at: int) -> Optional[int]:
+        name = thread_session(log.thread_id, len(log.generations))
+        try:
+            self.store.fork(log.generations[source].name, at, name)
+        except BadInputError:
+            if self.store.session(name) is None:
+                raise  # refused for another reason than a writer making it first
+            return None
+        log.generations.append(Generation(name, source, at, at))
+        return len(log.generations) - 1
+
+    # Reading.
+
+    def _tuple(self, log: ThreadLog, entry: Checkpoint, config: Optional[Dict[str, Any]] = None) -> CheckpointTuple:
+        loads = self.serde.loads_typed
+        checkpoint = loads(entry.checkpoint)
+        values = {}
+        for channel, version in checkpoint["channel_versions"].items():
+            blob = log.blobs.get((entry.ns, channel, version))
+            if blob is not None and blob[1][0] != "empty":
+                values[channel] = loads(blob[1])
+        own = {"thread_id": log.thread_id, "checkpoint_ns": entry.ns, "checkpoint_id": entry.id}
+        parent = None
+        if entry.parent:
+            parent = {"configurable": {**own, "checkpoint_id": entry.parent}}
+        return CheckpointTuple(
+            config=config or {"configurable": own},
+            checkpoint={**checkpoint, "channel_values": values},
+            metadata=loads(entry.metadata),
+            parent_config=parent,
+            pending_writes=[(task, ch, loads(v)) for task, ch, v, _ in log.ordered_writes(entry.ns, entry.id)],
+        )
+
+    def get_tuple(self, config: Dict[str, Any]) -> Optional[CheckpointTuple]:
+        """The checkpoint ``config`` names, or the thread's latest in its namespace."""
+        configurable = config["configurable"]
+        ns = configurable.get("checkpoint_ns", "")
+        checkpoint_id = get_checkpoint_id(config)
+        with self._lock:
+            log = self._fresh(configurable["thread_id"])
+            entry = log.checkpoints.get((ns, checkpoint_id)) if checkpoint_id else log.latest(ns)
+            if entry is None:
+                return None
+            return self._tuple(log, entry, config if checkpoint_id else None)
+
+    def list(
+        self,
+        config: Optional[Dict[str, Any]],
+        *,
+        filter: Optional[Dict[str, Any]] = None,
+        before: Optional[Dict[str, Any]] = None,
+        limit: Optional[int] = None,
+    ) -> Iterator[CheckpointTuple]:
+        """The checkpoints of ``config``'s thread (every thread's for None), newest first in
+        each namespace, whose metadata has every ``filter`` item, before ``before``'s."""
+        configurable = config["configurable"] if config else {}
+        threads = [configurable["thread_id"]] if config else self._threads()
+        only_ns = configurable.get("checkpoint_ns")
+        only_id = get_checkpoint_id(config) if config else None
+        before_id = get_checkpoint_id(before) if before else None
+        for thread_id in threads:
+            with self._lock:
+                log = self._fresh(thread_id)
+                namespaces = log.namespaces() if only_ns is None else [only_ns]
+                chosen = [
+                    entry
+                    for ns in namespaces
+                    for entry in sorted(
+                        (e for (e_ns, _), e in log.checkpoints.items() if e_ns == ns),
+                        key=lambda e: e.id,
+                        reverse=True,
+                    )
+                    if (not only_id or entry.id == only_id) and (not before_id or entry.id < before_id)
+                ]
+            for entry in chosen:
+                if filter:
+                    metadata = self.serde.loads_typed(entry.metadata)
+                    if not all(metadata.get(key) == value for key, value in filter.items()):
+                        continue
+                if limit is not None and limit <= 0:
+                    return
+                if limit is not None:
+                    limit -= 1
+                with self._lock:
+                    found = self._tuple(log, entry)
+                yield found  # outside the lock: the caller may use the saver between items
+
+    def branch_session(self, config: Dict[str, Any]) -> Optional[str]:
+        """The annal session of the branch holding the checkpoint ``config`` names (the
+        thread's latest root checkpoint without one): where its conversation reads in order."""
+        configurable = config["configurable"]
+        ns = configurable.get("checkpoint_ns", "")
+        checkpoint_id = get_checkpoint_id(config)
+        with self._lock:
+            log = self._fresh(configurable["thread_id"])
+            entry = log.checkpoints.get((ns, checkpoint_id)) if checkpoint_id else log.latest(ns)
+            return None if entry is None else log.generations[entry.generation].name
+
+    # Writing.
+
+    def put(
+        self,
+        config: Dict[str, Any],
+        checkpoint: Dict[str, Any],
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Dict[str, Any]:
+        """Appends a checkpoint, the values of its new channel versions and a record of each
+        new message, as one batch; returns the checkpoint's config."""
+        dumps = self.serde.dumps_typed
+        c = dict(checkpoint)
+        values = c.pop("channel_values")
+        configurable = config["configurable"]
+        thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
+        parent = configurable.get("checkpoint_id")
+        part = {
+            "kind": "checkpoint",
+            "ns": ns,
+            "id": checkpoint["id"],
+            "parent": parent,
+            "checkpoint": pack(dumps(c)),
+            "metadata": pack(dumps(get_checkpoint_metadata(config, metadata))),
+            "values": [],
+        }
+        blocks: List[Dict[str, Any]] = []
+        for k, v in new_versions.items():
+            typed = dumps(values[k]) if k in values else ("empty", b"")
+            part["values"].append([k, v, pack_value(typed, blocks)])
+        messages = values.get(MESSAGES_CHANNEL) if MESSAGES_CHANNEL in new_versions else None
+        self._put_part(thread_id, part, messages, blocks)
+        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+
+    def _put_part(self, thread_id: str, part: Dict[str, Any], messages: Any, blocks: List[Dict[str, Any]]) -> None:
+        ns, checkpoint_id = part["ns"], part["id"]
+        after: Dict[str, tuple] = {}
+
+        def make(log: ThreadLog, session: str, start: int) -> List[Dict[str, Any]]:
+            nonlocal after
+            records = []
+            if messages is not None:
+                fresh, after = new_messages(messages, self._known_messages(log, ns, part["parent"]))
+                for message in fresh:
+                    record = message_record(message, f"{session}@{start + len(records)}", ns, checkpoint_id)
+                    if record is not None:
+                        records.append(record)
+            records.append({"role": "system", "blocks": blocks, "meta": {META_KEY: part}})
+            return records
+
+        log, _, _ = self._append(thread_id, ns, part["parent"], make)
+        if messages is not None:
+            log.message_keys[(ns, checkpoint_id)] = after
+
+    def _known_messages(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Dict[str, tuple]:
+        """The messages of the parent checkpoint's state (id to fingerprint)."""
+        if parent is None:
+            return {}
+        known = log.message_keys.get((ns, parent))
+        if known is not None:
+            return known
+        entry = log.checkpoints.get((ns, parent))
+        if entry is None:
+            return {}
+        version = self.serde.loads_typed(entry.checkpoint)["channel_versions"].get(MESSAGES_CHANNEL)
+        blob = log.blobs.get((ns, MESSAGES_CHANNEL, version))
+        if blob is None or blob[1][0] == "empty":
+            return {}
+        known = new_messages(self.serde.loads_typed(blob[1]), {})[1]
+        log.message_keys[(ns, parent)] = known
+        return known
+
+    def put_writes(
+        self,
+        config: Dict[str, Any],
+        writes: Sequence[Tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
+        """Appends a task's writes for a checkpoint (one record); writes already stored under
+        the same task and index are kept as they are, as LangGraph's savers do."""
+        configurable = config["configurable"]
+        thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
+        checkpoint_id = configurable["checkpoint_id"]
+        items = [[WRITES_IDX_MAP.get(c, i), c, v] for i, (c, v) in enumerate(writes)]
+        self._put_writes(thread_id, ns, checkpoint_id, task_id, task_path, items, packed=False)
+
+    def _put_writes(
+        self, thread_id: str, ns: str, checkpoint_id: str, task: str, path: str, items: List[Any], packed: bool
+    ) -> None:
+        with self._lock:
+            stored = self._fresh(thread_id).writes.get((ns, checkpoint_id), {})
+            items = [item for item in items if item[0] < 0 or (task, item[0]) not in stored]
+        if not items:
+            return
+        if not packed:
+            items = [[index, channel, pack(self.serde.dumps_typed(value))] for index, channel, value in items]
+        part = {"kind": "writes", "ns": ns, "checkpoint": checkpoint_id, "task": task, "path": path, "writes": items}
+        self._append(thread_id, ns, None, lambda *_: [{"role": "system", "meta": {META_KEY: part}}])
+
+    def get_next_version(self, current: Optional[str], channel: None = None) -> str:
+        """The next version of a channel: its number, then a random fraction, so versions of two
+        branches of one thread never meet (as ``InMemorySaver`` and ``SqliteSaver`` do)."""
+        number = 0 if current is None else current if isinstance(current, int) else int(str(current).split(".")[0])
+        return f"{number + 1:032}.{random.random():016}"
