@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::ui::Server;
+use crate::support::ui::{path_of, Server};
 use crate::support::Sandbox;
 
 /// Text a transcript may hold that must reach the page as text: tags, attributes, a script
@@ -134,6 +134,35 @@ fn search_finds_identifiers_and_links_the_record() {
     let bad = server.get("/search?q=%22unclosed");
     assert_eq!(bad.status, 400, "{}", bad.body);
     assert!(bad.body.contains("Cannot show this"));
+}
+
+/// About 2,140 levels once overflowed a worker's stack and took the server down: now a query
+/// of any depth is a 400 with the parser's message, on the page and the search-as-you-type
+/// fragment alike, and the server serves the next request.
+#[test]
+fn a_query_nested_thousands_deep_is_a_400_and_the_server_serves_on() {
+    let sandbox = store();
+    let server = Server::start(&sandbox);
+    let nested = |levels: usize| format!("{}step{}", "(".repeat(levels), ")".repeat(levels));
+    let nots = format!("step {}touches", "NOT ".repeat(3_000));
+    for (query, says) in [
+        (nested(2_140), "the query nests groups and NOTs 2140 deep, over the limit of 32"),
+        (nested(10_000), "the query is 20004 bytes long, over the limit of 16384"),
+        (nots, "the query nests groups and NOTs 3000 deep"),
+    ] {
+        for fragment in [false, true] {
+            let mut pairs = vec![("q", query.as_str())];
+            if fragment {
+                pairs.insert(0, ("fragment", "1"));
+            }
+            let answer = server.get(&path_of("/search", &pairs));
+            assert_eq!(answer.status, 400, "{}", answer.body);
+            assert!(answer.body.contains(says), "{}", answer.body);
+        }
+    }
+    let results = server.get(&path_of("/search", &[("fragment", "1"), ("q", &nested(32))])).body;
+    assert!(results.contains("50+ hits"), "{results}");
+    assert_eq!(server.get("/").status, 200);
 }
 
 #[test]
