@@ -12,6 +12,7 @@ mod export;
 mod import;
 mod load;
 mod redact;
+mod visible;
 
 pub use crate::export::{
     export_jsonl, export_markdown, parse_export_header, ExportError, ExportHeader, ExportSummary,
@@ -31,3 +32,4 @@ pub use crate::import::{
 };
 pub use crate::load::{load_session, revision_id, LoadError, SessionLoad};
 pub use crate::redact::redact;
+pub use crate::visible::{is_format_char, visible_format};
