@@ -34,7 +34,9 @@ mod write;
 
 // The groups' modules, named from the root so that each keeps one short path.
 use crate::log::{redo, replay};
-use crate::model::{codec, digest, hash, json_string, packing, portable, record, target, time, tokens, view};
+use crate::model::{
+    canonical, codec, digest, hash, json_string, packing, portable, record, target, time, tokens, view,
+};
 use crate::read::verify;
 use crate::store::{open, options, storage, sync, tables, upgrade};
 use crate::write::{apply, claim, fork, group, prepare, receipts, reply, watermark, writer};
