@@ -96,6 +96,7 @@ mod search;
 pub mod snapshot;
 #[doc = include_str!("docs/mod-sync.md")]
 pub mod sync;
+pub mod text;
 
 #[doc = include_str!("docs/Error.md")]
 #[doc(inline)]

@@ -34,7 +34,7 @@ mod write;
 
 // The groups' modules, named from the root so that each keeps one short path.
 use crate::log::{redo, replay};
-use crate::model::{codec, digest, hash, packing, record, target, time, tokens, view};
+use crate::model::{canonical, codec, digest, hash, packing, record, target, time, tokens, view};
 use crate::read::{portable, verify};
 use crate::store::{open, options, storage, sync, tables, upgrade};
 use crate::write::{apply, claim, fork, group, json_string, prepare, receipts, reply, watermark, writer};

@@ -6,6 +6,7 @@ use std::io::{self, Write};
 use serde_json::{Map, Value};
 
 use crate::redact::redact;
+use crate::visible::visible_format;
 use annal_engine::hash_to_hex;
 use annal_engine::record_to_json;
 use annal_engine::BlockView;
@@ -137,16 +138,19 @@ pub fn export_markdown(
     out: &mut dyn Write,
 ) -> Result<ExportSummary, ExportError> {
     let info = snapshot.session(session)?.ok_or_else(|| ReadError::UnknownSession(session.to_owned()))?;
+    // Format characters (a bidi override in a file name) are shown, not obeyed: `visible.rs`.
     let clean = |text: &str| -> String {
         if redact_secrets {
-            redact(text).into_owned()
+            visible_format(&redact(text)).into_owned()
         } else {
-            text.to_owned()
+            visible_format(text).into_owned()
         }
     };
-    writeln!(out, "# Session `{}`\n", info.name)?;
+    writeln!(out, "# Session `{}`\n", visible_format(&info.name))?;
     match (&info.parent, info.fork_at) {
-        (Some(parent), Some(at)) => writeln!(out, "{} records; forked from `{parent}` at {at}.\n", info.len)?,
+        (Some(parent), Some(at)) => {
+            writeln!(out, "{} records; forked from `{}` at {at}.\n", info.len, visible_format(parent))?
+        }
         _ => writeln!(out, "{} records.\n", info.len)?,
     }
     let mut summary = ExportSummary::default();
@@ -157,7 +161,7 @@ pub fn export_markdown(
         if let Some(timestamp) = view.timestamp() {
             write!(out, " · {timestamp}")?;
         }
-        writeln!(out, "\n\n<sub>entry `{}`</sub>\n", view.entry_id())?;
+        writeln!(out, "\n\n<sub>entry `{}`</sub>\n", visible_format(view.entry_id()))?;
         for block in view.blocks() {
             match block {
                 BlockView::Text { text } => writeln!(out, "{}\n", clean(&snapshot.text(text)?))?,
@@ -166,19 +170,20 @@ pub fn export_markdown(
                     writeln!(out, "<details><summary>thinking</summary>\n\n{text}\n\n</details>\n")?;
                 }
                 BlockView::ToolCall { call_id, tool, input, target } => {
-                    write!(out, "**Tool call** `{tool}`")?;
+                    write!(out, "**Tool call** `{}`", visible_format(tool))?;
                     if !target.is_empty() {
                         write!(out, " → `{}`", clean(target).replace('`', "'"))?;
                     }
-                    writeln!(out, " <sub>({call_id})</sub>\n")?;
+                    writeln!(out, " <sub>({})</sub>\n", visible_format(call_id))?;
                     code_block(out, &clean(&snapshot.text(input)?), "json")?;
                     writeln!(out)?;
                 }
                 BlockView::ToolResult { call_id, tool, is_error, output } => {
                     let output = clean(&snapshot.text(output)?);
                     let mark = if is_error { " — **error** ✗" } else { "" };
-                    let name = if tool.is_empty() { String::new() } else { format!(" `{tool}`") };
-                    writeln!(out, "**Result**{name}{mark} <sub>({call_id})</sub>\n")?;
+                    let name =
+                        if tool.is_empty() { String::new() } else { format!(" `{}`", visible_format(tool)) };
+                    writeln!(out, "**Result**{name}{mark} <sub>({})</sub>\n", visible_format(call_id))?;
                     let lines = output.lines().count();
                     if lines > FOLD_LINES {
                         writeln!(out, "<details><summary>{lines} lines</summary>\n")?;

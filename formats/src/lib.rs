@@ -12,6 +12,7 @@ mod agents;
 mod export;
 mod load;
 mod redact;
+mod visible;
 
 pub use crate::agents::{
     cursor_cli_children, cursor_cli_meta, kimi_context_number, parse_cursor_cli_chat, parse_cursor_composer,
@@ -32,3 +33,4 @@ pub use crate::export::{
 };
 pub use crate::load::{load_session, revision_id, LoadError, SessionLoad};
 pub use crate::redact::redact;
+pub use crate::visible::{is_format_char, visible_format};

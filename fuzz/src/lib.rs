@@ -18,6 +18,7 @@ use annal_formats::{
 };
 
 pub mod arb;
+pub mod nesting;
 pub mod project;
 pub mod search;
 mod search_oracle;

@@ -18,6 +18,7 @@ use annal_query::{IndexOptions, SearchError, SearchIndex, SearchRequest};
 use arbitrary::Arbitrary;
 
 use crate::fresh_store;
+use crate::nesting::Hostile;
 use crate::search_oracle::{self, Doc, DocId};
 
 /// Words and identifiers the store's records hold, and look-alikes it does not. The first 13
@@ -179,6 +180,7 @@ fn fixture() -> &'static Fixture {
 enum Piece {
     Known(u8),
     Raw(String),
+    Hostile(Hostile),
 }
 
 /// A search request from fuzz bytes.
@@ -204,6 +206,7 @@ impl Search {
             .map(|piece| match piece {
                 Piece::Known(i) => VOCABULARY[usize::from(*i) % VOCABULARY.len()].to_owned(),
                 Piece::Raw(text) => text.clone(),
+                Piece::Hostile(hostile) => hostile.text(),
             })
             .collect();
         let mut request = SearchRequest::new(words.join(" "));
@@ -232,17 +235,28 @@ fn record_at<'f>(fixture: &'f Fixture, session: &str, order: u64) -> Option<&'f 
     }
 }
 
-/// Properties: searching never panics and fails only for what the request is (syntax, nothing
-/// to search, an unknown session, an empty range), never as damage; a search is deterministic;
+/// Properties: searching never panics, nor overflows a 512 KiB stack however deep the query
+/// nests, and fails only for what the request is (syntax, nothing to search, too long or too
+/// deep, an unknown session, an empty range), never as damage; a search is deterministic;
 /// every hit is a real block of the record the index names, within the limit, and passes every
 /// filter (a fork's session filter admits its parent's records below the fork point only); and
 /// for a query the reference matcher reads, the hits are exactly its matches, or `limit` of them.
 pub fn check_search(search: &Search) {
     let fixture = fixture();
     let request = search.request();
-    let hits = match fixture.index.search(&request) {
+    // On a small stack, so nesting the limits miss overflows here (`nesting.rs`).
+    let mut searched = None;
+    crate::nesting::on_a_small_stack(|| searched = Some(fixture.index.search(&request)));
+    let Some(searched) = searched else { return };
+    let hits = match searched {
         Ok(hits) => hits,
-        Err(SearchError::Syntax { .. } | SearchError::EmptyQuery) => return,
+        Err(SearchError::Syntax { .. } | SearchError::EmptyQuery | SearchError::QueryTooDeep { .. }) => {
+            return
+        }
+        Err(SearchError::QueryTooLong { bytes, limit_bytes }) => {
+            assert!(bytes == request.query.len() && bytes > limit_bytes, "{bytes} bytes refused");
+            return;
+        }
         Err(SearchError::UnknownSession(name)) => {
             assert_eq!(name, "missing", "a known session was reported unknown");
             return;

@@ -135,6 +135,27 @@ pub enum SearchError {
         /// What is wrong, on one line.
         reason: String,
     },
+    /// The query is longer than a search reads.
+    #[error(
+        "the query is {bytes} bytes long, over the limit of {limit_bytes}; search for a shorter part of it"
+    )]
+    QueryTooLong {
+        /// The query's length in bytes.
+        bytes: usize,
+        /// The longest query a search reads.
+        limit_bytes: usize,
+    },
+    /// The query nests groups and `NOT`s deeper than a search reads.
+    #[error(
+        "the query nests groups and NOTs {depth} deep, over the limit of {limit}; write it with fewer \
+         levels (or search it as written with --literal)"
+    )]
+    QueryTooDeep {
+        /// How deep it nests.
+        depth: usize,
+        /// The deepest a query may nest.
+        limit: usize,
+    },
     /// The query has nothing to search for.
     #[error("the query is empty: give words or identifiers to search for")]
     EmptyQuery,
@@ -208,9 +229,11 @@ impl SearchError {
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            SearchError::Syntax { .. } | SearchError::EmptyQuery | SearchError::InvalidFilter(_) => {
-                ErrorKind::BadInput
-            }
+            SearchError::Syntax { .. }
+            | SearchError::QueryTooLong { .. }
+            | SearchError::QueryTooDeep { .. }
+            | SearchError::EmptyQuery
+            | SearchError::InvalidFilter(_) => ErrorKind::BadInput,
             SearchError::UnknownSession(_) => ErrorKind::NotFound,
             SearchError::Journal(err) => err.kind(),
             SearchError::Corrupted { .. } => ErrorKind::Corrupted,

@@ -33,6 +33,7 @@ mod handover;
 mod idents;
 mod index;
 mod indexer;
+mod limits;
 mod original;
 mod protect;
 mod query;

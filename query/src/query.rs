@@ -20,6 +20,7 @@ use tantivy::Term;
 use crate::error::{one_line, SearchError};
 use crate::exclusion::guard_exclusions;
 use crate::idents::ident_of_literal;
+use crate::limits::{check_depth, check_length};
 use crate::schema::{Fields, QUERY_FIELDS};
 use crate::tokenize::{for_queries, words};
 
@@ -105,10 +106,12 @@ impl QueryReader {
         if text.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
         }
+        check_length(text)?;
         let query = if literal {
             literal_query(&self.fields, text, exists)?
         } else {
             let prepared = protect_identifiers(text, exists);
+            check_depth(&prepared)?;
             self.parser
                 .parse_query(&prepared)
                 .map_err(|err| SearchError::Syntax { query: text.to_owned(), reason: describe(text, &err) })?

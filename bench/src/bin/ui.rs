@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use annal::{Annal, Options, Record, Role};
 use annal_bench::{quantile, scratch_dir};
-use annal_support::http::{request, ui_address};
+use annal_support::http::{request, ui_address, ui_cookie};
 use annal_support::sessions::{Profile, SessionSpec};
 use anyhow::{ensure, Context as _};
 use clap::Parser;
@@ -112,7 +112,8 @@ impl Ui {
         let mut line = String::new();
         BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
         let (port, token) = ui_address(&line).context("annal ui printed no URL")?;
-        Ok(Ui { child, port, cookie: format!("annal_ui={token}") })
+        let cookie = ui_cookie(port, &token).context("annal ui gave no cookie for its token")?;
+        Ok(Ui { child, port, cookie })
     }
 
     /// Fetches `path`, timed to the answer's last byte.

@@ -1,6 +1,7 @@
 //! Who may read the store through `annal ui`: requests to this loopback port by name, from no
-//! other origin, carrying the token printed with the URL (then its cookie); and the headers that
-//! keep a page from loading or running anything but its own script.
+//! other origin, carrying the token printed with the URL (then the cookie of this server that it
+//! is exchanged for, `key.rs`); and the headers that keep a page from loading or running
+//! anything but its own script.
 //!
 //! The `Host` check refuses DNS rebinding (a page on another site whose name resolves to
 //! 127.0.0.1); the `Origin` and `Sec-Fetch-Site` checks refuse other sites' requests; the token
@@ -14,10 +15,8 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 
+use super::key::now_secs;
 use super::Shared;
-
-/// The cookie that carries the token after the first request.
-const COOKIE: &str = "annal_ui";
 
 /// Only this page's own script, styles and images; no frames, no plugins, no form posts away.
 const CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -52,16 +51,18 @@ pub(crate) async fn check(State(ui): State<Shared>, request: Request, next: Next
             return refuse(StatusCode::FORBIDDEN, "the token in this URL is not this server's");
         }
         let mut response = Redirect::to(&without_token(request.uri())).into_response();
-        let cookie = format!("{COOKIE}={}; Path=/; HttpOnly; SameSite=Strict", ui.token);
-        if let Ok(value) = HeaderValue::from_str(&cookie) {
+        if let Ok(value) = HeaderValue::from_str(&ui.key.set_cookie(now_secs())) {
             response.headers_mut().insert(header::SET_COOKIE, value);
         }
         return secured(response);
     }
-    if !cookie_is_ours(headers, &ui.token) {
-        return refuse(StatusCode::FORBIDDEN, "open the URL `annal ui` printed; it carries the token");
+    if !ui.key.accepts_request(headers, now_secs()) {
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "open the URL `annal ui` printed; it carries the token (a cookie of this server lasts 12 hours)",
+        );
     }
-    secured(next.run(request).await)
+    secured(super::reveal::visible_answer(next.run(request).await).await)
 }
 
 fn refuse(status: StatusCode, why: &'static str) -> Response {
@@ -94,17 +95,6 @@ fn origin_is_ours(headers: &HeaderMap, port: u16) -> bool {
         }
     }
     !matches!(headers.get("sec-fetch-site").and_then(|v| v.to_str().ok()), Some("cross-site" | "same-site"))
-}
-
-fn cookie_is_ours(headers: &HeaderMap, token: &str) -> bool {
-    headers.get_all(header::COOKIE).iter().filter_map(|v| v.to_str().ok()).any(|cookies| {
-        cookies.split(';').any(|pair| {
-            pair.trim()
-                .strip_prefix(COOKIE)
-                .and_then(|rest| rest.strip_prefix('='))
-                .is_some_and(|given| same(given, token))
-        })
-    })
 }
 
 /// Compares without stopping at the first difference, so timing says nothing of the token.

@@ -69,11 +69,13 @@ fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
 }
 
 /// Terminal escapes and other control characters as visible symbols (`␛[31m`), so colour codes
-/// in tool output read as what they are; tabs and line breaks stay.
+/// in tool output read as what they are; tabs and line breaks stay. Format characters (a bidi
+/// override) are written out as `⟨U+202E⟩`, before Markdown reads the text.
 pub(crate) fn visible_controls(text: &str) -> std::borrow::Cow<'_, str> {
     let is_hidden = |c: char| c.is_control() && !matches!(c, '\n' | '\t' | '\r');
+    let text = annal::text::visible_format(text);
     if !text.contains(is_hidden) {
-        return text.into();
+        return text;
     }
     text.chars()
         .map(|c| match c {
@@ -122,6 +124,37 @@ mod tests {
         let text = "日本語のテキスト\u{3000}と絵文字 🦀 e\u{301} — fine";
         assert!(render(text).into_string().contains(text));
         assert!(plain(text).into_string().contains(text));
+    }
+
+    #[test]
+    fn format_characters_are_shown_before_markdown_reads_them() {
+        let html = render("see invoice\u{202e}gpj.exe and `a\u{2066}b` [x\u{200b}](https://example.com)")
+            .into_string();
+        assert!(html.contains("invoice⟨U+202E⟩gpj.exe") && html.contains("a⟨U+2066⟩b"), "{html}");
+        assert!(!html.chars().any(annal::text::is_format_char), "{html}");
+        assert!(plain("\u{1b}[1m\u{202d}x").into_string().contains("\u{241b}[1m⟨U+202D⟩x"));
+    }
+
+    /// Markdown is a tree: quotes, lists, emphasis and links nested as deep as a transcript
+    /// cares to go render on a small stack (pulldown-cmark keeps its own, on the heap).
+    #[test]
+    fn markdown_nested_a_hundred_thousand_deep_renders_on_a_small_stack() {
+        let deep = [
+            ">".repeat(100_000) + " quoted",
+            "[".repeat(100_000) + "a" + &"](b)".repeat(100_000),
+            "*".repeat(100_000) + "a" + &"*".repeat(100_000),
+            "> - ".repeat(50_000) + "a",
+            (0..1_000).map(|i| format!("{}- item\n", "  ".repeat(i))).collect(),
+            "![".repeat(50_000) + "a" + &"](b)".repeat(50_000),
+        ];
+        let rendered = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || deep.iter().map(|text| render(text).into_string().len()).collect::<Vec<_>>())
+            .map(|thread| thread.join());
+        match rendered {
+            Ok(Ok(lengths)) => assert!(lengths.iter().all(|&n| n > 0), "{lengths:?}"),
+            _ => panic!("rendering failed"),
+        }
     }
 
     #[test]

@@ -8,10 +8,12 @@
 
 mod catalog;
 mod guard;
+mod key;
 mod layout;
 mod markdown;
 mod pages;
 mod record;
+mod reveal;
 mod seen;
 mod session;
 
@@ -49,6 +51,8 @@ pub(crate) struct Ui {
     pub(crate) token: String,
     /// The port the server listens on: the only `Host` and `Origin` it answers.
     pub(crate) port: u16,
+    /// Issues and checks the cookie the token is exchanged for.
+    pub(crate) key: key::CookieKey,
     /// Session summaries, kept between requests and refreshed for sessions that grew.
     pub(crate) catalog: Mutex<catalog::Catalog>,
 }
@@ -72,7 +76,8 @@ pub(crate) fn run(location: StoreLocation, args: &UiArgs) -> anyhow::Result<()> 
             .await
             .with_context(|| format!("cannot listen on {address} (pass --port N for another port)"))?;
         let port = listener.local_addr().context("cannot read the listening address")?.port();
-        let ui = Arc::new(Ui { annal, location, token, port, catalog: Mutex::default() });
+        let key = key::CookieKey::new(&token, port);
+        let ui = Arc::new(Ui { annal, location, token, port, key, catalog: Mutex::default() });
         // The list's summaries are read while the browser starts, so its first page is warm.
         let warming = ui.clone();
         tokio::task::spawn_blocking(move || {

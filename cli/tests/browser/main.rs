@@ -206,3 +206,118 @@ async fn hostile_text_runs_nothing_and_pages_read_without_javascript() -> TestRe
     browser.screenshot("no-javascript-search").await?;
     browser.close().await
 }
+
+/// Accepts one connection on a port of 127.0.0.1, as any local program can, and hands back the
+/// `Cookie` header the browser sent it.
+fn cookie_catcher() -> Result<(u16, std::sync::mpsc::Receiver<String>), Box<dyn std::error::Error>> {
+    use std::io::{BufRead, BufReader, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+    let port = listener.local_addr()?.port();
+    let (send, caught) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let Ok((stream, _)) = listener.accept() else { return };
+        let mut reader = BufReader::new(stream);
+        let mut cookie = String::new();
+        let mut line = String::new();
+        while reader.read_line(&mut line).is_ok_and(|n| n > 0) && line.trim() != "" {
+            if let Some((name, value)) = line.split_once(':') {
+                if name.eq_ignore_ascii_case("cookie") {
+                    cookie = value.trim().to_owned();
+                }
+            }
+            line.clear();
+        }
+        let _ = reader
+            .get_mut()
+            .write_all(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok");
+        let _ = send.send(cookie);
+    });
+    Ok((port, caught))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_servers_keep_their_cookies_and_another_port_gets_nothing_that_opens_them() -> TestResult {
+    let sandboxes = [Sandbox::new(), Sandbox::new()];
+    for (sandbox, name) in sandboxes.iter().zip(["first-store", "second-store"]) {
+        sandbox.annal(&["append", name], &format!("{}\n", line("r1", "user", "hello 日本語 🦀"))).ok();
+    }
+    let servers = [Server::start(&sandboxes[0]), Server::start(&sandboxes[1])];
+    let browser = Browser::start(true).await?;
+    let client = &browser.client;
+    // Both opened in one browser, then each read again: neither overwrote the other's cookie.
+    for server in &servers {
+        client.goto(&server.url()).await?;
+    }
+    for (server, name) in servers.iter().zip(["first-store", "second-store"]) {
+        client.goto(&format!("http://127.0.0.1:{}/", server.port)).await?;
+        let listed = client.find(Locator::Css("table.sessions a")).await?.text().await?;
+        assert_eq!(listed, name, "port {}", server.port);
+    }
+    let cookies = client.get_all_cookies().await?;
+    let mut names: Vec<String> = cookies.iter().map(|c| c.name().to_owned()).collect();
+    names.sort();
+    let mut expected: Vec<String> = servers.iter().map(|s| format!("annal_ui_{}", s.port)).collect();
+    expected.sort();
+    assert_eq!(names, expected);
+    for cookie in &cookies {
+        assert_eq!(cookie.http_only(), Some(true), "{cookie}");
+        assert_eq!(format!("{:?}", cookie.same_site()), "Some(Strict)", "{cookie}");
+        assert!(cookie.expires().is_some(), "a lifetime: {cookie}");
+        assert!(servers.iter().all(|s| !cookie.value().contains(&s.token)), "the token itself: {cookie}");
+    }
+    // A plain server on another port gets the cookies, as browsers send them to every port...
+    let (port, caught) = cookie_catcher()?;
+    client.goto(&format!("http://127.0.0.1:{port}/")).await?;
+    let header = caught.recv_timeout(std::time::Duration::from_secs(30))?;
+    let (first, second) = (&servers[0], &servers[1]);
+    let taken = header
+        .split("; ")
+        .find_map(|pair| pair.strip_prefix(&format!("annal_ui_{}=", first.port)))
+        .ok_or_else(|| format!("no cookie of the first server in {header:?}"))?
+        .to_owned();
+    // ...and the first's cookie opens nothing on the second, under either name.
+    let host = format!("127.0.0.1:{}", second.port);
+    for name in [first.port, second.port] {
+        let cookie = format!("annal_ui_{name}={taken}");
+        assert_eq!(
+            second.request("GET", "/", &[("Host", &host), ("Cookie", &cookie)]).status,
+            403,
+            "{cookie}"
+        );
+    }
+    browser.close().await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn format_characters_are_shown_not_obeyed() -> TestResult {
+    let sandbox = Sandbox::new();
+    let text =
+        "open invoice\u{202e}gpj.exe now, \u{2067}isolated\u{2069} pay\u{200b}pal smuggled\u{e0068}\u{e0069}";
+    sandbox.annal(&["append", "bidi\u{202e}txt.exe"], &format!("{}\n", line("b1", "user", text))).ok();
+    let server = Server::start(&sandbox);
+    let browser = Browser::start(true).await?;
+    let client = &browser.client;
+    client.goto(&server.url()).await?;
+    let listed = client.find(Locator::Css("table.sessions a")).await?.text().await?;
+    assert_eq!(listed, "bidi⟨U+202E⟩txt.exe");
+    let session = support::ui::path_of("/session", &[("name", "bidi\u{202e}txt.exe")]);
+    client.goto(&format!("http://127.0.0.1:{}{session}", server.port)).await?;
+    let shown = client.find(Locator::Id("b1")).await?.text().await?;
+    assert!(shown.contains("open invoice⟨U+202E⟩gpj.exe now, ⟨U+2067⟩isolated⟨U+2069⟩"), "{shown}");
+    assert!(shown.contains("pay⟨U+200B⟩pal smuggled⟨U+E0068⟩⟨U+E0069⟩"), "{shown}");
+    browser.screenshot("format-characters").await?;
+    // Search as you type puts the fragment in the page: the same there.
+    let search = client.find(Locator::Id("q")).await?;
+    search.send_keys("invoice").await?;
+    let hit = client.wait().for_element(Locator::Css("li.hit p.snippet")).await?.text().await?;
+    assert!(hit.contains("invoice⟨U+202E⟩gpj.exe"), "{hit}");
+    // No page the browser holds has a format character left in it.
+    let hidden = client
+        .execute(
+            "return [...document.documentElement.outerHTML].filter(c => /\\p{Cf}/u.test(c)).map(c => c.codePointAt(0).toString(16));",
+            vec![],
+        )
+        .await?;
+    assert_eq!(hidden, json!([]));
+    browser.close().await
+}

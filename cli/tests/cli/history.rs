@@ -89,6 +89,41 @@ fn errors_are_one_line_with_a_failing_exit() {
     }
 }
 
+/// Queries nested or sized to overflow the parser's stack: one line of bad input each, the
+/// store untouched, the next search as before.
+#[test]
+fn a_query_nested_thousands_deep_is_one_line_of_bad_input() {
+    let sandbox = sandbox();
+    let groups = format!("{}ECONNRESET{}", "(".repeat(10_000), ")".repeat(10_000));
+    let under_the_length_limit = format!("{}ECONNRESET{}", "(".repeat(5_000), ")".repeat(5_000));
+    let nots = format!("ECONNRESET {}Reading", "NOT ".repeat(3_000));
+    for (query, says) in [
+        (&groups, "the query is 20010 bytes long, over the limit of 16384"),
+        (&under_the_length_limit, "the query nests groups and NOTs 5000 deep, over the limit of 32"),
+        (&nots, "the query nests groups and NOTs 3000 deep, over the limit of 32"),
+    ] {
+        for literal in [false, true] {
+            let mut args = vec!["history", "search", query.as_str()];
+            if literal {
+                args.push("--literal");
+            }
+            let run = sandbox.annal(&args, "");
+            if literal && query.len() <= 16_384 {
+                // Searched as written (a phrase that is in no record): nothing nests there.
+                assert_eq!(run.code, Some(0), "{run:?}");
+                continue;
+            }
+            assert_eq!(run.code, Some(status::BAD_INPUT), "{}: {}", &query[..12], run.stderr);
+            assert_eq!(run.stderr.lines().count(), 1, "{:?}", run.stderr);
+            assert!(run.stderr.starts_with(&format!("annal: {says}")), "{:?}", run.stderr);
+        }
+    }
+    let fits = format!("{}ECONNRESET{}", "(".repeat(32), ")".repeat(32));
+    let run = sandbox.annal(&["history", "search", &fits, "--json"], "").ok();
+    assert_eq!(json(&run).as_array().map(Vec::len), Some(2));
+    sandbox.annal(&["verify"], "").ok();
+}
+
 #[test]
 fn reindex_rebuilds_the_index() {
     let sandbox = sandbox();

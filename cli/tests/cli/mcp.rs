@@ -148,6 +148,30 @@ fn bad_calls_are_tool_errors_and_the_server_goes_on() -> TestResult {
     client.finish()
 }
 
+/// One tool call could once take the server down: a query nested 20,000 deep overflowed its
+/// stack. Now it is that call's error, and the server answers the next.
+#[test]
+fn a_history_search_nested_thousands_deep_is_a_tool_error() -> TestResult {
+    let sandbox = sandbox();
+    let mut client = Client::start(&sandbox)?;
+    let nested = |levels: usize| format!("{}ECONNRESET{}", "(".repeat(levels), ")".repeat(levels));
+    let nots = format!("ECONNRESET {}retry", "NOT ".repeat(3_000));
+    let cases = [
+        (nested(20_000), "bad input: the query is 40010 bytes long, over the limit of 16384"),
+        (nested(5_000), "bad input: the query nests groups and NOTs 5000 deep, over the limit of 32"),
+        (nots, "bad input: the query nests groups and NOTs 3000 deep"),
+    ];
+    for (query, expected) in cases {
+        let (texts, error) = client.call("history_search", json!({"query": query}))?;
+        assert!(error, "{texts:?}");
+        assert_eq!(texts.len(), 1, "{texts:?}");
+        assert!(texts[0].starts_with(expected) && !texts[0].contains('\n'), "{texts:?}");
+    }
+    let (texts, error) = client.call("history_search", json!({"query": nested(32)}))?;
+    assert!(!error && texts[0].starts_with("2 hits"), "still answering: {texts:?}");
+    client.finish()
+}
+
 #[test]
 fn a_missing_store_is_a_tool_error_until_one_exists() -> TestResult {
     let sandbox = Sandbox::new();

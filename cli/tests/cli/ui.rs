@@ -4,7 +4,7 @@
 
 use serde_json::{json, Value};
 
-use crate::support::ui::Server;
+use crate::support::ui::{path_of, Server};
 use crate::support::Sandbox;
 
 /// Text a transcript may hold that must reach the page as text: tags, attributes, a script
@@ -71,6 +71,47 @@ fn only_the_token_holder_on_loopback_is_answered() {
     assert_eq!(page.header("x-content-type-options"), Some("nosniff"));
 }
 
+/// Two servers at once, their cookies kept as one browser keeps them (by name: a cookie of
+/// 127.0.0.1 goes to every port of it). Each keeps working with its own, the cookie is not the
+/// token and has a lifetime, and one server's cookie, under any name, opens nothing on another.
+#[test]
+fn two_servers_keep_their_own_cookies_and_refuse_each_others() {
+    let (one, two) = (store(), store());
+    let servers = [Server::start(&one), Server::start(&two)];
+    let mut jar = std::collections::BTreeMap::new();
+    for server in &servers {
+        let host = format!("127.0.0.1:{}", server.port);
+        let opened = server.request("GET", &format!("/?token={}", server.token), &[("Host", &host)]);
+        let set = opened.header("set-cookie").expect("a cookie").to_owned();
+        assert!(set.starts_with(&format!("annal_ui_{}=", server.port)), "{set}");
+        assert!(!set.contains(&server.token), "the cookie is not the token: {set}");
+        for attribute in ["Max-Age=43200", "HttpOnly", "SameSite=Strict", "Path=/"] {
+            assert!(set.split("; ").any(|a| a == attribute), "{attribute} missing: {set}");
+        }
+        let (name, value) = set.split(';').next().and_then(|p| p.split_once('=')).expect("NAME=VALUE");
+        jar.insert(name.to_owned(), value.to_owned());
+    }
+    assert_eq!(jar.len(), 2, "one cookie each: {jar:?}");
+    let sent: Vec<String> = jar.iter().map(|(name, value)| format!("{name}={value}")).collect();
+    let sent = sent.join("; ");
+    for server in &servers {
+        let host = format!("127.0.0.1:{}", server.port);
+        let page = server.request("GET", "/", &[("Host", &host), ("Cookie", &sent)]);
+        assert_eq!(page.status, 200, "port {}: {}", server.port, page.body);
+    }
+    // The second's cookie, as it is or named as the first's, taken to the first.
+    let (first, second) = (&servers[0], &servers[1]);
+    let host = format!("127.0.0.1:{}", first.port);
+    let taken = &jar[&format!("annal_ui_{}", second.port)];
+    for cookie in [format!("annal_ui_{}={taken}", second.port), format!("annal_ui_{}={taken}", first.port)] {
+        let answer = first.request("GET", "/", &[("Host", &host), ("Cookie", &cookie)]);
+        assert_eq!(answer.status, 403, "{cookie}: {}", answer.body);
+    }
+    // The bare token as a cookie, as the server set it before.
+    let bare = format!("annal_ui={}; annal_ui_{}={}", first.token, first.port, first.token);
+    assert_eq!(first.request("GET", "/", &[("Host", &host), ("Cookie", &bare)]).status, 403);
+}
+
 #[test]
 fn transcript_text_is_shown_as_text() {
     let sandbox = store();
@@ -93,6 +134,65 @@ fn transcript_text_is_shown_as_text() {
     let export = server.get("/export?name=hostile&format=html");
     assert_eq!(export.status, 200);
     assert!(!export.body.contains("<script>window") && export.body.contains("&lt;script&gt;"));
+}
+
+/// Format characters a transcript may hold, each hiding or reordering what a reader sees.
+const INVISIBLE: &str = "invoice\u{202e}gpj.exe \u{2067}isolate\u{2069} pay\u{200b}pal \u{feff}bom \
+                         \u{61c}mark \u{2060}joiner smuggled\u{e0068}\u{e0069}";
+
+/// Every page, fragment and export shows a bidi override, an isolate, a zero-width space, a byte
+/// order mark and tag characters as `⟨U+XXXX⟩`; none reaches the browser to act.
+#[test]
+fn format_characters_are_shown_on_every_page_and_in_the_exports() {
+    let sandbox = Sandbox::new();
+    let call = json!({"entryId": "b2", "role": "assistant", "blocks": [
+        {"type": "toolCall", "callId": "c\u{200b}1", "tool": "Read\u{202e}", "input": {"file_path": "invoice\u{202e}gpj.exe"}}]});
+    let records = format!("{}\n{}\n", line("b1", "user", INVISIBLE), call);
+    sandbox.annal(&["append", "bidi\u{202e}txt.exe"], &records).ok();
+    let server = Server::start(&sandbox);
+    let name = "bidi\u{202e}txt.exe";
+    let pages = [
+        "/".to_owned(),
+        path_of("/session", &[("name", name)]),
+        path_of("/search", &[("q", "invoice")]),
+        path_of("/search", &[("fragment", "1"), ("q", "pay")]),
+        path_of("/seen", &[("name", name), ("window", "16K")]),
+        path_of("/export", &[("name", name), ("format", "markdown")]),
+        path_of("/export", &[("name", name), ("format", "html")]),
+    ];
+    for path in &pages {
+        let page = server.get(path);
+        assert_eq!(page.status, 200, "{path}: {}", page.body);
+        let hidden: Vec<String> = page
+            .body
+            .chars()
+            .filter(|&c| annal::text::is_format_char(c))
+            .map(|c| format!("{:04X}", c as u32))
+            .collect();
+        assert!(hidden.is_empty(), "{path} holds format characters {hidden:?}");
+        assert!(page.body.contains("bidi⟨U+202E⟩txt.exe") || path.starts_with("/search"), "{path}");
+    }
+    let session = server.get(&pages[1]).body;
+    for shown in [
+        "invoice⟨U+202E⟩gpj.exe",
+        "⟨U+2067⟩isolate⟨U+2069⟩",
+        "pay⟨U+200B⟩pal",
+        "⟨U+FEFF⟩bom",
+        "⟨U+061C⟩mark",
+        "smuggled⟨U+E0068⟩⟨U+E0069⟩",
+        "Read⟨U+202E⟩",
+    ] {
+        assert!(session.contains(shown), "{shown} missing from the session page");
+    }
+    let markdown = sandbox.annal(&["export", name, "--format", "markdown"], "").ok().stdout;
+    assert!(
+        markdown.contains("invoice⟨U+202E⟩gpj.exe") && markdown.contains("# Session `bidi⟨U+202E⟩txt.exe`"),
+        "{markdown}"
+    );
+    assert!(!markdown.chars().any(annal::text::is_format_char), "{markdown}");
+    // The JSONL export stays lossless: the characters as stored.
+    let jsonl = sandbox.annal(&["export", name], "").ok().stdout;
+    assert!(jsonl.contains("invoice\u{202e}gpj.exe"), "{jsonl}");
 }
 
 #[test]
@@ -134,6 +234,35 @@ fn search_finds_identifiers_and_links_the_record() {
     let bad = server.get("/search?q=%22unclosed");
     assert_eq!(bad.status, 400, "{}", bad.body);
     assert!(bad.body.contains("Cannot show this"));
+}
+
+/// About 2,140 levels once overflowed a worker's stack and took the server down: now a query
+/// of any depth is a 400 with the parser's message, on the page and the search-as-you-type
+/// fragment alike, and the server serves the next request.
+#[test]
+fn a_query_nested_thousands_deep_is_a_400_and_the_server_serves_on() {
+    let sandbox = store();
+    let server = Server::start(&sandbox);
+    let nested = |levels: usize| format!("{}step{}", "(".repeat(levels), ")".repeat(levels));
+    let nots = format!("step {}touches", "NOT ".repeat(3_000));
+    for (query, says) in [
+        (nested(2_140), "the query nests groups and NOTs 2140 deep, over the limit of 32"),
+        (nested(10_000), "the query is 20004 bytes long, over the limit of 16384"),
+        (nots, "the query nests groups and NOTs 3000 deep"),
+    ] {
+        for fragment in [false, true] {
+            let mut pairs = vec![("q", query.as_str())];
+            if fragment {
+                pairs.insert(0, ("fragment", "1"));
+            }
+            let answer = server.get(&path_of("/search", &pairs));
+            assert_eq!(answer.status, 400, "{}", answer.body);
+            assert!(answer.body.contains(says), "{}", answer.body);
+        }
+    }
+    let results = server.get(&path_of("/search", &[("fragment", "1"), ("q", &nested(32))])).body;
+    assert!(results.contains("50+ hits"), "{results}");
+    assert_eq!(server.get("/").status, 200);
 }
 
 #[test]

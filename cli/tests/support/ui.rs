@@ -15,6 +15,8 @@ pub(crate) struct Server {
     _stdout: BufReader<ChildStdout>,
     pub(crate) port: u16,
     pub(crate) token: String,
+    /// `annal_ui_PORT=VALUE`, as the server set it for the token.
+    cookie: String,
 }
 
 impl Server {
@@ -33,7 +35,8 @@ impl Server {
         stdout.read_line(&mut line).expect("annal ui prints its URL");
         let (port, token) =
             annal_support::http::ui_address(&line).unwrap_or_else(|| panic!("no URL in {line:?}"));
-        Server { child, _stdout: stdout, port, token }
+        let cookie = annal_support::http::ui_cookie(port, &token).expect("a cookie for the token");
+        Server { child, _stdout: stdout, port, token, cookie }
     }
 
     /// The URL `annal ui` printed.
@@ -41,9 +44,9 @@ impl Server {
         format!("http://127.0.0.1:{}/?token={}", self.port, self.token)
     }
 
-    /// The cookie the token is exchanged for.
+    /// The cookie the token is exchanged for, as a header.
     pub(crate) fn cookie(&self) -> (&'static str, String) {
-        ("Cookie", format!("annal_ui={}", self.token))
+        ("Cookie", self.cookie.clone())
     }
 
     /// `GET path` with the right `Host` and the token's cookie.

@@ -1,7 +1,8 @@
 //! What a record is and how it is written down: the record and its borrowed view, the archived
-//! bytes (the one module that touches rkyv) and their packing, hashes,
-//! digests, token counts, times and priority targets.
+//! bytes (the one module that touches rkyv) and their packing, the canonical text of JSON
+//! values, hashes, digests, token counts, times and priority targets.
 
+pub(crate) mod canonical;
 pub(crate) mod codec;
 pub(crate) mod digest;
 pub(crate) mod hash;

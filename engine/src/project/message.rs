@@ -186,12 +186,48 @@ fn write_str(out: &mut impl Write, text: &str) -> io::Result<()> {
     out.write_all(b"\"")
 }
 
+/// The deepest an embedded tool input may nest: what serde_json's parser reads back (it stops at
+/// 128 levels), as annal's own readers and most of a view's do.
+const EMBEDDED_DEPTH_MAX: usize = 127;
+
 /// Whether a stored tool input is JSON to embed: an object or array (the store keeps those in
-/// canonical text, so embedding the text as it is keeps the bytes canonical).
+/// canonical text, so embedding the text as it is keeps the bytes canonical) within
+/// [`EMBEDDED_DEPTH_MAX`] levels. Checking it as `IgnoredAny` alone would pass any depth
+/// (serde_json skips a value without counting levels), and a view holding an input nested
+/// 100,000 deep is JSON that its readers refuse; such an input is carried as `inputText`.
 fn is_json_input(input: &str) -> bool {
     let trimmed = input.as_bytes();
     matches!(trimmed.first(), Some(b'{' | b'['))
+        && nests_within(input, EMBEDDED_DEPTH_MAX)
         && serde_json::from_str::<serde::de::IgnoredAny>(input).is_ok()
+}
+
+/// Whether the arrays and objects of JSON text nest at most `limit` deep (strings skipped).
+fn nests_within(json: &str, limit: usize) -> bool {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for &byte in json.as_bytes() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match byte {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > limit {
+                    return false;
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    true
 }
 
 fn write_block(out: &mut impl Write, block: &MessageBlock<'_>) -> io::Result<()> {
@@ -282,6 +318,31 @@ mod tests {
             let theirs = serde_json::to_vec(&text).unwrap_or_default();
             proptest::prop_assert_eq!(ours, theirs);
         }
+    }
+
+    #[test]
+    fn inputs_nested_deeper_than_a_reader_parses_are_carried_as_text() {
+        let nested = |levels: usize| {
+            format!("{}\"[{{x\\\"\"{}", "{\"k\":[".repeat(levels / 2), "]}".repeat(levels / 2))
+        };
+        for (levels, embedded) in [(2, true), (126, true), (128, false), (100_000, false)] {
+            let input = nested(levels);
+            assert_eq!(is_json_input(&input), embedded, "{levels} levels");
+            let mut out = Vec::new();
+            let call = MessageBlock::ToolCall {
+                call_id: "c".into(),
+                tool: "Bash".into(),
+                input: input.as_str().into(),
+                target: "".into(),
+            };
+            write_block(&mut out, &call).unwrap_or_default();
+            let written = serde_json::from_slice::<serde_json::Value>(&out);
+            let written = written.unwrap_or_else(|e| panic!("{levels} levels: {e}"));
+            let key = if embedded { "input" } else { "inputText" };
+            assert!(written.get(key).is_some(), "{levels} levels: {key} missing");
+        }
+        // Brackets inside strings are text.
+        assert!(nests_within(&format!("[\"{}\"]", "[".repeat(1_000)), 2));
     }
 
     #[test]

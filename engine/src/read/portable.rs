@@ -9,6 +9,7 @@
 use base64::Engine as _;
 use serde_json::{json, Map, Value};
 
+pub use crate::canonical::canonical_json;
 use crate::claim::Claim;
 use crate::error::ReadError;
 use crate::hash::{hash_from_hex, hash_to_hex, Hash};
@@ -64,50 +65,6 @@ impl PortableError {
 
 fn err<T>(message: impl Into<String>) -> Result<T, PortableError> {
     Err(PortableError(message.into()))
-}
-
-/// The canonical text of a JSON value: what the store keeps for tool inputs and metadata.
-/// Compact, object keys sorted by their UTF-8 bytes. Sorting is done here rather than left to
-/// serde_json's map type, whose order changes if any crate in a build enables its
-/// `preserve_order` feature: hashes must not depend on that.
-pub fn canonical_json(value: &Value) -> String {
-    let mut out = Vec::with_capacity(128);
-    write_canonical(value, &mut out);
-    // Only serde_json's escaped strings and ASCII punctuation were written.
-    String::from_utf8(out).unwrap_or_default()
-}
-
-fn write_canonical(value: &Value, out: &mut Vec<u8>) {
-    match value {
-        Value::Object(map) => {
-            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-            entries.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
-            out.push(b'{');
-            for (i, (key, item)) in entries.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                // Writing into a Vec cannot fail.
-                let _ = serde_json::to_writer(&mut *out, key);
-                out.push(b':');
-                write_canonical(item, out);
-            }
-            out.push(b'}');
-        }
-        Value::Array(items) => {
-            out.push(b'[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(b',');
-                }
-                write_canonical(item, out);
-            }
-            out.push(b']');
-        }
-        scalar => {
-            let _ = serde_json::to_writer(&mut *out, scalar);
-        }
-    }
 }
 
 /// A tool input as stored: canonical JSON text for objects and arrays, verbatim otherwise.

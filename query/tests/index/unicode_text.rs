@@ -270,7 +270,13 @@ fn search(index: &SearchIndex, query: &str, literal: bool, width: usize) -> Vec<
     request.snippet_chars = width;
     match index.search(&request) {
         Ok(hits) => hits,
-        Err(SearchError::Syntax { .. } | SearchError::EmptyQuery) => Vec::new(),
+        // A word of thousands of 4-byte characters can be over the query's length limit.
+        Err(
+            SearchError::Syntax { .. }
+            | SearchError::EmptyQuery
+            | SearchError::QueryTooLong { .. }
+            | SearchError::QueryTooDeep { .. },
+        ) => Vec::new(),
         Err(err) => panic!("searching {query:?} (literal: {literal}) failed: {err}"),
     }
 }

@@ -30,6 +30,19 @@ pub fn ui_address(line: &str) -> Option<(u16, String)> {
     Some((port.parse().ok()?, token.to_owned()))
 }
 
+/// The cookie (`NAME=VALUE`) `annal ui` on `port` exchanges `token` for, as a browser gets it
+/// when it opens the printed URL.
+///
+/// # Errors
+/// When the server cannot be reached, or answers without a cookie.
+pub fn ui_cookie(port: u16, token: &str) -> std::io::Result<String> {
+    let host = format!("127.0.0.1:{port}");
+    let answer = request(port, "GET", &format!("/?token={token}"), &[("Host", &host)])?;
+    answer.header("set-cookie").and_then(|set| set.split(';').next()).map(str::to_owned).ok_or_else(|| {
+        std::io::Error::other(format!("no cookie for the token: {} {}", answer.status, answer.body))
+    })
+}
+
 /// `METHOD path` to `127.0.0.1:port` with exactly these headers and `Connection: close`.
 ///
 /// # Errors

@@ -9,7 +9,12 @@ function debounce(fn, ms) {
 
 async function fragment(url) {
   const response = await fetch(url, { credentials: "same-origin" });
-  if (!response.ok) throw new Error(`${response.status}`);
+  if (!response.ok) {
+    // The error page's one line (a query too deep, say), read as text, never as markup.
+    const page = new DOMParser().parseFromString(await response.text(), "text/html");
+    const line = page.querySelector(".failure");
+    throw new Error(line ? line.textContent : `${response.status}`);
+  }
   return response.text();
 }
 
