@@ -222,6 +222,16 @@ impl Cluster {
         }
     }
 
+    /// Pauses node `index` with SIGSTOP (`true`) or lets it go on with SIGCONT: a server
+    /// that holds its connections and answers nothing, as a long pause of its machine does.
+    pub fn pause(&mut self, index: usize, paused: bool) {
+        if let Some(child) = &self.nodes[index].child {
+            let signal = if paused { "-STOP" } else { "-CONT" };
+            // A node that already exited needs no signal: the point is its state.
+            let _ = Command::new("kill").arg(signal).arg(child.id().to_string()).status();
+        }
+    }
+
     /// Starts node `index` again on its ports and store folder.
     ///
     /// # Panics
