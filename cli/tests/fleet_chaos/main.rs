@@ -138,6 +138,18 @@ fn main() {
         verdict.operations,
         verdict.shared_appends, verdict.acknowledged, verdict.lost, verdict.duplicated, verdict.forked, verdict.unknown, verdict.conflicts
     );
+    // Fairness: how the shared sessions' positions were shared out among the writers.
+    let mut per_writer: std::collections::BTreeMap<String, usize> = std::collections::BTreeMap::new();
+    for operation in history.operations() {
+        let shared = SHARED.contains(&operation.session.as_str());
+        if shared && matches!(operation.outcome, history::Outcome::Acknowledged(_)) {
+            *per_writer
+                .entry(operation.client.split('.').next().unwrap_or_default().to_owned())
+                .or_default() += 1;
+        }
+    }
+    let shares: Vec<String> = per_writer.iter().map(|(writer, n)| format!("{writer} {n}")).collect();
+    println!("acknowledged per writer: {}", shares.join(", "));
     if !verdict.violations.is_empty() {
         for line in &verdict.violations {
             eprintln!("violation: {line}");
