@@ -57,7 +57,7 @@ fn settings() -> Settings {
     Settings { seed, faults_for }
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
     let Settings { seed, faults_for } = settings();
     println!("fleet chaos: seed {seed}, {} s of faults", faults_for.as_secs());
     println!("rerun: cargo test -p annal-cli --test fleet_chaos -- --seed {seed}");
@@ -158,9 +158,11 @@ fn main() {
             "fleet chaos: {} violations; rerun: cargo test -p annal-cli --test fleet_chaos -- --seed {seed}",
             verdict.violations.len()
         );
-        std::process::exit(1);
+        // Returned, not exited: the cluster's servers are stopped as it is dropped.
+        return std::process::ExitCode::FAILURE;
     }
     println!("fleet chaos: no violation in {} s", started.elapsed().as_secs());
+    std::process::ExitCode::SUCCESS
 }
 
 fn connect(urls: &str) -> Fleet {
