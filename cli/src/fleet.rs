@@ -324,7 +324,7 @@ impl Relay {
         let Some(fleet) = &self.fleet else { return Ok(()) };
         let published = annal.publish(fleet, &PublishOptions::default());
         let report = published.map_err(|err| annal::error::message(&err))?;
-        for line in report.diverged.iter().chain(&report.deferred) {
+        for line in report.diverged.iter().chain(&report.deferred).chain(&report.stopped) {
             eprintln!("annal: {line}");
         }
         if follow {
