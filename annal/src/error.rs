@@ -225,7 +225,8 @@ pub fn message_in(err: &Error, store: &std::path::Path) -> String {
         | ErrorKind::Corrupted
         | ErrorKind::Unsupported
         | ErrorKind::Io
-        | ErrorKind::Internal => text,
+        | ErrorKind::Internal
+        | ErrorKind::Forked => text,
     }
 }
 

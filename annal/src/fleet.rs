@@ -17,12 +17,14 @@ impl SharedSession<'_> {
     /// the session's next sourceOrder on the fleet. Returns once a majority of the stream's
     /// replicas hold them and this store has applied them; a retry with the same entryIds
     /// never duplicates. With no server answering, the records go to a local fork of the
-    /// session (see [`SharedSession::writing_to`]), published as a fork when the fleet is back.
+    /// session (see [`SharedSession::writing_to`]), published as a fork when the fleet is back,
+    /// and the call says so with an error of kind `ErrorKind::Forked` naming the fork.
     ///
     /// # Errors
     /// A conflict when another writer took the position ([`Error::kind`] is
-    /// `ErrorKind::Conflict`, as from a local store); invalid records; the stream stopped
-    /// answering part-way through a batch.
+    /// `ErrorKind::Conflict`, as from a local store); invalid records; `ErrorKind::Busy` when
+    /// a record was sent and not acknowledged in time (the stream may hold it: retry with the
+    /// same entryIds); `ErrorKind::Forked` when the records went to this host's fork.
     pub fn append(&self, expected_next: Option<u64>, records: Vec<Record>) -> Result<AppendReceipt, Error> {
         Ok(self.0.append(expected_next, records)?)
     }

@@ -65,6 +65,7 @@ pub(crate) fn exit_code(kind: ErrorKind) -> u8 {
         ErrorKind::Unsupported => 10,
         ErrorKind::Io => 11,
         ErrorKind::Internal => 12,
+        ErrorKind::Forked => 13,
     }
 }
 

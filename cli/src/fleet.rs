@@ -165,6 +165,9 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
             for line in report.stopped.iter().chain(&report.foreign) {
                 eprintln!("annal: {line}");
             }
+            for line in &report.still_stopped {
+                eprintln!("annal: still stopped: {line}");
+            }
             if report.records > 0 {
                 if let Err(err) = crate::history::catch_up(&annal, store, None) {
                     eprintln!("annal: {err:#}; the records are stored, searches index them");
@@ -174,6 +177,7 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
                 let value = serde_json::json!({
                     "records": report.records, "bytes": report.bytes, "forks": report.forks,
                     "passedOver": report.passed_over, "stopped": report.stopped, "foreign": report.foreign,
+                    "stillStopped": report.still_stopped,
                     "sequence": report.sequence,
                 });
                 writeln!(out, "{value}")?;
@@ -188,12 +192,18 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
                     report.stopped.len()
                 )?;
             }
-            if report.stopped.is_empty() {
+            // Sessions that stay stopped from an earlier pass fail the command too: a follower
+            // that exits 0 holds every session it follows up to the stream's end.
+            let stopped = report.stopped.len() + report.still_stopped.len();
+            if stopped == 0 {
                 Ok(())
             } else {
                 Err(said(
                     ErrorKind::Corrupted,
-                    format!("{} sessions stopped: messages that do not chain", report.stopped.len()),
+                    format!(
+                        "{stopped} sessions stopped ({} in this pass): messages that do not chain; `annal fleet status` lists why",
+                        report.stopped.len()
+                    ),
                 ))
             }
         }
@@ -248,7 +258,7 @@ fn publish_pass(
         }
         Err(err) => return Err(store.failed(&err)),
     };
-    for line in report.diverged.iter().chain(&report.deferred) {
+    for line in report.diverged.iter().chain(&report.deferred).chain(&report.stopped) {
         eprintln!("annal: {line}");
     }
     if watch && report.records == 0 && report.forks == 0 {
@@ -258,6 +268,7 @@ fn publish_pass(
         let value = serde_json::json!({
             "records": report.records, "bytes": report.bytes, "forks": report.forks,
             "sessions": report.sessions, "diverged": report.diverged, "deferred": report.deferred,
+            "stopped": report.stopped,
         });
         writeln!(out, "{value}")?;
     } else {
@@ -268,6 +279,17 @@ fn publish_pass(
         )?;
     }
     out.flush()?;
+    // The other sessions were published; a session the fleet's bad message holds back fails
+    // a single pass once (a watching one says so each pass and goes on).
+    if !watch && !report.stopped.is_empty() {
+        return Err(said(
+            ErrorKind::Corrupted,
+            format!(
+                "{} sessions not published: the fleet's last message of each is not annal's",
+                report.stopped.len()
+            ),
+        ));
+    }
     Ok(())
 }
 
@@ -302,7 +324,7 @@ impl Relay {
         let Some(fleet) = &self.fleet else { return Ok(()) };
         let published = annal.publish(fleet, &PublishOptions::default());
         let report = published.map_err(|err| annal::error::message(&err))?;
-        for line in report.diverged.iter().chain(&report.deferred) {
+        for line in report.diverged.iter().chain(&report.deferred).chain(&report.stopped) {
             eprintln!("annal: {line}");
         }
         if follow {

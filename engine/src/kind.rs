@@ -41,6 +41,9 @@ pub enum ErrorKind {
     /// An earlier I/O error on the write path stopped writes: close and reopen the store.
     /// Nothing acknowledged was lost.
     Poisoned,
+    /// A shared session's append could not reach its fleet: the records are stored, in a
+    /// named fork of the session, not in the session. Decide whether to go on there.
+    Forked,
     /// Stored bytes are not what was written (a failed hash, checksum or validation); `verify`
     /// lists what is damaged. A damaged search index is rebuilt by `reindex`.
     Corrupted,
@@ -55,7 +58,7 @@ pub enum ErrorKind {
 
 impl ErrorKind {
     /// Every kind, in declaration order (for tables and tests that cover each one).
-    pub const ALL: [ErrorKind; 11] = [
+    pub const ALL: [ErrorKind; 12] = [
         ErrorKind::BadInput,
         ErrorKind::NotFound,
         ErrorKind::Conflict,
@@ -63,6 +66,7 @@ impl ErrorKind {
         ErrorKind::ReadOnly,
         ErrorKind::Closed,
         ErrorKind::Poisoned,
+        ErrorKind::Forked,
         ErrorKind::Corrupted,
         ErrorKind::Unsupported,
         ErrorKind::Io,
@@ -79,6 +83,7 @@ impl ErrorKind {
             ErrorKind::ReadOnly => "read-only",
             ErrorKind::Closed => "closed",
             ErrorKind::Poisoned => "poisoned",
+            ErrorKind::Forked => "forked",
             ErrorKind::Corrupted => "corrupted",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Io => "i/o",

@@ -6,20 +6,31 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use annal_engine::Hash;
-use async_nats::jetstream::{self, context::PublishErrorKind, object_store, stream};
-use async_nats::{ConnectOptions, HeaderMap};
+use async_nats::jetstream::{self, consumer, context::PublishErrorKind, object_store, stream};
+use async_nats::HeaderMap;
 use bytes::Bytes;
 use tokio::io::AsyncReadExt as _;
 
 use crate::error::FleetError;
-use crate::options::{Credentials, FleetOptions};
+use crate::options::FleetOptions;
 use crate::wire;
 
 /// How long one request may take before it is sent again (within the options' timeout):
 /// long enough for a majority of replicas to acknowledge, short enough to ride out an
 /// election without waiting for the whole timeout.
-const ATTEMPT: Duration = Duration::from_millis(1000);
-const RETRY_PAUSE: Duration = Duration::from_millis(50);
+pub(crate) const ATTEMPT: Duration = Duration::from_millis(1000);
+
+/// The pause before retry `attempt` (0 first) of a call that met no leader: doubling from
+/// 50 ms to 800 ms, each drawn at random from its upper half, so writers that failed together
+/// do not retry together and none of them starves.
+pub(crate) fn backoff(attempt: u32) -> Duration {
+    use std::hash::BuildHasher as _;
+    let ceiling_ms = 50_u64 << attempt.min(4);
+    // A fresh `RandomState` is seeded from the operating system's randomness: enough to spread
+    // retries, with no generator to keep.
+    let draw = std::collections::hash_map::RandomState::new().hash_one(attempt);
+    Duration::from_millis(ceiling_ms / 2 + draw % (ceiling_ms / 2 + 1))
+}
 
 /// A connection to a fleet: its servers and its stream, created if missing.
 #[derive(Debug)]
@@ -67,7 +78,7 @@ impl Fleet {
             .enable_all()
             .build()
             .map_err(|err| FleetError::BadOptions(format!("cannot start the client's runtime: {err}")))?;
-        let (client, js, stream) = runtime.block_on(open(&options))?;
+        let (client, js, stream) = runtime.block_on(crate::connect::open(&options))?;
         let inline_bytes_max = client.server_info().max_payload.saturating_sub(8 << 10).max(1 << 10);
         Ok(Fleet { runtime, options, client, js, stream, inline_bytes_max })
     }
@@ -89,10 +100,6 @@ impl Fleet {
         format!("{}.s.>", self.options.prefix)
     }
 
-    pub(crate) fn stream_handle(&self) -> &stream::Stream {
-        &self.stream
-    }
-
     pub(crate) fn inline_bytes_max(&self) -> usize {
         self.inline_bytes_max
     }
@@ -108,6 +115,7 @@ impl Fleet {
     /// The stream's last sequence now.
     pub(crate) async fn last_sequence(&self) -> Result<u64, FleetError> {
         let deadline = Instant::now() + self.options.timeout;
+        let mut attempt = 0;
         loop {
             let mut stream = self.stream.clone();
             let reason = match tokio::time::timeout(ATTEMPT, stream.info()).await {
@@ -118,7 +126,8 @@ impl Fleet {
             if Instant::now() >= deadline {
                 return Err(self.stream_error(reason));
             }
-            tokio::time::sleep(RETRY_PAUSE).await;
+            tokio::time::sleep(backoff(attempt)).await;
+            attempt += 1;
         }
     }
 
@@ -127,6 +136,7 @@ impl Fleet {
     pub(crate) async fn last(&self, session: &str) -> Result<Option<Last>, FleetError> {
         let subject = self.subject(session);
         let deadline = Instant::now() + self.options.timeout;
+        let mut attempt = 0;
         let message = loop {
             let reason =
                 match tokio::time::timeout(ATTEMPT, self.stream.get_last_raw_message_by_subject(&subject))
@@ -142,7 +152,8 @@ impl Fleet {
             if Instant::now() >= deadline {
                 return Err(self.stream_error(reason));
             }
-            tokio::time::sleep(RETRY_PAUSE).await;
+            tokio::time::sleep(backoff(attempt)).await;
+            attempt += 1;
         };
         let sequence = message.sequence;
         let incoming = wire::decode(session, Some(&message.headers), message.payload)
@@ -159,7 +170,15 @@ impl Fleet {
     /// Publishes one message of `session`, checked against the session's last stream sequence
     /// when `expected` is given (0: the session has no message yet), and waits until a
     /// majority of the stream's replicas hold it. A publish not acknowledged in time is sent
-    /// again (its message id makes the server drop a second copy) until the options' timeout.
+    /// again, after a jittered pause (its message id makes the server drop a second copy),
+    /// until the options' timeout.
+    ///
+    /// # Errors
+    /// [`FleetError::Unreachable`] when the message certainly never reached a server that
+    /// could store it: the client had no connection the whole time, or every server that got
+    /// it answered that nothing holds the stream. [`FleetError::NotAcknowledged`] when it may
+    /// have been stored (sent, then no answer): only reading the stream can tell, and a retry
+    /// with the same message id does.
     pub(crate) async fn publish(
         &self,
         headers: HeaderMap,
@@ -168,35 +187,68 @@ impl Fleet {
         expected: Option<u64>,
     ) -> Result<Published, FleetError> {
         let deadline = Instant::now() + self.options.timeout;
+        let what = || format!("a message of session {session:?}");
+        let (mut attempt, mut handed) = (0, false);
         loop {
-            let mut message =
-                jetstream::message::PublishMessage::build().headers(headers.clone()).payload(payload.clone());
-            if let Some(sequence) = expected {
-                message = message.expected_last_subject_sequence(sequence);
-            }
-            let reason = match self.publish_once(session, message).await {
-                Ok(Ok(ack)) => return Ok(Published::At(ack.sequence)),
-                Ok(Err(err)) if err.kind() == PublishErrorKind::WrongLastSequence => {
-                    return Ok(Published::Lost)
+            let reason = if self.connected_by(deadline).await {
+                let mut message = jetstream::message::PublishMessage::build()
+                    .headers(headers.clone())
+                    .payload(payload.clone());
+                if let Some(sequence) = expected {
+                    message = message.expected_last_subject_sequence(sequence);
                 }
-                Ok(Err(err)) if err.kind() == PublishErrorKind::MaxPayloadExceeded => {
-                    return Err(FleetError::NotAcknowledged {
-                        servers: self.options.servers_shown(),
-                        what: format!("a message of session {session:?}"),
-                        reason: err.to_string(),
-                    });
+                match self.publish_once(session, message).await {
+                    Ok(Ok(ack)) => return Ok(Published::At(ack.sequence)),
+                    Ok(Err(err)) if err.kind() == PublishErrorKind::WrongLastSequence => {
+                        return Ok(Published::Lost)
+                    }
+                    Ok(Err(err)) if err.kind() == PublishErrorKind::MaxPayloadExceeded => {
+                        let servers = self.options.servers_shown();
+                        return Err(FleetError::NotAcknowledged {
+                            servers,
+                            what: what(),
+                            reason: err.to_string(),
+                        });
+                    }
+                    // No responders: no server holds the stream's leader, nothing was stored.
+                    Ok(Err(err)) if err.kind() == PublishErrorKind::StreamNotFound => err.to_string(),
+                    Ok(Err(err)) => {
+                        handed = true;
+                        err.to_string()
+                    }
+                    Err((sent, reason)) => {
+                        handed |= sent;
+                        reason
+                    }
                 }
-                Ok(Err(err)) => err.to_string(),
-                Err(reason) => reason,
+            } else {
+                "no connection to any server".to_owned()
             };
             if Instant::now() >= deadline {
-                return Err(FleetError::NotAcknowledged {
-                    servers: self.options.servers_shown(),
-                    what: format!("a message of session {session:?}"),
-                    reason,
+                let servers = self.options.servers_shown();
+                return Err(if handed {
+                    FleetError::NotAcknowledged { servers, what: what(), reason }
+                } else {
+                    FleetError::Unreachable { servers, reason }
                 });
             }
-            tokio::time::sleep(RETRY_PAUSE).await;
+            tokio::time::sleep(backoff(attempt)).await;
+            attempt += 1;
+        }
+    }
+
+    /// Whether the client is connected, waiting for it (it reconnects on its own) until
+    /// `deadline`. A message handed to a client without a connection would be sent whenever it
+    /// reconnects, even after its caller gave up: nothing is handed over until then.
+    async fn connected_by(&self, deadline: Instant) -> bool {
+        loop {
+            if self.client.connection_state() == async_nats::connection::State::Connected {
+                return true;
+            }
+            if Instant::now() >= deadline {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
     }
 
@@ -204,14 +256,51 @@ impl Fleet {
         &self,
         session: &str,
         message: jetstream::message::PublishMessage,
-    ) -> Result<Result<jetstream::publish::PublishAck, jetstream::context::PublishError>, String> {
+    ) -> Result<Result<jetstream::publish::PublishAck, jetstream::context::PublishError>, (bool, String)>
+    {
+        // Whether the message may have left: once handed to the client, it may reach a server.
         let sent =
             match tokio::time::timeout(ATTEMPT, self.js.send_publish(self.subject(session), message)).await {
                 Ok(Ok(sent)) => sent,
-                Ok(Err(err)) => return Err(err.to_string()),
-                Err(_) => return Err("the client could not send it in time".into()),
+                Ok(Err(err)) => return Err((true, err.to_string())),
+                Err(_) => return Err((true, "the client could not send it in time".into())),
             };
-        tokio::time::timeout(ATTEMPT, sent).await.map_err(|_| "no acknowledgement in time".to_owned())
+        tokio::time::timeout(ATTEMPT, sent).await.map_err(|_| (true, "no acknowledgement in time".to_owned()))
+    }
+
+    /// An ordered consumer of the messages on `filter` from stream sequence `start` on, and its
+    /// messages. Creating a consumer needs the stream's leader: while an election runs it is
+    /// asked again, after a jittered pause, until the options' timeout.
+    pub(crate) async fn read_from(
+        &self,
+        filter: &str,
+        start: u64,
+    ) -> Result<consumer::pull::Ordered, FleetError> {
+        let config = consumer::pull::OrderedConfig {
+            filter_subject: filter.to_owned(),
+            deliver_policy: if start <= 1 {
+                consumer::DeliverPolicy::All
+            } else {
+                consumer::DeliverPolicy::ByStartSequence { start_sequence: start }
+            },
+            ..Default::default()
+        };
+        let deadline = Instant::now() + self.options.timeout;
+        let mut attempt = 0;
+        loop {
+            let reason = match self.stream.create_consumer(config.clone()).await {
+                Ok(consumer) => match consumer.messages().await {
+                    Ok(messages) => return Ok(messages),
+                    Err(err) => err.to_string(),
+                },
+                Err(err) => err.to_string(),
+            };
+            if Instant::now() >= deadline {
+                return Err(self.stream_error(format!("cannot read from sequence {start}: {reason}")));
+            }
+            tokio::time::sleep(backoff(attempt)).await;
+            attempt += 1;
+        }
     }
 
     fn bucket(&self) -> String {
@@ -275,103 +364,4 @@ impl Fleet {
             let _ = tokio::time::timeout(Duration::from_secs(2), client.flush()).await;
         });
     }
-}
-
-async fn open(
-    options: &FleetOptions,
-) -> Result<(async_nats::Client, jetstream::Context, stream::Stream), FleetError> {
-    let servers = options.servers_shown();
-    let unreachable = |reason: String| FleetError::Unreachable { servers: servers.clone(), reason };
-    let mut connect = ConnectOptions::new()
-        .connection_timeout(options.timeout)
-        .request_timeout(Some(options.timeout))
-        // The client's own backoff grows to 4 s between attempts; a host coming back online
-        // would then wait longer than one call's timeout for its connection. A small client
-        // asking once a second costs a server nothing.
-        .reconnect_delay_callback(|attempts| {
-            let exp = u32::try_from(attempts).unwrap_or(u32::MAX).min(10);
-            Duration::from_millis(2_u64.saturating_pow(exp)).min(Duration::from_secs(1))
-        })
-        .name("annal");
-    // Credentials in a URL are read here, percent-escapes decoded, and handed to the client
-    // apart from the address, as those from the options and the environment are.
-    let from_url = options.servers.iter().find_map(|url| crate::options::url_credentials(url));
-    let credentials = match (&options.credentials, from_url) {
-        (Credentials::None, Some(credentials)) => credentials,
-        (credentials, _) => credentials.clone(),
-    };
-    connect = match &credentials {
-        Credentials::None => connect,
-        Credentials::UserPassword { user, password } => {
-            connect.user_and_password(user.clone(), password.clone())
-        }
-        Credentials::Token(token) => connect.token(token.clone()),
-        Credentials::NKey(seed) => connect.nkey(seed.clone()),
-        Credentials::CredsFile(path) => connect
-            .credentials_file(path)
-            .await
-            .map_err(|err| FleetError::BadOptions(format!("credentials file {}: {err}", path.display())))?,
-    };
-    if let Some(ca) = &options.tls_ca {
-        connect = connect.add_root_certificates(ca.clone()).require_tls(true);
-    } else if options.tls_required {
-        connect = connect.require_tls(true);
-    }
-    let mut addrs = Vec::with_capacity(options.servers.len());
-    for url in &options.servers {
-        let addr: async_nats::ServerAddr =
-            crate::options::without_credentials(url).parse().map_err(|_| {
-                FleetError::BadOptions(format!("{}: not a server URL", crate::options::show_url(url)))
-            })?;
-        addrs.push(addr);
-    }
-    let client = tokio::time::timeout(options.timeout + Duration::from_secs(1), connect.connect(addrs))
-        .await
-        .map_err(|_| unreachable("no server answered in time".into()))?
-        .map_err(|err| unreachable(err.to_string()))?;
-    let mut js = jetstream::new(client.clone());
-    js.set_timeout(ATTEMPT);
-    let subjects = vec![format!("{}.s.>", options.prefix)];
-    let config = stream::Config {
-        name: options.stream.clone(),
-        subjects: subjects.clone(),
-        num_replicas: options.replicas,
-        storage: stream::StorageType::File,
-        // Reads of a session's last message go to the leader, which answers with what it holds
-        // now; a direct get may be answered by a replica that lags.
-        allow_direct: false,
-        ..Default::default()
-    };
-    let stream_error = |reason: String| FleetError::Stream {
-        stream: options.stream.clone(),
-        servers: servers.clone(),
-        reason,
-    };
-    // A cluster that just started elects its JetStream leader, and a new stream its own:
-    // asked too early, both stay silent. Ask again until the timeout.
-    let deadline = Instant::now() + options.timeout;
-    let (stream, info) = loop {
-        let reason = match js.get_or_create_stream(config.clone()).await {
-            Ok(mut stream) => match stream.info().await {
-                Ok(info) if info.cluster.as_ref().is_none_or(|cluster| cluster.leader.is_some()) => {
-                    let info = info.clone();
-                    break (stream, info);
-                }
-                Ok(_) => "the stream has no leader yet".to_owned(),
-                Err(err) => err.to_string(),
-            },
-            Err(err) => err.to_string(),
-        };
-        if Instant::now() >= deadline {
-            return Err(stream_error(reason));
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    };
-    if info.config.subjects != subjects {
-        return Err(stream_error(format!(
-            "it holds subjects {:?}, not {:?}: another prefix's stream",
-            info.config.subjects, subjects
-        )));
-    }
-    Ok((client, js, stream))
 }

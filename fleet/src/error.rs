@@ -17,6 +17,29 @@ pub enum FleetError {
         /// What the client said.
         reason: String,
     },
+    /// The servers refused the credentials given (a wrong password, token, NKey or creds
+    /// file, or a user without permission): no retry helps until they change.
+    #[error("fleet: {servers} refused the credentials: {reason}")]
+    Refused {
+        /// The servers, credentials left out.
+        servers: String,
+        /// What the server said.
+        reason: String,
+    },
+    /// A shared session's append could not reach the fleet: its records are stored, in the
+    /// local fork `fork` of the session, which is published as a fork of it when the servers
+    /// answer. Never merged into the session: the writer decides what to do.
+    #[error(
+        "fleet: session {session:?}: the servers could not be reached; {records} records went to fork {fork:?} (published as a fork when they answer)"
+    )]
+    Forked {
+        /// The shared session.
+        session: String,
+        /// The local fork the records went to.
+        fork: String,
+        /// How many records went there.
+        records: usize,
+    },
     /// The stream or its object store could not be created, found or asked.
     #[error("fleet: stream {stream:?} on {servers}: {reason}")]
     Stream {
@@ -67,7 +90,8 @@ impl FleetError {
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            FleetError::BadOptions(_) => ErrorKind::BadInput,
+            FleetError::BadOptions(_) | FleetError::Refused { .. } => ErrorKind::BadInput,
+            FleetError::Forked { .. } => ErrorKind::Forked,
             FleetError::Unreachable { .. } | FleetError::Stream { .. } => ErrorKind::Io,
             FleetError::NotAcknowledged { .. } => ErrorKind::Busy,
             FleetError::Stopped { .. } | FleetError::StoppedEarlier(_) => ErrorKind::Corrupted,

@@ -6,7 +6,6 @@ use std::collections::HashMap;
 use std::time::Duration;
 
 use annal_engine::{PortableRecord, Store};
-use async_nats::jetstream::consumer::{pull, DeliverPolicy};
 use futures_util::StreamExt as _;
 
 use crate::client::Fleet;
@@ -39,6 +38,9 @@ pub struct FollowReport {
     pub stopped: Vec<String>,
     /// Messages on the stream that name no session, with the line that says so.
     pub foreign: Vec<String>,
+    /// Sessions stopped by an earlier pass (that this pass followed), with the line that
+    /// stopped them: nothing of them is applied until the stop is lifted.
+    pub still_stopped: Vec<String>,
     /// The last stream sequence handled.
     pub sequence: u64,
 }
@@ -90,7 +92,18 @@ pub fn follow(
         let target = fleet.last_sequence().await?;
         pass.read(&mut state, &filter, start, target, options.watch, keep_going).await
     })?;
-    Ok(pass.report)
+    let mut report = pass.report;
+    let stopped_now: std::collections::BTreeSet<&String> = report.stopped.iter().collect();
+    report.still_stopped = state
+        .stopped
+        .iter()
+        .filter(|(session, line)| {
+            options.sessions.as_deref().is_none_or(|pattern| crate::pattern::glob(pattern, session))
+                && !stopped_now.contains(line)
+        })
+        .map(|(_, line)| line.clone())
+        .collect();
+    Ok(report)
 }
 
 /// Brings one session up to the fleet's last message of it, without moving the follower's
@@ -153,21 +166,12 @@ impl<'a> Pass<'a> {
         if target < start && !watch {
             return Ok(());
         }
-        let config = pull::OrderedConfig {
-            filter_subject: filter.to_owned(),
-            deliver_policy: DeliverPolicy::ByStartSequence { start_sequence: start },
-            ..Default::default()
-        };
-        let consumer =
-            self.fleet.stream_handle().create_consumer(config).await.map_err(|err| {
-                self.fleet.stream_error(format!("cannot read from sequence {start}: {err}"))
-            })?;
-        let mut messages = consumer
-            .messages()
-            .await
-            .map_err(|err| self.fleet.stream_error(format!("cannot read: {err}")))?;
+        let mut messages = self.fleet.read_from(filter, start).await?;
         let idle = Duration::from_millis(if watch { 1000 } else { 200 });
         let mut caught_up = target < start;
+        // When the consumer was first lost without a message since: re-reading gives up after
+        // the options' timeout.
+        let mut lost: Option<std::time::Instant> = None;
         loop {
             if caught_up && !watch {
                 break;
@@ -188,11 +192,25 @@ impl<'a> Pass<'a> {
                     }
                     continue;
                 }
-                Ok(None) => break,
-                Ok(Some(Err(err))) => {
-                    return Err(self.fleet.stream_error(format!("reading the stream: {err}")))
+                // The consumer was lost (its server went away, an election): read again from
+                // the message after the last one handled, as long as the servers answer.
+                Ok(None) | Ok(Some(Err(_))) => {
+                    let since = *lost.get_or_insert_with(std::time::Instant::now);
+                    if since.elapsed() > self.fleet.options().timeout {
+                        let from = self.report.sequence + 1;
+                        return Err(self
+                            .fleet
+                            .stream_error(format!("reading from sequence {from}: lost again")));
+                    }
+                    self.flush(state)?;
+                    self.save(state)?;
+                    messages = self.fleet.read_from(filter, self.report.sequence + 1).await?;
+                    continue;
                 }
-                Ok(Some(Ok(message))) => message,
+                Ok(Some(Ok(message))) => {
+                    lost = None;
+                    message
+                }
             };
             let sequence = message.info().map_err(|err| self.fleet.stream_error(err))?.stream_sequence;
             self.take(

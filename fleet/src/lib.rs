@@ -8,6 +8,7 @@
 
 mod apply;
 mod client;
+mod connect;
 mod error;
 mod follow;
 mod options;

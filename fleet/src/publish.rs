@@ -8,7 +8,6 @@ use std::collections::BTreeSet;
 use std::time::Duration;
 
 use annal_engine::{hash_to_hex, record_to_json, Hash, SessionInfo, Snapshot, Store, ZERO_HASH};
-use async_nats::jetstream::consumer::{pull, DeliverPolicy};
 use futures_util::StreamExt as _;
 
 use crate::client::{Fleet, Published};
@@ -41,6 +40,9 @@ pub struct PublishReport {
     pub diverged: Vec<String>,
     /// Lines naming sessions left for the next pass (another writer moved them meanwhile).
     pub deferred: Vec<String>,
+    /// Lines naming sessions not published because the fleet's last message of them is not
+    /// annal's (a bad or foreign message): the other sessions were published.
+    pub stopped: Vec<String>,
 }
 
 /// Publishes what the fleet lacks of `store`'s sessions, and returns when the stream holds it.
@@ -160,7 +162,15 @@ async fn publish_as(
     len: u64,
     report: &RefCell<PublishReport>,
 ) -> Result<(), FleetError> {
-    let (mut next, mut sequence) = match fleet.last(name).await? {
+    let last = match fleet.last(name).await {
+        // One session's bad message stops that session's publishing only.
+        Err(err @ FleetError::Stopped { .. }) => {
+            report.borrow_mut().stopped.push(err.to_string());
+            return Ok(());
+        }
+        other => other?,
+    };
+    let (mut next, mut sequence) = match last {
         Some(last) => {
             if last.next > len {
                 // The fleet holds more than this store: the follower brings it here, unless
@@ -269,14 +279,7 @@ async fn diverge(
 
 /// The first sourceOrder at which the fleet's records of `name` differ from this store's.
 async fn divergence(fleet: &Fleet, snapshot: &Snapshot, name: &str, len: u64) -> Result<u64, FleetError> {
-    let config = pull::OrderedConfig {
-        filter_subject: fleet.subject(name),
-        deliver_policy: DeliverPolicy::All,
-        ..Default::default()
-    };
-    let consumer =
-        fleet.stream_handle().create_consumer(config).await.map_err(|err| fleet.stream_error(err))?;
-    let mut messages = consumer.messages().await.map_err(|err| fleet.stream_error(err))?;
+    let mut messages = fleet.read_from(&fleet.subject(name), 1).await?;
     let mut at = 0;
     while at < len {
         let next = tokio::time::timeout(Duration::from_secs(2), messages.next()).await;

@@ -68,7 +68,10 @@ impl<'a> SharedSession<'a> {
     /// # Errors
     /// [`AppendError::Conflict`] (as [`FleetError::Append`]) when another writer took the
     /// position; invalid records as a local append gives them; [`FleetError::NotAcknowledged`]
-    /// when the stream stopped answering part-way through a batch.
+    /// when a record was sent and no acknowledgement came back in time (the stream may hold
+    /// it: retry with the same entryIds, which finds it); [`FleetError::Forked`] when the
+    /// records went to this host's fork of the session instead (no server could be reached,
+    /// now or at an earlier append): they are stored, but not in the session.
     pub fn append(
         &self,
         expected_next: Option<u64>,
@@ -76,21 +79,27 @@ impl<'a> SharedSession<'a> {
     ) -> Result<AppendReceipt, FleetError> {
         let mut state = State::load_session(self.store, &self.fleet.options().stream, &self.name)?;
         if let Some(fork) = state.offline.get(&self.name).cloned() {
-            return Ok(self.store.append(&fork, expected_next, records)?);
+            let count = records.len();
+            self.store.append(&fork, expected_next, records)?;
+            return Err(FleetError::Forked { session: self.name.clone(), fork, records: count });
         }
         let mut sent = 0;
         let outcome =
             self.fleet.block_on(self.append_async(&mut state, expected_next, records.clone(), &mut sent));
         state.save(self.store)?;
         match outcome {
-            // Only a batch of which the stream took nothing goes to the offline fork: one it
-            // took in part is finished by a retry with the same entryIds, never split in two.
-            Err(
-                FleetError::Unreachable { .. }
-                | FleetError::NotAcknowledged { .. }
-                | FleetError::Stream { .. },
-            ) if sent == 0 && !self.any_published(&records)? => {
-                self.append_offline(&mut state, expected_next, records)
+            // Only a batch of which the stream certainly took nothing goes to the offline fork:
+            // one it took in part is finished by a retry with the same entryIds, never split in
+            // two, and a record sent without an acknowledgement (`NotAcknowledged`) may be on
+            // the stream: the retry finds it there (its message id), where a fork would hold
+            // its entryId a second time.
+            Err(FleetError::Unreachable { .. } | FleetError::Stream { .. })
+                if sent == 0 && !self.any_published(&records)? =>
+            {
+                let count = records.len();
+                self.append_offline(&mut state, expected_next, records)?;
+                let fork = state.offline.get(&self.name).cloned().unwrap_or_default();
+                Err(FleetError::Forked { session: self.name.clone(), fork, records: count })
             }
             other => other,
         }
@@ -145,7 +154,12 @@ impl<'a> SharedSession<'a> {
                 }
                 Published::Lost => {
                     // Another writer took the position: bring its records here, then say so.
+                    // Or this writer did, with a publish whose acknowledgement was lost: then
+                    // the stream holds the whole batch, and the append is done.
                     catch_up(self.fleet, self.store, state, &self.name).await?;
+                    if self.all_held(&records)? {
+                        return Ok(self.store.append(&self.name, None, records)?);
+                    }
                     let actual = self.store.snapshot()?.session(&self.name)?.map_or(0, |info| info.len);
                     let expected = expected_next.unwrap_or(order);
                     return Err(AppendError::Conflict { session: self.name.clone(), expected, actual }.into());
@@ -173,6 +187,17 @@ impl<'a> SharedSession<'a> {
         orders.append(&mut receipt.source_orders);
         receipt.source_orders = orders;
         Ok(receipt)
+    }
+
+    /// Whether the session here holds every record of `records` (a catch-up applied them).
+    fn all_held(&self, records: &[Record]) -> Result<bool, FleetError> {
+        let snapshot = self.store.snapshot()?;
+        for record in records {
+            if snapshot.entry(&record.entry_id)?.is_none_or(|location| location.session != self.name) {
+                return Ok(false);
+            }
+        }
+        Ok(true)
     }
 
     /// Whether the stream took any record of `records` (the local store applied it).

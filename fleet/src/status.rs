@@ -40,7 +40,11 @@ pub fn status(fleet: &Fleet, store: &Store, pattern: Option<&str>) -> Result<Vec
         if pattern.is_some_and(|pattern| !glob(pattern, &info.name)) {
             continue;
         }
-        let last = fleet.block_on(fleet.last(&info.name))?;
+        // A session whose last message on the fleet is bad is listed with the reason.
+        let (last, bad) = match fleet.block_on(fleet.last(&info.name)) {
+            Err(err @ FleetError::Stopped { .. }) => (None, Some(err.to_string())),
+            other => (other?, None),
+        };
         let on_fleet = last.map_or(0, |last| last.next);
         let forked_to = state.offline.get(&info.name).or_else(|| state.diverged.get(&info.name)).cloned();
         out.push(SessionStatus {
@@ -48,7 +52,7 @@ pub fn status(fleet: &Fleet, store: &Store, pattern: Option<&str>) -> Result<Vec
             fleet: on_fleet,
             unpublished: if forked_to.is_some() { 0 } else { info.len.saturating_sub(on_fleet) },
             lag: on_fleet.saturating_sub(info.len),
-            stopped: state.stopped.get(&info.name).cloned(),
+            stopped: state.stopped.get(&info.name).cloned().or(bad),
             forked_to,
             session: info.name,
         });

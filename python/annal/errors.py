@@ -23,6 +23,7 @@ __all__ = [
     "StorageIoError",
     "UnsupportedError",
     "InternalError",
+    "ForkedError",
 ]
 
 
@@ -82,6 +83,12 @@ class UnsupportedError(AnnalError):
 class StorageIoError(AnnalError, OSError):
     """The operating system refused: a file could not be read, written or synced. Also an
     :class:`OSError`."""
+
+
+class ForkedError(AnnalError):
+    """An append to a session shared through a fleet could not reach the servers: its records
+    are stored in a named fork of the session (the message names it), not in the session, and
+    are published as that fork when the servers answer."""
 
 
 class InternalError(AnnalError):

@@ -23,6 +23,7 @@ pub(crate) fn class_of(kind: ErrorKind) -> &'static str {
         ErrorKind::Unsupported => "UnsupportedError",
         ErrorKind::Io => "StorageIoError",
         ErrorKind::Internal => "InternalError",
+        ErrorKind::Forked => "ForkedError",
     }
 }
 

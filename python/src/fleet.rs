@@ -66,13 +66,15 @@ impl Fleet {
         let value = json!({
             "records": report.records, "bytes": report.bytes, "forks": report.forks,
             "sessions": report.sessions, "diverged": report.diverged, "deferred": report.deferred,
+            "stopped": report.stopped,
         });
         to_python(py, &value)
     }
 
     /// Applies the fleet's records to `store` (those of `sessions` when given), each checked
     /// against its session's chain. A session that does not chain stops and is named in
-    /// "stopped"; it is not an exception.
+    /// "stopped"; it is not an exception. Sessions an earlier pass stopped are named in
+    /// "stillStopped".
     #[pyo3(signature = (store, *, sessions = None))]
     fn follow(&self, py: Python<'_>, store: &Store, sessions: Option<String>) -> PyResult<Py<PyAny>> {
         let fleet = Arc::clone(&self.connection);
@@ -84,7 +86,7 @@ impl Fleet {
         let value = json!({
             "records": report.records, "bytes": report.bytes, "forks": report.forks,
             "passedOver": report.passed_over, "stopped": report.stopped, "foreign": report.foreign,
-            "sequence": report.sequence,
+            "sequence": report.sequence, "stillStopped": report.still_stopped,
         });
         to_python(py, &value)
     }

@@ -27,6 +27,7 @@ EXIT_STATUS = {
     "unsupported": 10,
     "i/o": 11,
     "internal": 12,
+    "forked": 13,
 }
 
 

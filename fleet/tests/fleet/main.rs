@@ -2,6 +2,7 @@
 //! streams with 3 replicas. No mock stands in for the servers or the client.
 
 mod bad_input;
+mod breakages;
 mod faults;
 mod publish_follow;
 mod shared;

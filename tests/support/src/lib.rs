@@ -15,6 +15,7 @@ pub mod model;
 pub mod nats;
 pub mod process;
 pub mod projection_checks;
+pub mod proxy;
 pub mod records;
 pub mod rng;
 pub mod sessions;

@@ -18,6 +18,8 @@ pub struct Node {
     pub port: u16,
     /// The route port.
     pub route_port: u16,
+    /// The monitoring port (`/jsz` names the JetStream meta leader).
+    pub monitor_port: u16,
     config: PathBuf,
     child: Option<Child>,
 }
@@ -143,6 +145,7 @@ impl Cluster {
                 name: format!("n{}", i + 1),
                 port: free_port(),
                 route_port: free_port(),
+                monitor_port: free_port(),
                 config: dir.path().join(format!("n{}.conf", i + 1)),
                 child: None,
             })
@@ -167,9 +170,10 @@ impl Cluster {
                 String::new()
             };
             let text = format!(
-                "server_name: {name}\nlisten: 127.0.0.1:{port}\njetstream {{\n  store_dir: \"{store}\"\n{sync_line}}}\n{cluster}{extra}\n",
+                "server_name: {name}\nlisten: 127.0.0.1:{port}\nhttp: 127.0.0.1:{monitor}\njetstream {{\n  store_dir: \"{store}\"\n{sync_line}}}\n{cluster}{extra}\n",
                 name = node.name,
                 port = node.port,
+                monitor = node.monitor_port,
                 store = store_dir.display(),
             );
             std::fs::write(&node.config, text).expect("a server config");
@@ -218,6 +222,16 @@ impl Cluster {
         }
     }
 
+    /// Pauses node `index` with SIGSTOP (`true`) or lets it go on with SIGCONT: a server
+    /// that holds its connections and answers nothing, as a long pause of its machine does.
+    pub fn pause(&mut self, index: usize, paused: bool) {
+        if let Some(child) = &self.nodes[index].child {
+            let signal = if paused { "-STOP" } else { "-CONT" };
+            // A node that already exited needs no signal: the point is its state.
+            let _ = Command::new("kill").arg(signal).arg(child.id().to_string()).status();
+        }
+    }
+
     /// Starts node `index` again on its ports and store folder.
     ///
     /// # Panics
@@ -226,6 +240,18 @@ impl Cluster {
         let dir = self.dir.path().to_owned();
         spawn(&mut self.nodes[index], &dir);
         assert!(self.wait_for(index), "nats-server {} did not come up again", self.nodes[index].name);
+    }
+
+    /// The node index of the JetStream meta leader, as a running node's monitoring port
+    /// says; `None` while there is none (an election) or no node answers.
+    pub fn meta_leader(&self) -> Option<usize> {
+        for node in self.nodes.iter().filter(|node| node.is_running()) {
+            let Some(body) = jsz(node.monitor_port) else { continue };
+            let Ok(value) = serde_json::from_str::<serde_json::Value>(&body) else { continue };
+            let Some(leader) = value["meta_cluster"]["leader"].as_str() else { continue };
+            return self.nodes.iter().position(|node| node.name == leader);
+        }
+        None
     }
 
     /// The folder the servers keep their files in.
@@ -240,6 +266,19 @@ impl Drop for Cluster {
             self.kill(index);
         }
     }
+}
+
+/// The body of a node's `/jsz` page. HTTP/1.0: the monitoring server keeps a 1.1 connection
+/// open after its answer.
+fn jsz(port: u16) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    stream.write_all(b"GET /jsz HTTP/1.0\r\n\r\n").ok()?;
+    let mut raw = Vec::new();
+    stream.read_to_end(&mut raw).ok()?;
+    let text = String::from_utf8(raw).ok()?;
+    Some(text.split_once("\r\n\r\n")?.1.to_owned())
 }
 
 fn spawn(node: &mut Node, dir: &Path) {
@@ -259,136 +298,4 @@ fn spawn(node: &mut Node, dir: &Path) {
     node.child = Some(child);
 }
 
-/// A TCP proxy in front of one server, for cutting a client off: after the next publish with
-/// headers passes (the server gets it, the client never sees its acknowledgement), or
-/// entirely, until it is let through again.
-#[derive(Debug)]
-pub struct Proxy {
-    /// The port clients connect to.
-    pub port: u16,
-    state: std::sync::Arc<ProxyState>,
-}
-
-#[derive(Debug, Default)]
-struct ProxyState {
-    /// 0 passes, 1 cuts after the next publish with headers, 2 refuses everything.
-    mode: std::sync::atomic::AtomicU8,
-    cuts: std::sync::atomic::AtomicUsize,
-    open: std::sync::Mutex<Vec<std::net::TcpStream>>,
-}
-
-impl Proxy {
-    /// Listens on a free loopback port and forwards each connection to `upstream`.
-    pub fn start(upstream: u16) -> Proxy {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
-        let port = listener.local_addr().expect("its address").port();
-        let state = std::sync::Arc::new(ProxyState::default());
-        let shared = std::sync::Arc::clone(&state);
-        std::thread::spawn(move || {
-            for client in listener.incoming() {
-                let Ok(client) = client else { continue };
-                if shared.mode.load(std::sync::atomic::Ordering::SeqCst) == 2 {
-                    drop(client);
-                    continue;
-                }
-                let Ok(server) = std::net::TcpStream::connect(("127.0.0.1", upstream)) else { continue };
-                forward(&shared, client, server);
-            }
-        });
-        Proxy { port, state }
-    }
-
-    /// Its URL.
-    pub fn url(&self) -> String {
-        format!("nats://127.0.0.1:{}", self.port)
-    }
-
-    /// Cuts the connection right after the next publish with headers reaches the server.
-    pub fn cut_after_next_publish(&self) {
-        self.state.mode.store(1, std::sync::atomic::Ordering::SeqCst);
-    }
-
-    /// Cuts every connection and refuses new ones (`true`), or lets them through again.
-    pub fn set_down(&self, down: bool) {
-        self.state.mode.store(if down { 2 } else { 0 }, std::sync::atomic::Ordering::SeqCst);
-        if down {
-            let mut open = self.state.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-            for stream in open.drain(..) {
-                let _ = stream.shutdown(std::net::Shutdown::Both);
-            }
-        }
-    }
-
-    /// How many connections it cut after a publish.
-    pub fn cuts(&self) -> usize {
-        self.state.cuts.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-fn forward(state: &std::sync::Arc<ProxyState>, client: std::net::TcpStream, server: std::net::TcpStream) {
-    use std::io::{Read, Write};
-    let (Ok(client_back), Ok(server_back)) = (client.try_clone(), server.try_clone()) else { return };
-    {
-        let mut open = state.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for stream in [&client, &server] {
-            if let Ok(stream) = stream.try_clone() {
-                open.push(stream);
-            }
-        }
-    }
-    let upward = std::sync::Arc::clone(state);
-    let dropping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let dropped = std::sync::Arc::clone(&dropping);
-    let (mut from_client, mut to_server) = (client, server);
-    std::thread::spawn(move || {
-        let mut buffer = vec![0; 64 << 10];
-        while let Ok(n) = from_client.read(&mut buffer) {
-            if n == 0 {
-                break;
-            }
-            let publish = buffer[..n].windows(5).any(|w| w == b"HPUB ");
-            let cut = publish
-                && upward
-                    .mode
-                    .compare_exchange(
-                        1,
-                        0,
-                        std::sync::atomic::Ordering::SeqCst,
-                        std::sync::atomic::Ordering::SeqCst,
-                    )
-                    .is_ok();
-            if cut {
-                // The client loses the connection first, so no acknowledgement can reach it;
-                // then the server gets the message.
-                // The server gets the message; its acknowledgement is dropped on the way
-                // back, and then the connection is cut.
-                dropping.store(true, std::sync::atomic::Ordering::SeqCst);
-                let _ = to_server.write_all(&buffer[..n]);
-                let _ = to_server.flush();
-                std::thread::sleep(Duration::from_millis(300));
-                let _ = from_client.shutdown(std::net::Shutdown::Both);
-                upward.cuts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                break;
-            }
-            if to_server.write_all(&buffer[..n]).is_err() {
-                break;
-            }
-        }
-        let _ = to_server.shutdown(std::net::Shutdown::Both);
-    });
-    let (mut from_server, mut to_client) = (server_back, client_back);
-    std::thread::spawn(move || {
-        let mut buffer = vec![0; 64 << 10];
-        while let Ok(n) = from_server.read(&mut buffer) {
-            if n == 0 {
-                break;
-            }
-            if !dropped.load(std::sync::atomic::Ordering::SeqCst)
-                && to_client.write_all(&buffer[..n]).is_err()
-            {
-                break;
-            }
-        }
-        let _ = to_client.shutdown(std::net::Shutdown::Both);
-    });
-}
+pub use crate::proxy::Proxy;
