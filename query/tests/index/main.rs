@@ -1,10 +1,11 @@
 //! The search index through its public API, in one test binary: index folders damaged while the
 //! store is closed, appends indexed as they come, an indexer started on demand, how many
-//! segments indexing leaves, and arbitrary Unicode text searched, highlighted and cut into
-//! lines.
+//! segments indexing leaves, the order of hits in every segment layout, and arbitrary Unicode
+//! text searched, highlighted and cut into lines.
 
 mod damaged_index;
 mod eager;
 mod on_demand;
+mod order;
 mod segments;
 mod unicode_text;
