@@ -5,7 +5,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeSet;
 use std::ops::{Bound, Range};
 
-use annal_engine::{BlockView, Role, Snapshot};
+use annal_engine::{BlockView, ProjectOptions, Role, Snapshot};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
@@ -46,6 +46,10 @@ pub struct SearchRequest {
     /// Records left out of the hits, as (session, sourceOrder): what the reader already has,
     /// such as the originals a projection carries whole.
     pub hidden: BTreeSet<(String, u64)>,
+    /// With `session`: leave out the session's records that its projection under these options
+    /// carries whole, since the model reading that view has them. Projections are the store's,
+    /// so `Annal::search` honours this; [`SearchIndex::search`] reads `hidden` only.
+    pub unseen: Option<ProjectOptions>,
 }
 
 impl SearchRequest {
@@ -62,6 +66,7 @@ impl SearchRequest {
             limit: 10,
             snippet_chars: 160,
             hidden: BTreeSet::new(),
+            unseen: None,
         }
     }
 }
