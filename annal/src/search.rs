@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use annal_engine::ProjectOptions;
 use annal_query::{
     get_original, index_folder, Hit, IndexStatus, Original, RebuildSummary, SearchIndex, SearchRequest,
     WaitError,
@@ -79,7 +80,31 @@ impl Annal {
             let end = self.store.snapshot()?.position_end()?;
             index.wait_for_position(end, wait)?;
         }
-        Ok(index.search(request)?)
+        match (&request.unseen, &request.session) {
+            (Some(options), Some(session)) => {
+                let mut request = request.clone();
+                request.hidden.extend(self.seen(session, options)?.into_iter().map(|o| (session.clone(), o)));
+                Ok(index.search(&request)?)
+            }
+            _ => Ok(index.search(request)?),
+        }
+    }
+
+    /// The sourceOrders of `session`'s own records that its projection under `options` carries
+    /// whole: every one from its fork point on that no omission names (an omission names what
+    /// the view leaves out, cuts or covers with a summary).
+    fn seen(&self, session: &str, options: &ProjectOptions) -> Result<Vec<u64>, Error> {
+        let projection = self.store.project(session, options)?;
+        let snapshot = self.store.snapshot()?;
+        let Some(info) = snapshot.session(session)? else { return Ok(Vec::new()) };
+        let mut omitted: Vec<(u64, u64)> =
+            projection.omissions.iter().map(|o| (o.first.source_order, o.last.source_order)).collect();
+        omitted.sort_unstable();
+        let named = |order: u64| {
+            let at = omitted.partition_point(|&(first, _)| first <= order);
+            omitted[..at].iter().any(|&(_, last)| last >= order)
+        };
+        Ok((info.fork_at.unwrap_or(0)..info.len).filter(|&order| !named(order)).collect())
     }
 
     /// Waits until everything committed before the call is searchable, for as long as the index

@@ -41,6 +41,11 @@ pub(crate) fn guard_exclusions(query: Box<dyn Query>) -> Box<dyn Query> {
     Box::new(BooleanQuery::with_minimum_required_clauses(clauses, boolean.get_minimum_number_should_match()))
 }
 
+/// `query` made safe to exclude: its scorers tolerate seeks below their current document.
+pub(crate) fn forward_only(query: Box<dyn Query>) -> Box<dyn Query> {
+    Box::new(ForwardOnly(query))
+}
+
 /// A query whose scorers tolerate seeks below their current document.
 #[derive(Debug)]
 struct ForwardOnly(Box<dyn Query>);

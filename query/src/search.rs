@@ -1,21 +1,24 @@
-//! Searching: filters (a fork's lineage included), BM25 ranking, and hits read back from the
-//! journal with their snippets.
+//! Searching: filters (a fork's lineage included), BM25 ranking in a total order, and hits read
+//! back from the journal with their snippets.
 
+use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::ops::{Bound, Range};
 
-use annal_engine::{BlockView, Role, Snapshot};
+use annal_engine::{BlockView, ProjectOptions, Role, Snapshot};
 use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use crate::error::{IndexError, SearchError};
+use crate::exclusion::forward_only;
 use crate::index::SearchIndex;
 use crate::schema::{Fields, Place, QUERY_FIELDS};
 use crate::snippet::{snippet, Snippet};
 
-/// Extra hits collected beyond `limit`, so ties at the cut are broken the same way however
-/// the index is segmented (newest record first, then block order).
+/// Hits collected beyond `limit` at first; more are collected while hits of the score at the
+/// cut may lie beyond them (see [`SearchIndex::search`]).
 const TIE_MARGIN: usize = 16;
 
 /// What to search for and where.
@@ -40,6 +43,13 @@ pub struct SearchRequest {
     pub limit: usize,
     /// About how many characters each snippet has.
     pub snippet_chars: usize,
+    /// Records left out of the hits, as (session, sourceOrder): what the reader already has,
+    /// such as the originals a projection carries whole.
+    pub hidden: BTreeSet<(String, u64)>,
+    /// With `session`: leave out the session's records that its projection under these options
+    /// carries whole, since the model reading that view has them. Projections are the store's,
+    /// so `Annal::search` honours this; [`SearchIndex::search`] reads `hidden` only.
+    pub unseen: Option<ProjectOptions>,
 }
 
 impl SearchRequest {
@@ -55,6 +65,8 @@ impl SearchRequest {
             source_orders: 0..u64::MAX,
             limit: 10,
             snippet_chars: 160,
+            hidden: BTreeSet::new(),
+            unseen: None,
         }
     }
 }
@@ -199,6 +211,67 @@ struct Located {
     at: Place,
 }
 
+/// The order of hits: score, then the newest record first (its store position, which names
+/// one (session, sourceOrder)), then block order. Nothing in it depends on how the index is
+/// split into segments, so every layout of the same records lists the same hits.
+fn rank(a: &Located, b: &Located) -> Ordering {
+    b.score.total_cmp(&a.score).then(b.at.position.cmp(&a.at.position)).then(a.at.block.cmp(&b.at.block))
+}
+
+/// The most documents collected to find every one tied at the cut; past it the tie is broken
+/// by the `position` column instead, whose block index a search otherwise need not read.
+const TIE_COLLECT_MAX: usize = 4096;
+
+/// The best `limit` documents in [`rank`]'s order, and more. A top-k collector keeps an
+/// arbitrary subset of the documents tied at its cut (whichever segment it reads first), so
+/// documents are collected until the last one scores below the `limit`th: then every document
+/// that can be among the best `limit` is there, and sorting them decides.
+fn collect(
+    searcher: &Searcher,
+    fields: &Fields,
+    query: &dyn Query,
+    limit: usize,
+) -> tantivy::Result<Vec<Located>> {
+    let mut want = limit.saturating_add(TIE_MARGIN);
+    loop {
+        let found = searcher.search(query, &TopDocs::with_limit(want).order_by_score())?;
+        let tied = found.len() == want
+            && found
+                .get(limit.saturating_sub(1))
+                .zip(found.last())
+                .is_some_and(|(cut, last)| cut.0 <= last.0);
+        if !tied {
+            return locate(searcher, fields, found);
+        }
+        if want >= TIE_COLLECT_MAX {
+            return collect_by_position(searcher, fields, query, limit);
+        }
+        want = want.saturating_mul(4).min(TIE_COLLECT_MAX);
+    }
+}
+
+/// Thousands of documents share the cut's score (a query of filters alone scores every
+/// document the same): the collector itself ranks by score, then position, then document
+/// order within a segment, which is block order within a record (a record's blocks are added
+/// together and a merge keeps their order).
+fn collect_by_position(
+    searcher: &Searcher,
+    fields: &Fields,
+    query: &dyn Query,
+    limit: usize,
+) -> tantivy::Result<Vec<Located>> {
+    let name = searcher.schema().get_field_name(fields.position).to_owned();
+    let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &tantivy::SegmentReader| {
+        let column = segment.fast_fields().u64(&name).ok().map(|c| c.first_or_default_col(0));
+        move |doc: tantivy::DocId, score: tantivy::Score| {
+            let position = column.as_ref().map_or(0, |c| c.get_val(doc));
+            (score, position, u32::MAX - doc)
+        }
+    });
+    let found = searcher.search(query, &collector)?;
+    locate(searcher, fields, found.into_iter().map(|((score, ..), address)| (score, address)).collect())
+}
+
 /// Reads each found document's stored fields: a few small document-store blocks, where a
 /// fast-field column would first read its whole block index (see `schema.rs`).
 fn locate(
@@ -213,6 +286,31 @@ fn locate(
             Ok(Located { score, at: fields.place(&document) })
         })
         .collect()
+}
+
+/// The records of `hidden` as one query: per session, its sourceOrders merged into runs, one
+/// range each (a projection carries long runs whole, so they are few).
+fn hidden_query(fields: &Fields, hidden: &BTreeSet<(String, u64)>) -> Option<Box<dyn Query>> {
+    let mut runs: Vec<(&str, Range<u64>)> = Vec::new();
+    for (session, order) in hidden {
+        match runs.last_mut() {
+            Some((last, range)) if *last == session.as_str() && range.end == *order => {
+                range.end = order.saturating_add(1);
+            }
+            _ => runs.push((session, *order..order.saturating_add(1))),
+        }
+    }
+    let clauses: Vec<Box<dyn Query>> = runs
+        .into_iter()
+        .map(|(session, orders)| -> Box<dyn Query> {
+            let name = Term::from_field_text(fields.session, session);
+            Box::new(BooleanQuery::intersection(vec![
+                Box::new(TermQuery::new(name, IndexRecordOption::Basic)),
+                Box::new(orders_query(fields, &orders)),
+            ]))
+        })
+        .collect();
+    (!clauses.is_empty()).then(|| forward_only(Box::new(BooleanQuery::union(clauses))))
 }
 
 impl SearchIndex {
@@ -235,6 +333,9 @@ impl SearchIndex {
         let snapshot = self.store.snapshot()?;
         let mut clauses = vec![(Occur::Must, parsed.query)];
         clauses.extend(filters(&snapshot, fields, request)?);
+        if let Some(hidden) = hidden_query(fields, &request.hidden) {
+            clauses.push((Occur::MustNot, hidden));
+        }
         let query = BooleanQuery::new(clauses);
         let path = &self.shared.folder.path;
         let tantivy = |e| match e {
@@ -245,15 +346,8 @@ impl SearchIndex {
             },
             e => SearchError::Index(IndexError::tantivy(path, e)),
         };
-        let collector = TopDocs::with_limit(request.limit.saturating_add(TIE_MARGIN)).order_by_score();
-        let found = searcher.search(&query, &collector).map_err(tantivy)?;
-        let mut located = locate(&searcher, fields, found).map_err(tantivy)?;
-        located.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(b.at.position.cmp(&a.at.position))
-                .then(a.at.block.cmp(&b.at.block))
-        });
+        let mut located = collect(&searcher, fields, &query, request.limit).map_err(tantivy)?;
+        located.sort_by(rank);
         located.truncate(request.limit);
         located.into_iter().map(|l| hit(&snapshot, l, &parsed.terms, request.snippet_chars)).collect()
     }

@@ -29,6 +29,10 @@ struct Args {
     /// Worker threads.
     #[arg(long, default_value_t = 2)]
     threads: usize,
+    /// Open book as a search engine alone would answer: no contender's search leaves out what
+    /// its final request carries (the comparison for that signal, not the published file).
+    #[arg(long)]
+    show_seen: bool,
     /// Only these windows (labels such as 32K, 1M; default all). A partial run is for trying
     /// things out: the published report is the default run.
     #[arg(long, value_delimiter = ',')]
@@ -53,7 +57,12 @@ fn exam(args: &Args) -> anyhow::Result<()> {
     let started = Instant::now();
     // Checked first, so a missing corpus fails at once rather than after the synthetic set.
     let folder = if args.synthetic_only { None } else { Some(corpus::folder()?) };
-    let mut config = ExamConfig { sweep: !args.no_sweep, threads: args.threads, ..ExamConfig::default() };
+    let mut config = ExamConfig {
+        sweep: !args.no_sweep,
+        threads: args.threads,
+        hide_seen: !args.show_seen,
+        ..ExamConfig::default()
+    };
     if !args.seeds.is_empty() {
         config.seeds.clone_from(&args.seeds);
     }

@@ -119,7 +119,8 @@ pub fn run(config: &ExamConfig, dir: &Path) -> anyhow::Result<CorpusRun> {
     let jobs: Vec<(usize, usize)> =
         (0..windows.len()).flat_map(|w| (0..sessions.len()).map(move |s| (w, s))).collect();
     let runs = parallel(&jobs, config.threads, |&(w, s)| {
-        run_session(sessions[s].clone(), 0, windows[w], &Contender::ALL).context("a corpus session")
+        run_session(sessions[s].clone(), 0, windows[w], &Contender::ALL, config.hide_seen)
+            .context("a corpus session")
     })?;
     let sources = used
         .into_iter()

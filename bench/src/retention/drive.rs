@@ -62,6 +62,12 @@ pub struct RunResult {
     pub full_turns: u64,
     /// Turns in the session.
     pub turns: u64,
+    /// The records whose every block is in the final request verbatim (by entryId): what the
+    /// model already has, which its open-book search leaves out.
+    pub seen: BTreeSet<String>,
+    /// Per fact: the rank (0 = first) of the record stating it among the top open-book hits of
+    /// this contender's search, if it is there.
+    pub open_rank: Vec<Option<usize>>,
 }
 
 impl RunResult {
@@ -260,6 +266,15 @@ fn finish(meter: Meter<'_>, last: &Request) -> RunResult {
                 .all(|b| present.contains(&text_hash(block_text(b))))
         })
         .count() as u64;
+    result.seen = session
+        .turns
+        .iter()
+        .flat_map(|turn| turn.steps.iter().flatten())
+        .filter(|r| {
+            r.blocks.iter().all(|b| block_text(b).is_empty() || present.contains(&text_hash(block_text(b))))
+        })
+        .map(|r| r.entry_id.clone())
+        .collect();
     result
 }
 

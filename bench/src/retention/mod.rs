@@ -167,6 +167,8 @@ pub struct ExamConfig {
     pub corpus_windows: Vec<Window>,
     /// Worker threads.
     pub threads: usize,
+    /// Open book: each contender's search leaves out the records its final request carries.
+    pub hide_seen: bool,
 }
 
 impl Default for ExamConfig {
@@ -185,6 +187,7 @@ impl Default for ExamConfig {
             sweep: true,
             corpus_windows: vec![WINDOW_16K, WINDOWS[0]],
             threads: 2,
+            hide_seen: true,
         }
     }
 }
@@ -215,8 +218,10 @@ pub struct SessionRun {
     pub runs: Vec<(Contender, RunResult)>,
 }
 
-/// Runs `session` at `window` under `contenders`, and the open-book questions on
-/// deterministic-v1's store.
+/// Runs `session` at `window` under `contenders`, then the open-book questions on
+/// deterministic-v1's store, once per contender: each search leaves out what that contender's
+/// final request already carries (unless `hide_seen` is off), so every contender is asked with
+/// the same search.
 ///
 /// # Errors
 /// What a contender or the index reports.
@@ -225,22 +230,29 @@ pub fn run_session(
     seed: u64,
     window: Window,
     contenders: &[Contender],
+    hide_seen: bool,
 ) -> anyhow::Result<SessionRun> {
     let budget = window.budget();
     let capacity = u64::from(budget.capacity_tokens());
     let mut runs = Vec::new();
-    let mut open = None;
+    let mut journal = None;
     for &contender in contenders {
         let mut strategy = contender.strategy(budget)?;
         let result = drive(&session, strategy.as_mut(), capacity)?;
-        if open.is_none() {
-            if let Some((store, name, folder)) = strategy.store() {
-                open = Some(openbook::search(&store, &name, &folder, &session)?);
-            }
+        if journal.is_none() {
+            // The journal is the same for every contender: the first store serves them all.
+            journal = strategy.store().map(|store| (store, strategy));
         }
         runs.push((contender, result));
     }
-    let open = open.ok_or_else(|| anyhow!("no contender with a store ran"))?;
+    let ((store, name, folder), _strategy) =
+        journal.ok_or_else(|| anyhow!("no contender with a store ran"))?;
+    let empty = std::collections::BTreeSet::new();
+    let seen: Vec<_> = runs.iter().map(|(_, r)| if hide_seen { &r.seen } else { &empty }).collect();
+    let open = openbook::search(&store, &name, &folder, &session, &seen)?;
+    for ((_, result), rank) in runs.iter_mut().zip(&open.rank) {
+        result.open_rank.clone_from(rank);
+    }
     Ok(SessionRun { session, seed, window, open, runs })
 }
 
@@ -305,7 +317,13 @@ pub fn run(config: &ExamConfig) -> anyhow::Result<Exam> {
     }
     let mut sessions = parallel(&jobs, config.threads, |&(seed, profile, window)| {
         let started = std::time::Instant::now();
-        let run = run_session(synthetic(config, seed, profile, window), seed, window, &Contender::ALL);
+        let run = run_session(
+            synthetic(config, seed, profile, window),
+            seed,
+            window,
+            &Contender::ALL,
+            config.hide_seen,
+        );
         eprintln!(
             "  {} at {}, seed {seed}: {:.1} s",
             profile.label(),

@@ -1,7 +1,9 @@
 //! Open book: the real search index over the session's journal, asked what a question about
 //! each fact would ask (its area and noun, which other facts share; never its codename or
-//! value), ranked top 5; and each decoy's value, literally, where any hit is a false one.
+//! value), ranked top 5, leaving out what the asking contender's final request carries; and each
+//! decoy's value, literally, where any hit is a false one.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,14 +19,16 @@ pub const TOP: usize = 5;
 /// What search finds for one session.
 #[derive(Clone, Debug, Default)]
 pub struct OpenBook {
-    /// Per fact: the rank (0 = first) of the record stating it among the top hits for its
+    /// Per reader (a contender: what its final request carries, left out of its search), per
+    /// fact: the rank (0 = first) of the record stating it among the top hits for its
     /// question, if it is there.
-    pub rank: Vec<Option<usize>>,
+    pub rank: Vec<Vec<Option<usize>>>,
     /// Decoys whose literal search returned any hit.
     pub decoy_hits: u64,
 }
 
-/// Indexes `session_name` of `store` in `folder` and asks every question.
+/// Indexes `session_name` of `store` in `folder` and asks every question once per reader in
+/// `seen`, leaving out the records that reader has (by entryId).
 ///
 /// # Errors
 /// If the index cannot be built or searched.
@@ -33,17 +37,29 @@ pub fn search(
     session_name: &str,
     folder: &Path,
     session: &Session,
+    seen: &[&BTreeSet<String>],
 ) -> anyhow::Result<OpenBook> {
     let options = IndexOptions { folder: Some(folder.to_owned()), ..IndexOptions::default() };
     let index = SearchIndex::open(Arc::clone(store), options)?;
     index.wait_searchable(Duration::from_secs(600))?;
+    let orders = source_orders(store, session_name)?;
     let mut book = OpenBook::default();
-    for fact in &session.facts {
-        let mut request = SearchRequest::new(fact.query.clone());
-        request.session = Some(session_name.to_owned());
-        request.limit = TOP;
-        let hits = index.search(&request)?;
-        book.rank.push(hits.iter().position(|h| h.entry_id == fact.entry_id));
+    for reader in seen {
+        let hidden: BTreeSet<(String, u64)> = reader
+            .iter()
+            .filter_map(|id| orders.get(id.as_str()))
+            .map(|&order| (session_name.to_owned(), order))
+            .collect();
+        let mut ranks = Vec::with_capacity(session.facts.len());
+        for fact in &session.facts {
+            let mut request = SearchRequest::new(fact.query.clone());
+            request.session = Some(session_name.to_owned());
+            request.limit = TOP;
+            request.hidden.clone_from(&hidden);
+            let hits = index.search(&request)?;
+            ranks.push(hits.iter().position(|h| h.entry_id == fact.entry_id));
+        }
+        book.rank.push(ranks);
     }
     for decoy in &session.decoys {
         let mut request = SearchRequest::new(decoy.value.clone());
@@ -54,4 +70,17 @@ pub fn search(
     }
     index.close()?;
     Ok(book)
+}
+
+/// Every record of `session_name` by entryId: its sourceOrder.
+fn source_orders(store: &Store, session_name: &str) -> anyhow::Result<BTreeMap<String, u64>> {
+    let snapshot = store.snapshot()?;
+    let len = snapshot.session(session_name)?.map_or(0, |info| info.len);
+    let mut out = BTreeMap::new();
+    for order in 0..len {
+        if let Some(guard) = snapshot.record(session_name, order)? {
+            out.insert(guard.view()?.entry_id().to_owned(), order);
+        }
+    }
+    Ok(out)
 }

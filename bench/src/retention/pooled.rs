@@ -17,9 +17,9 @@ fn add_score(a: &mut Score, b: &Score) {
 }
 
 /// Facts missing from the final request that search ranks within `top`: (found, missing).
-pub fn open_book(run: &SessionRun, result: &RunResult, top: usize) -> (u64, u64) {
+pub fn open_book(result: &RunResult, top: usize) -> (u64, u64) {
     let mut out = (0, 0);
-    for (kept, rank) in result.kept.iter().zip(&run.open.rank) {
+    for (kept, rank) in result.kept.iter().zip(&result.open_rank) {
         if !kept {
             out.1 += 1;
             out.0 += u64::from(rank.is_some_and(|r| r < top));
@@ -76,8 +76,8 @@ pub fn pool<'a>(runs: impl Iterator<Item = &'a SessionRun>, contender: Contender
         let Some((_, r)) = run.runs.iter().find(|(c, _)| *c == contender) else { continue };
         add_score(&mut p.last, &r.final_score());
         add_score(&mut p.mean, &r.mean_score());
-        add(&mut p.open_top1, open_book(run, r, 1));
-        add(&mut p.open_top5, open_book(run, r, super::openbook::TOP));
+        add(&mut p.open_top1, open_book(r, 1));
+        add(&mut p.open_top5, open_book(r, super::openbook::TOP));
         p.decoys += r.decoy_hits + run.open.decoy_hits;
         p.requests += r.requests;
         p.compactions += r.compactions.len() as u64;

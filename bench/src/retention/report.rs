@@ -139,7 +139,9 @@ fn method(out: &mut String, exam: &Exam) {
          value over the report seeds (each seed pooled over the profiles).\n\
          - **Open book:** the real search index (`history search`) over the session's journal, asked for each \
          fact with its area and noun only (\"billing ticket\"): words other facts share, never the codename \
-         or the value, so the question is ambiguous the way a real one is. Reported: the share of the facts \
+         or the value, so the question is ambiguous the way a real one is. Each contender asks with the same \
+         search, which leaves out the records its final request carries whole (the model has them; \
+         `history_search`'s `unseen`). Reported: the share of the facts \
          missing from the final request whose record is the first hit (top 1) or among the first five (top 5). \
          **Decoys:** false hits, a decoy value found in a final request or any hit for it in a literal search.\n\
          - **User requests.** For `paste`, `resumed` and the real corpus, every request is checked for the \

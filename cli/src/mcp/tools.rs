@@ -2,8 +2,8 @@
 //! call them), and each call checked, run against the store and answered as compact text.
 
 use annal::error::ErrorKind;
-use annal::Role;
 use annal::SearchRequest;
+use annal::{Budget, ProjectOptions, Role};
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResult, ContentBlock, Implementation, ServerCapabilities, ServerConfig};
@@ -68,6 +68,11 @@ pub(crate) struct SearchParams {
     /// The most hits to return (default 10, at most 50).
     #[serde(default)]
     limit: Option<u32>,
+    /// Your context window (16K, 32K, 128K, 200K or 1M), with `session` set to the session you
+    /// are working in: leaves out what annal's view of that session at that window still
+    /// shows you whole, so the hits are what was left out of your context.
+    #[serde(default)]
+    unseen_window: Option<String>,
 }
 
 /// The input of `history_get`.
@@ -147,9 +152,12 @@ impl HistoryServer {
     }
 
     /// Full-text search over every original of the store (user and assistant text, thinking,
-    /// tool calls and output), best matches first. Each hit is one line: its id (entryId#block,
-    /// for history_get), [session, #sourceOrder, role, tool, block type, error], and a snippet
-    /// with the matches in **bold**.
+    /// tool calls and output), best matches first. Ask with the exact identifiers you have (an
+    /// error code, a path, a ticket id, a function name): they are found first. Without one, give
+    /// the subject's words, your `session` and your `unseen_window`, so what you already see is
+    /// left out and what was left out of your context comes first. Each hit is one line: its id
+    /// (entryId#block, for history_get), [session, #sourceOrder, role, tool, block type, error],
+    /// and a snippet with the matches in **bold**.
     #[tool(name = "history_search")]
     async fn history_search(&self, params: Parameters<SearchParams>) -> Result<CallToolResult, ErrorData> {
         let params = params.0;
@@ -166,6 +174,15 @@ impl HistoryServer {
         request.tool = params.tool.filter(|t| !t.is_empty());
         request.errors_only = params.errors.unwrap_or(false);
         request.limit = limit.min(LIMIT_MAX);
+        if let Some(label) = params.unseen_window.filter(|w| !w.is_empty()) {
+            let Some(&(_, window, output)) =
+                Budget::WINDOWS.iter().find(|(l, ..)| l.eq_ignore_ascii_case(&label))
+            else {
+                let labels: Vec<&str> = Budget::WINDOWS.iter().map(|(l, ..)| *l).collect();
+                return Ok(failure(format!("unseen_window {label:?} is not one of {}", labels.join(", "))));
+            };
+            request.unseen = Some(ProjectOptions::new(Budget::new(window, output)));
+        }
         Ok(guarded("history_search", || match self.history.search(&request) {
             Ok(found) => CallToolResult::success(vec![ContentBlock::text(render::hits(&request, &found))]),
             Err(err) => failure(error_line(&err)),
