@@ -283,12 +283,6 @@ impl SearchIndex {
         let _ = self.start();
     }
 
-    /// Says the bulk load noted by [`SearchIndex::note_load`] is over, without waiting for a
-    /// quiet second: the next commit merges what the load left, as after a quiet second.
-    pub fn end_load(&self) {
-        self.shared.end_load();
-    }
-
     /// Commits what is pending, stops the indexer and releases the writer.
     ///
     /// # Errors

@@ -98,11 +98,6 @@ impl Shared {
         self.load_seen.store(true, Ordering::Release);
     }
 
-    /// The load noted last is over: the next commit is the first after it.
-    pub(crate) fn end_load(&self) {
-        *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-    }
-
     fn loading(&self) -> bool {
         let noted = *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         let loading = noted.is_some_and(|at| at.elapsed() < LOAD_QUIET);
