@@ -1,5 +1,5 @@
 //! annal for Python: the `annal._annal` extension module behind the `annal` package. It holds
-//! [`store::Store`] over the `annal` facade, with values crossing as the JSON shapes the command
+//! `Store` (`store.rs`) over the `annal` facade, with values crossing as the JSON shapes the command
 //! line prints; the Python side (`annal/`) adds the exceptions, type stubs and the Agents SDK
 //! session.
 
