@@ -7,6 +7,7 @@
 //! over the text, so any query is answered: searched, or refused with one line.
 
 use crate::error::SearchError;
+use crate::query::quoted_end;
 
 /// The longest query a search reads, in bytes of UTF-8: a pasted error message or a log line
 /// fits many times over.
@@ -69,7 +70,7 @@ pub(crate) fn nesting_depth(syntax: &str) -> usize {
                 term_starts = false;
             }
             '"' | '\'' if term_starts => {
-                next = phrase_len(rest, c);
+                next = quoted_end(rest, c);
                 depth -= pending;
                 pending = 0;
                 term_starts = false;
@@ -96,21 +97,6 @@ pub(crate) fn nesting_depth(syntax: &str) -> usize {
         rest = &rest[next..];
     }
     deepest
-}
-
-/// The length of the phrase opened by `quote` at the start of `text`, closing quote included;
-/// all of it when never closed (the parser refuses that before reading on).
-fn phrase_len(text: &str, quote: char) -> usize {
-    let mut escaped = false;
-    for (offset, c) in text.char_indices().skip(1) {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' => escaped = true,
-            _ if c == quote => return offset + c.len_utf8(),
-            _ => {}
-        }
-    }
-    text.len()
 }
 
 /// The length of the word at the start of `text`: up to whitespace, a parenthesis, a quote or

@@ -202,7 +202,7 @@ pub(crate) fn protect_identifiers(query: &str, exists: IdentExists<'_>) -> Strin
 
 /// The end (exclusive) of the phrase opened by `quote` at the start of `text`, honouring
 /// backslash escapes; the whole text when it is never closed (the parser then reports it).
-fn quoted_end(text: &str, quote: char) -> usize {
+pub(crate) fn quoted_end(text: &str, quote: char) -> usize {
     let mut escaped = false;
     for (offset, c) in text.char_indices().skip(1) {
         match c {
