@@ -28,6 +28,14 @@ struct ProxyState {
     open: std::sync::Mutex<Vec<std::net::TcpStream>>,
 }
 
+impl ProxyState {
+    /// Takes a one-shot `mode` (back to passing): true for the one publish that finds it set.
+    fn take_mode(&self, mode: u8) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        self.mode.compare_exchange(mode, 0, SeqCst, SeqCst).is_ok()
+    }
+}
+
 impl Proxy {
     /// Listens on a free loopback port and forwards each connection to `upstream`.
     pub fn start(upstream: u16) -> Proxy {
@@ -115,32 +123,14 @@ fn forward(state: &std::sync::Arc<ProxyState>, client: std::net::TcpStream, serv
                 break;
             }
             let publish = buffer[..n].windows(5).any(|w| w == b"HPUB ");
-            let swallow = publish
-                && upward
-                    .mode
-                    .compare_exchange(
-                        3,
-                        0,
-                        std::sync::atomic::Ordering::SeqCst,
-                        std::sync::atomic::Ordering::SeqCst,
-                    )
-                    .is_ok();
+            let swallow = publish && upward.take_mode(3);
             if swallow {
                 upward.swallowing.store(true, std::sync::atomic::Ordering::SeqCst);
             }
             if publish && upward.swallowing.load(std::sync::atomic::Ordering::SeqCst) {
                 upward.swallowed_publishes.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             }
-            let cut = publish
-                && upward
-                    .mode
-                    .compare_exchange(
-                        1,
-                        0,
-                        std::sync::atomic::Ordering::SeqCst,
-                        std::sync::atomic::Ordering::SeqCst,
-                    )
-                    .is_ok();
+            let cut = publish && upward.take_mode(1);
             if cut {
                 // The client loses the connection first, so no acknowledgement can reach it;
                 // then the server gets the message.
