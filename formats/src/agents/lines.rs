@@ -172,7 +172,9 @@ pub(super) fn document_object(
 /// with the reason rather than a bare count.
 pub(super) fn note_shape(parsed: &mut ParsedTranscript, shaped: bool, reason: &str) {
     if !shaped {
-        parsed.skipped.push(Skipped { line: 1, reason: SkipReason::Invalid(reason.to_owned()) });
+        // Skips stay in file order: lines read before the shape was known may already be there.
+        let at = parsed.skipped.partition_point(|skipped| skipped.line <= 1);
+        parsed.skipped.insert(at, Skipped { line: 1, reason: SkipReason::Invalid(reason.to_owned()) });
     }
 }
 

@@ -108,3 +108,11 @@ fn look_alikes_are_not_chat_sessions() {
         assert!(parsed.record_count() == 0 || parsed.unrecognised > parsed.recognised, "{other}");
     }
 }
+
+#[test]
+fn a_log_of_another_shape_reports_its_skips_in_file_order() {
+    let log = "{\"kind\":0,\"v\":{\"title\":\"没有\u{3000}🦀\"}}\n{\"kind\":1,\"k\":[\"requests\",0],\"v\":1}\n\"\u{1}\"\n";
+    let parsed = parse_transcript(log.as_bytes(), TranscriptFormat::VsCodeChat, "x");
+    let lines: Vec<usize> = parsed.skipped.iter().map(|s| s.line).collect();
+    assert_eq!(lines, [1, 2, 3], "{:?}", parsed.skipped);
+}
