@@ -177,7 +177,18 @@ class Store:
         """Appends records to ``session`` (created if new) as one atomic batch, durable when it
         returns; with ``expected_next``, only if the session is at that position
         (:class:`annal.ConflictError` otherwise). Re-appending an entryId with the same content
-        is a no-op."""
+        is a no-op. A blob block's ``data`` may be bytes rather than base64 text (the record then
+        names its ``entryId``)."""
+    def append_if_unchanged(
+        self, session: str, records: List[Record], *, expected_next: int, expected: List[Tuple[str, Optional[int]]]
+    ) -> Optional[Receipt]:
+        """:meth:`append` at ``expected_next`` when each session of ``expected`` still has the
+        number of records given for it (None: still does not exist); None, with nothing
+        appended, when one changed: one call for a writer that keeps its own index of a group
+        of sessions."""
+    def lengths(self, names: List[str]) -> List[Optional[int]]:
+        """The number of records of each session of ``names`` (None where there is none), read
+        together."""
     def append_items(
         self, session: str, items: List[str], ids: List[str], *, expected_next: Optional[int] = None
     ) -> Receipt:

@@ -4,10 +4,10 @@
 
 use std::time::Duration;
 
-use annal::{AppendReceipt, Budget, PortableRecord, ProjectOptions, Role, SearchRequest, Sharing};
+use annal::{AppendReceipt, Block, Budget, PortableRecord, ProjectOptions, Role, SearchRequest, Sharing};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{IntoPyDict, PyDict, PyList, PyTuple};
+use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyTuple};
 use serde_json::Value;
 
 use crate::errors::bad_input;
@@ -166,17 +166,72 @@ pub(crate) fn whole_opt<T: TryFrom<i64>>(
 pub(crate) const SEARCH_LIMIT_MAX: usize = 10_000;
 
 /// Records given from Python (a list or tuple of dicts in the portable format, as json.dumps
-/// takes either), each one's JSON text made once and read once.
+/// takes either), each one's JSON text made once and read once. A blob block's `data` may be
+/// bytes rather than base64 text: the payload then goes into the record as it is, neither
+/// encoded nor read as JSON, and the record must name its entryId (a derived id hashes the
+/// record's JSON text, which would not hold the payload).
 pub(crate) fn portable_records(py: Python<'_>, records: &Bound<'_, PyAny>) -> PyResult<Vec<PortableRecord>> {
     if !records.is_instance_of::<PyList>() && !records.is_instance_of::<PyTuple>() {
         return Err(bad_input(py, "records must be a list of dicts".into()));
     }
     let mut parsed = Vec::new();
     for (index, record) in records.try_iter()?.enumerate() {
-        let text = json_text(&record?, &format!("record {index}"))?;
-        let record =
+        let (record, payloads) = take_payloads(&record?)?;
+        let text = json_text(&record, &format!("record {index}"))?;
+        let mut record =
             PortableRecord::parse(&text).map_err(|e| bad_input(py, format!("record {index}: {e}")))?;
+        if !payloads.is_empty() && record.id_seed.is_some() {
+            let message = format!("record {index}: a blob given as bytes needs the record's \"entryId\"");
+            return Err(bad_input(py, message));
+        }
+        for (block, payload) in payloads {
+            if let Some(Block::Blob { data, .. }) = record.record.blocks.get_mut(block) {
+                *data = payload;
+            }
+        }
         parsed.push(record);
     }
     Ok(parsed)
+}
+
+/// `record` with the data of each blob block given as bytes left empty, and those bytes by the
+/// block's index; `record` itself when it has none. The caller's dicts are not changed.
+fn take_payloads<'py>(record: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Vec<(usize, Vec<u8>)>)> {
+    let py = record.py();
+    let found = record.cast::<PyDict>().ok().map(|dict| dict.get_item("blocks")).transpose()?.flatten();
+    let Some(blocks) = found.as_ref().and_then(|blocks| blocks.cast::<PyList>().ok()) else {
+        return Ok((record.clone(), Vec::new()));
+    };
+    let mut payloads = Vec::new();
+    let copied = PyList::empty(py);
+    for (index, block) in blocks.iter().enumerate() {
+        match blob_bytes(&block)? {
+            Some((dict, payload)) => {
+                let emptied = dict.copy()?;
+                emptied.set_item("data", "")?;
+                copied.append(emptied)?;
+                payloads.push((index, payload));
+            }
+            None => copied.append(block)?,
+        }
+    }
+    if payloads.is_empty() {
+        return Ok((record.clone(), payloads));
+    }
+    let record = record.cast::<PyDict>()?.copy()?;
+    record.set_item("blocks", copied)?;
+    Ok((record.into_any(), payloads))
+}
+
+/// A blob block whose data is bytes, and a copy of those bytes; None for any other block.
+fn blob_bytes<'py>(block: &Bound<'py, PyAny>) -> PyResult<Option<(Bound<'py, PyDict>, Vec<u8>)>> {
+    let Ok(dict) = block.cast::<PyDict>() else { return Ok(None) };
+    let is_blob = match dict.get_item("type")? {
+        Some(kind) => kind.eq("blob")?,
+        None => false,
+    };
+    let data = if is_blob { dict.get_item("data")? } else { None };
+    let Some(bytes) = data.as_ref().and_then(|data| data.cast::<PyBytes>().ok()) else { return Ok(None) };
+    let payload = bytes.as_bytes().to_vec();
+    Ok(Some((dict.clone(), payload)))
 }

@@ -6,6 +6,7 @@
 mod convert;
 mod errors;
 mod fleet;
+mod guard;
 mod imports;
 mod items;
 mod store;

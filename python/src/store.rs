@@ -18,7 +18,7 @@ use crate::convert::{
 };
 use crate::errors::{bad_input, class_of, raise, to_py};
 use crate::imports::ImportFailure;
-use crate::{imports, items};
+use crate::{guard, imports, items};
 
 /// An annal store: an append-only journal of agent sessions, with projections under a token
 /// budget, compaction, full-text search over every original, forks, export and verification.
@@ -120,6 +120,38 @@ impl Store {
         let parsed = portable_records(py, records)?;
         let receipt = self.run(py, move |annal| annal.append_portable(&session, expected_next, parsed))?;
         receipt_to_python(py, &receipt)
+    }
+
+    /// `append` at `expected_next` when every session of `expected` still has the length given
+    /// for it (None: still does not exist); None, with nothing appended, when one changed.
+    #[pyo3(signature = (session, records, *, expected_next, expected))]
+    fn append_if_unchanged(
+        &self,
+        py: Python<'_>,
+        session: String,
+        records: &Bound<'_, PyAny>,
+        expected_next: i64,
+        expected: Vec<(String, Option<i64>)>,
+    ) -> PyResult<Py<PyAny>> {
+        let expected_next = whole(py, expected_next, "expected_next")?;
+        let expected = expected
+            .into_iter()
+            .map(|(name, length)| Ok((name, whole_opt(py, length, "length")?)))
+            .collect::<PyResult<Vec<_>>>()?;
+        let parsed = portable_records(py, records)?;
+        let receipt = self.run(py, move |annal| {
+            guard::append_if_unchanged(annal, &session, expected_next, parsed, &expected)
+        })?;
+        match receipt {
+            Some(receipt) => receipt_to_python(py, &receipt),
+            None => Ok(py.None()),
+        }
+    }
+
+    /// The number of records of each session of `names` (None where there is no such session),
+    /// read together.
+    fn lengths(&self, py: Python<'_>, names: Vec<String>) -> PyResult<Vec<Option<u64>>> {
+        self.run(py, move |annal| guard::lengths(annal, &names))
     }
 
     /// Appends OpenAI Responses-API items (JSON texts), one record each under `ids`.
