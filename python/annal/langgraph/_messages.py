@@ -39,9 +39,14 @@ def _text(content: Any) -> str:
 
 def fingerprint(message: Any) -> tuple:
     """What tells two versions of one message apart (a message replaced under its id). Kept in
-    memory only; computed for every message of the channel at each step, so cheap: no JSON."""
-    calls = getattr(message, "tool_calls", None)
-    return (getattr(message, "type", ""), _text(getattr(message, "content", "")), repr(calls) if calls else "")
+    memory only; computed for every message of the channel at each step, so cheap: no JSON, and
+    a LangChain message's fields read from its ``__dict__`` (a missing attribute of a pydantic
+    model, as ``tool_calls`` of a user message, costs a raised and caught error)."""
+    fields = getattr(message, "__dict__", None)
+    if fields is None:
+        fields = {name: getattr(message, name, None) for name in ("type", "content", "tool_calls")}
+    calls = fields.get("tool_calls")
+    return (fields.get("type") or "", _text(fields.get("content", "")), repr(calls) if calls else "")
 
 
 def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> Optional[Dict[str, Any]]:
@@ -84,7 +89,8 @@ def new_messages(messages: Any, known: Dict[str, tuple]) -> Tuple[List[Any], Dic
     fresh: List[Any] = []
     after: Dict[str, tuple] = {}
     for index, message in enumerate(messages):
-        key = getattr(message, "id", None) or f"#{index}"
+        fields = getattr(message, "__dict__", None)
+        key = (fields.get("id") if fields is not None else getattr(message, "id", None)) or f"#{index}"
         mark = fingerprint(message)
         after[key] = mark
         if known.get(key) != mark:

@@ -81,48 +81,52 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         names = (thread_of_session(info["name"]) for info in self.store.sessions())
         return [name for name in names if name is not None]
 
-    def _append(self, thread_id: str, ns: str, parent: Optional[str], make: Any) -> Tuple[ThreadLog, int, int]:
-        """Appends the records ``make(log, session, start)`` returns to the session a record
-        whose checkpoint parent is ``parent`` belongs in (forking one when that makes a branch),
-        retrying when another writer got there first; applies the last record's part. Returns
-        the log, the generation and the position of the last record."""
-        for _ in range(_RETRIES):
+    def _append(self, thread_id: str, ns: str, parent: Optional[str], make: Any) -> Optional[ThreadLog]:
+        """Appends the records ``make(log, session, start)`` returns (none: nothing to append)
+        to the session a record whose checkpoint parent is ``parent`` belongs in, and applies the
+        last record's part; returns the log. The first try trusts the thread as last read, in one
+        call into the store that appends only if no generation of the thread changed since;
+        when one did (another writer got in first), or a fork is to be made, it reads the thread
+        again and decides again."""
+        for attempt in range(_RETRIES):
             with self._lock:
-                log = self._fresh(thread_id)
-                target = self._target(log, ns, parent)
+                fresh = attempt > 0 or thread_id not in self._logs
+                log = self._fresh(thread_id) if fresh else self._logs[thread_id]
+                target = self._target(log, ns, parent, fresh)
                 if target is None:
-                    continue  # another writer made that generation first: read it and decide again
+                    continue  # a fork to make from a thread read just now, or made first by another
                 generation = log.generations[target] if target < len(log.generations) else None
                 name = generation.name if generation else thread_session(thread_id, target)
                 start = generation.read if generation else 0
                 records = make(log, name, start)
-                try:
-                    receipt = self.store.append(name, records, expected_next=start)
-                except ConflictError:
+                if not records:
+                    return log
+                receipt = self.store.append_if_unchanged(name, records, expected_next=start, expected=log.expected())
+                if receipt is None:
                     continue
                 if generation is None:
                     generation = Generation(name, None, 0, 0)
                     log.generations.append(generation)
-                last = receipt["next"] - 1
-                log.apply(target, last, records[-1]["meta"][META_KEY], records[-1].get("blocks", ()))
+                log.apply(target, receipt["next"] - 1, records[-1]["meta"][META_KEY], records[-1].get("blocks", ()))
                 generation.read = receipt["next"]
-                return log, target, last
+                return log
         raise ConflictError(f"thread {thread_id!r}: other writers kept getting in first")
 
-    def _target(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Optional[int]:
-        """The generation a record belongs in; a fork made for it when it starts a branch (None
-        when another writer made that fork's name first)."""
+    def _target(self, log: ThreadLog, ns: str, parent: Optional[str], fresh: bool) -> Optional[int]:
+        """The generation a record belongs in; a fork made for it when it starts a branch and
+        the log was read just now (``fresh``). None when a fork is due but the log was not
+        fresh, or another writer made that fork's name first."""
         head = log.head()
         if head < 0:
             return 0
         if head <= log.floor:
-            return self._fork(log, head, 0)
+            return self._fork(log, head, 0) if fresh else None
         entry = log.checkpoints.get((ns, parent)) if parent is not None else None
         if entry is None:
             return head
         if not log.has_child(ns, entry.id, entry.generation):
             return entry.generation
-        return self._fork(log, entry.generation, entry.position + 1)
+        return self._fork(log, entry.generation, entry.position + 1) if fresh else None
 
     def _fork(self, log: ThreadLog, source: int, at: int) -> Optional[int]:
         name = thread_session(log.thread_id, len(log.generations))
@@ -269,12 +273,19 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
                     record = message_record(message, f"{session}@{start + len(records)}", ns, checkpoint_id)
                     if record is not None:
                         records.append(record)
-            records.append({"role": "system", "blocks": blocks, "meta": {META_KEY: part}})
+            entry_id = f"{session}@{start + len(records)}"
+            records.append({"entryId": entry_id, "role": "system", "blocks": blocks, "meta": {META_KEY: part}})
             return records
 
-        log, _, _ = self._append(thread_id, ns, part["parent"], make)
+        log = self._append(thread_id, ns, part["parent"], make)
+        if log is None:
+            return
         if messages is not None:
             log.message_keys[(ns, checkpoint_id)] = after
+        elif (ns, part["parent"]) in log.message_keys:
+            # The channel kept its version, so its messages are the parent's: known without
+            # reading the parent's value back (which costs deserializing every message).
+            log.message_keys[(ns, checkpoint_id)] = log.message_keys[(ns, part["parent"])]
 
     def _known_messages(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Dict[str, tuple]:
         """The messages of the parent checkpoint's state (id to fingerprint)."""
@@ -312,15 +323,18 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
     def _put_writes(
         self, thread_id: str, ns: str, checkpoint_id: str, task: str, path: str, items: List[Any], packed: bool
     ) -> None:
-        with self._lock:
-            stored = self._fresh(thread_id).writes.get((ns, checkpoint_id), {})
-            items = [item for item in items if item[0] < 0 or (task, item[0]) not in stored]
-        if not items:
-            return
         if not packed:
             items = [[index, channel, pack(self.serde.dumps_typed(value))] for index, channel, value in items]
-        part = {"kind": "writes", "ns": ns, "checkpoint": checkpoint_id, "task": task, "path": path, "writes": items}
-        self._append(thread_id, ns, None, lambda *_: [{"role": "system", "meta": {META_KEY: part}}])
+
+        def make(log: ThreadLog, session: str, start: int) -> List[Dict[str, Any]]:
+            stored = log.writes.get((ns, checkpoint_id), {})
+            kept = [item for item in items if item[0] < 0 or (task, item[0]) not in stored]
+            if not kept:
+                return []
+            part = {"kind": "writes", "ns": ns, "checkpoint": checkpoint_id, "task": task, "path": path, "writes": kept}
+            return [{"entryId": f"{session}@{start}", "role": "system", "meta": {META_KEY: part}}]
+
+        self._append(thread_id, ns, None, make)
 
     def get_next_version(self, current: Optional[str], channel: None = None) -> str:
         """The next version of a channel: its number, then a random fraction, so versions of two

@@ -61,15 +61,16 @@ def pack_value(typed: Typed, blocks: List[Dict[str, Any]]) -> List[Any]:
     index: [type, None, index]."""
     if len(typed[1]) <= BLOB_BYTES:
         return pack(typed)
-    data = base64.b64encode(typed[1]).decode("ascii")
-    blocks.append({"type": "blob", "mediaType": "application/octet-stream", "data": data})
+    # The bytes as they are: the store takes a blob's data as bytes (and hands it back as base64).
+    blocks.append({"type": "blob", "mediaType": "application/octet-stream", "data": bytes(typed[1])})
     return [typed[0], None, len(blocks) - 1]
 
 
 def unpack(packed: List[Any], blocks: Sequence[Dict[str, Any]] = ()) -> Typed:
     """The typed value :func:`pack` or :func:`pack_value` made."""
     if len(packed) == 3:
-        return packed[0], base64.b64decode(blocks[packed[2]]["data"])
+        data = blocks[packed[2]]["data"]
+        return packed[0], data if isinstance(data, bytes) else base64.b64decode(data)
     return packed[0], base64.b64decode(packed[1])
 
 
@@ -120,9 +121,14 @@ class ThreadLog:
     # Reading.
 
     def refresh(self, store: Any) -> None:
-        """Reads what was appended since the last refresh, in this process or another."""
-        for index, generation in enumerate(self.generations):
-            self._read(store, index, generation)
+        """Reads what was appended since the last refresh, in this process or another: the
+        length of every generation and whether a next one exists, in one call, then the records
+        of those that grew."""
+        lengths = store.lengths([name for name, _ in self.expected()])
+        for index, (generation, length) in enumerate(zip(self.generations, lengths)):
+            self._read(store, index, generation, length or 0)
+        if lengths[-1] is None:
+            return
         while True:
             name = thread_session(self.thread_id, len(self.generations))
             info = store.session(name)
@@ -133,16 +139,19 @@ class ThreadLog:
             self.generations.append(generation)
             self._read(store, len(self.generations) - 1, generation, info["records"])
 
+    def expected(self) -> List[Tuple[str, Optional[int]]]:
+        """Each generation's session with the length read of it, and the next generation's
+        name with None (not made yet): what an append checks is still so."""
+        names = [(generation.name, generation.read) for generation in self.generations]
+        return names + [(thread_session(self.thread_id, len(self.generations)), None)]
+
     def _index_of(self, name: Optional[str]) -> Optional[int]:
         for index, generation in enumerate(self.generations):
             if generation.name == name:
                 return index
         return None
 
-    def _read(self, store: Any, index: int, generation: Generation, length: Optional[int] = None) -> None:
-        if length is None:
-            info = store.session(generation.name)
-            length = info["records"] if info is not None else 0
+    def _read(self, store: Any, index: int, generation: Generation, length: int) -> None:
         if length <= generation.read:
             return
         for record in store.records(generation.name, generation.read, length):
