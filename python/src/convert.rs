@@ -194,9 +194,12 @@ pub(crate) fn portable_records(py: Python<'_>, records: &Bound<'_, PyAny>) -> Py
     Ok(parsed)
 }
 
+/// The bytes of a record's blob blocks, by the index of their block.
+type Payloads = Vec<(usize, Vec<u8>)>;
+
 /// `record` with the data of each blob block given as bytes left empty, and those bytes by the
 /// block's index; `record` itself when it has none. The caller's dicts are not changed.
-fn take_payloads<'py>(record: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Vec<(usize, Vec<u8>)>)> {
+fn take_payloads<'py>(record: &Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Payloads)> {
     let py = record.py();
     let found = record.cast::<PyDict>().ok().map(|dict| dict.get_item("blocks")).transpose()?.flatten();
     let Some(blocks) = found.as_ref().and_then(|blocks| blocks.cast::<PyList>().ok()) else {
