@@ -34,7 +34,8 @@ _RETRIES = 1000
 
 class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
     """A LangGraph checkpointer keeping every thread in an annal store (``path``, or an open
-    :class:`annal.Store`). ``serde`` defaults to LangGraph's ``JsonPlusSerializer``."""
+    :class:`annal.Store`). ``serde`` defaults to LangGraph's ``JsonPlusSerializer``. A store it
+    opens indexes for search when first searched, unless ``index_eagerly``."""
 
     def __init__(
         self,
@@ -42,10 +43,15 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         *,
         sharing: str = "processes",
         serde: Optional[SerializerProtocol] = None,
+        index_eagerly: bool = False,
     ) -> None:
         super().__init__(serde=serde)
         self._owns_store = not isinstance(path, Store)
-        self.store: Store = Store(path, sharing=sharing) if self._owns_store else path
+        # A checkpointer writes far more than it searches: by default the search index catches
+        # up at the first search (in this process or another), in one batch, rather than after
+        # every put (its commits cost a put more CPU than the put's own append).
+        opened = Store(path, sharing=sharing, index_eagerly=index_eagerly) if self._owns_store else None
+        self.store: Store = opened if opened is not None else path
         self._logs: Dict[str, ThreadLog] = {}
         self._lock = threading.RLock()
 
