@@ -32,6 +32,18 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(ceiling_ms / 2 + draw % (ceiling_ms / 2 + 1))
 }
 
+/// The pause before another try of a shared append that lost its position to another writer
+/// (`attempt` 0 first): drawn at random up to 2 ms, doubling to 64 ms. Short, because the
+/// next try publishes at the fleet's head right after reading it; random, so that writers that
+/// lost together do not race again together, and one that needs longer per try (a process per
+/// append) still finds the head free.
+pub(crate) fn race_pause(attempt: u32) -> Duration {
+    use std::hash::BuildHasher as _;
+    let ceiling_us = 2_000_u64 << attempt.min(5);
+    let draw = std::collections::hash_map::RandomState::new().hash_one(attempt);
+    Duration::from_micros(draw % (ceiling_us + 1))
+}
+
 /// A connection to a fleet: its servers and its stream, created if missing.
 #[derive(Debug)]
 pub struct Fleet {
