@@ -359,6 +359,15 @@ impl Fleet {
             let gone = err.kind() == object_store::GetErrorKind::NotFound;
             (gone, format!("object {name:?}: {err}"))
         })?;
+        // Refused on its metadata before a chunk is read; the read below is bounded too, for
+        // metadata that understates it.
+        if object.info.size > size_bytes_max {
+            let size = object.info.size;
+            return Err((
+                true,
+                format!("object {name:?} is {size} bytes, over the limit of {size_bytes_max}"),
+            ));
+        }
         let mut out = Vec::new();
         let read = object.take(size_bytes_max as u64 + 1).read_to_end(&mut out).await;
         read.map_err(|err| (false, format!("object {name:?}: {err}")))?;
