@@ -99,10 +99,23 @@ impl<'a> SharedSession<'a> {
                 &mut sent,
                 at_head,
             ));
+            // Records sent without an acknowledgement may be on the stream: until an append of
+            // them succeeds, they never go to the offline fork (they would be there twice).
+            let ids = || records.iter().map(|record| record.entry_id.clone());
+            match &outcome {
+                Ok(_) => state.set_doubt(&self.name, ids(), false),
+                Err(FleetError::NotAcknowledged { .. }) => state.set_doubt(&self.name, ids(), true),
+                Err(_) => {}
+            }
             state.save(self.store)?;
+            let doubted = state.doubt.get(&self.name);
+            let in_doubt =
+                records.iter().any(|record| doubted.is_some_and(|ids| ids.contains(&record.entry_id)));
             match outcome {
+                // One try at the fleet's head even when the first try's catch-up took the whole
+                // timeout (a new store reading a long session).
                 Err(FleetError::Append(AppendError::Conflict { .. }))
-                    if expected_next.is_none() && std::time::Instant::now() < deadline =>
+                    if expected_next.is_none() && (race == 0 || std::time::Instant::now() < deadline) =>
                 {
                     std::thread::sleep(race_pause(race));
                     race += 1;
@@ -113,7 +126,7 @@ impl<'a> SharedSession<'a> {
                 // (`NotAcknowledged`) may be on the stream: the retry finds it there (its
                 // message id), where a fork would hold its entryId a second time.
                 Err(FleetError::Unreachable { .. } | FleetError::Stream { .. })
-                    if sent == 0 && !self.any_published(&records)? =>
+                    if sent == 0 && !in_doubt && !self.any_published(&records)? =>
                 {
                     let count = records.len();
                     self.append_offline(&mut state, expected_next, records)?;

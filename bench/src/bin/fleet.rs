@@ -29,6 +29,9 @@ use annal_support::nats::{Cluster, Sync};
 use anyhow::{anyhow, ensure, Context as _};
 use clap::Parser;
 
+#[path = "fleet/stalls.rs"]
+mod stalls;
+
 /// Measures annal-fleet on local NATS JetStream clusters and prints Markdown tables.
 #[derive(Debug, Parser)]
 #[command(name = "fleet")]
@@ -59,8 +62,12 @@ struct Args {
     /// Point it at a real disk: on tmpfs an fsync costs nothing and the figures flatter.
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Which measurements to run: any of `append`, `follow`, `failover`, comma-separated.
-    #[arg(long, default_value = "append,follow,failover")]
+    /// Faults of each kind in (4).
+    #[arg(long, default_value_t = 20)]
+    faults: usize,
+    /// Which measurements to run: any of `append`, `follow`, `failover`, `stalls`,
+    /// comma-separated.
+    #[arg(long, default_value = "append,follow,failover,stalls")]
     only: String,
 }
 
@@ -818,7 +825,10 @@ fn main() -> anyhow::Result<()> {
     ensure!(dir.is_dir(), "{} is not a folder", dir.display());
     let only: Vec<&str> = args.only.split(',').map(str::trim).collect();
     for name in &only {
-        ensure!(matches!(*name, "append" | "follow" | "failover"), "--only: unknown measurement {name:?}");
+        ensure!(
+            matches!(*name, "append" | "follow" | "failover" | "stalls"),
+            "--only: unknown measurement {name:?}"
+        );
     }
     let wanted = |name: &str| only.contains(&name);
 
@@ -849,6 +859,8 @@ fn main() -> anyhow::Result<()> {
     let follow_result = if wanted("follow") { Some(follow_scenario(&dir, &urls, &args)?) } else { None };
     let failover =
         if wanted("failover") { Some(failover_scenario(&dir, &mut cluster, &args)?) } else { None };
+    let stall_result =
+        if wanted("stalls") { Some(stalls::run(&dir, &mut cluster, args.faults, args.seed)?) } else { None };
     drop(cluster);
 
     if wanted("append") {
@@ -869,6 +881,9 @@ fn main() -> anyhow::Result<()> {
     }
     if let Some(result) = &failover {
         failover_table(&mut out, result, &args);
+    }
+    if let Some(result) = &stall_result {
+        stalls::table(&mut out, result, args.faults);
     }
     print!("{out}");
     Ok(())
