@@ -274,3 +274,39 @@ fn credentials_from_the_url_or_the_options_are_used_and_never_shown() {
         "{line}"
     );
 }
+
+/// A writer connected to the stream's leader when that server hangs (SIGSTOP: the connection
+/// stays open, nothing answers) moves to another server and appends there, in seconds.
+#[test]
+fn a_writer_connected_to_a_paused_leader_moves_to_another_server() {
+    let (mut cluster, options) = cluster();
+    let dir = tempfile::tempdir().expect("dir");
+    let store = open(&dir.path().join("host.redb"));
+    connect(&options).close();
+    let paused = leader(&cluster, &options);
+    // Through proxies, the other server's refusing at first: the client connects to the leader.
+    let to_leader = Proxy::start(cluster.nodes[paused].port);
+    let to_other = Proxy::start(cluster.nodes[(paused + 1) % 3].port);
+    to_other.set_down(true);
+    let mut first =
+        FleetOptions::from_urls(&format!("{},{}", to_leader.url(), to_other.url())).expect("urls");
+    first.timeout = Duration::from_secs(10);
+    let fleet = connect(&first);
+    to_other.set_down(false);
+    let shared = SharedSession::new(&fleet, &store, "paused 日本");
+    shared.append(Some(0), vec![record("p0", 0)]).expect("before the pause");
+    cluster.pause(paused, true);
+    let started = Instant::now();
+    let mut outcome = shared.append(Some(1), vec![record("p1", 1)]);
+    // Not acknowledged in one timeout is allowed (the first try went to the hung server); the
+    // retry with the same entryId must land, long before the client's default of minutes.
+    while outcome.as_ref().is_err_and(|err| err.kind() == ErrorKind::Busy)
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        outcome = shared.append(Some(1), vec![record("p1", 1)]);
+    }
+    cluster.pause(paused, false);
+    let receipt = outcome.expect("appended through another server");
+    assert_eq!(receipt.source_orders, vec![1]);
+    assert_eq!(chain(&store, "paused 日本").len(), 2);
+}
