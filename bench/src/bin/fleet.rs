@@ -1,12 +1,13 @@
 //! The fleet benchmark: annal-fleet's shared appends, a new follower's catch-up and appends
 //! across a stream leader's loss, on real `nats-server` clusters on loopback.
 //!
-//! Three measurements, each printed as a Markdown table with its targets beside it: (1) the
+//! Four measurements, each printed as a Markdown table with its targets beside it: (1) the
 //! latency of a checked append to a shared session (3 replicas, 1 replica, 3 replicas that
 //! fsync every write) beside a local checked append and a bare JetStream publish, which split
 //! it into the store's part and the servers' part; (2) a new follower's catch-up rate into
 //! a plain store and into a search-ready one; (3) the longest pause of a writer while the
-//! stream's leader is killed, and whether every acknowledged append survived. Progress goes
+//! stream's leader is killed, and whether every acknowledged append survived; (4) the stalls
+//! of a writer over repeated faults of three kinds (`fleet/stalls.rs`). Progress goes
 //! to stderr; nothing asserts a timing.
 
 use std::collections::{BTreeSet, HashMap};

@@ -52,6 +52,8 @@ pub(crate) struct StallResult {
 struct Progress {
     acknowledged: Mutex<Vec<(String, Instant)>>,
     changed: Condvar,
+    /// The writer's last error, for the line that says it is stuck.
+    last_error: Mutex<Option<String>>,
 }
 
 impl Progress {
@@ -101,7 +103,11 @@ fn writer(
             {
                 Some(actual)
             }
-            Err(_) => None,
+            Err(err) => {
+                *progress.last_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Some(err.to_string());
+                None
+            }
         };
         match stored {
             Some(at) => {
@@ -166,8 +172,13 @@ pub(crate) fn run(
                     } else {
                         cluster.restart(victim)
                     }
-                    let resumed =
-                        resumed.ok_or_else(|| anyhow!("{kind}: no append acknowledged within 60 s"))?;
+                    let resumed = resumed.ok_or_else(|| {
+                        let last =
+                            progress.last_error.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        anyhow!(
+                            "{kind}: no append acknowledged within 60 s; the writer's last error: {last:?}"
+                        )
+                    })?;
                     let stall = progress.longest_gap(injected, resumed);
                     stalls.push(stall);
                     eprintln!("(4) {kind} #{}: {:.0} ms", fault + 1, stall.as_secs_f64() * 1e3);
