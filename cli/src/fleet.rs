@@ -285,7 +285,7 @@ fn publish_pass(
         return Err(said(
             ErrorKind::Corrupted,
             format!(
-                "{} sessions not published: the fleet's last message of each is not annal's",
+                "{} sessions not published: the fleet's last message of each is not annal's, or a record is over the fleet's object limit",
                 report.stopped.len()
             ),
         ));

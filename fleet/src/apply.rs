@@ -54,8 +54,15 @@ impl Pass<'_> {
             Incoming::Record { order, hash, json } => {
                 self.record(state, &session, sequence, order, &hash, &json).await
             }
-            Incoming::RecordRef { order, hash, object } => {
-                let limit = self.store.options().limits.record_size_bytes_max.saturating_mul(4).max(1 << 20);
+            Incoming::RecordRef { order, hash, object, bytes } => {
+                // A record's JSON is at most a few times its stored size; the fleet's limit
+                // bounds what one message can make this host read.
+                let record_json_max = self.store.options().limits.record_size_bytes_max.saturating_mul(4);
+                let limit = record_json_max.max(1 << 20).min(self.fleet.options().object_bytes_max);
+                if let Some(bytes) = bytes.filter(|&bytes| bytes > limit as u64) {
+                    let reason = format!("object {object:?} is {bytes} bytes, over the limit of {limit}");
+                    return self.stop(state, &session, sequence, &reason);
+                }
                 match self.fleet.get_object(&object, limit).await {
                     Ok(json) => self.record(state, &session, sequence, order, &hash, &json).await,
                     // A record whose object is gone, or too large, will never apply.

@@ -32,6 +32,18 @@ pub(crate) fn backoff(attempt: u32) -> Duration {
     Duration::from_millis(ceiling_ms / 2 + draw % (ceiling_ms / 2 + 1))
 }
 
+/// The pause before another try of a shared append that lost its position to another writer
+/// (`attempt` 0 first): drawn at random up to 2 ms, doubling to 64 ms. Short, because the
+/// next try publishes at the fleet's head right after reading it; random, so that writers that
+/// lost together do not race again together, and one that needs longer per try (a process per
+/// append) still finds the head free.
+pub(crate) fn race_pause(attempt: u32) -> Duration {
+    use std::hash::BuildHasher as _;
+    let ceiling_us = 2_000_u64 << attempt.min(5);
+    let draw = std::collections::hash_map::RandomState::new().hash_one(attempt);
+    Duration::from_micros(draw % (ceiling_us + 1))
+}
+
 /// A connection to a fleet: its servers and its stream, created if missing.
 #[derive(Debug)]
 pub struct Fleet {
@@ -347,6 +359,15 @@ impl Fleet {
             let gone = err.kind() == object_store::GetErrorKind::NotFound;
             (gone, format!("object {name:?}: {err}"))
         })?;
+        // Refused on its metadata before a chunk is read; the read below is bounded too, for
+        // metadata that understates it.
+        if object.info.size > size_bytes_max {
+            let size = object.info.size;
+            return Err((
+                true,
+                format!("object {name:?} is {size} bytes, over the limit of {size_bytes_max}"),
+            ));
+        }
         let mut out = Vec::new();
         let read = object.take(size_bytes_max as u64 + 1).read_to_end(&mut out).await;
         read.map_err(|err| (false, format!("object {name:?}: {err}")))?;

@@ -68,6 +68,12 @@ pub struct FleetOptions {
     pub timeout: Duration,
     /// What names this host in the forks its offline records become.
     pub host: String,
+    /// The largest record JSON that goes through the stream's object store, 40 MiB by
+    /// default: a follower refuses a larger object from what the store's metadata or the
+    /// message says before reading any of it (a hostile peer's object of garbage is never
+    /// read whole), stops reading one that turns out larger, and a publisher does not publish
+    /// such a record (the session's line in the report says so).
+    pub object_bytes_max: usize,
 }
 
 impl std::fmt::Debug for FleetOptions {
@@ -82,6 +88,7 @@ impl std::fmt::Debug for FleetOptions {
             .field("tls_required", &self.tls_required)
             .field("timeout", &self.timeout)
             .field("host", &self.host)
+            .field("object_bytes_max", &self.object_bytes_max)
             .finish()
     }
 }
@@ -90,6 +97,8 @@ impl std::fmt::Debug for FleetOptions {
 pub const STREAM_DEFAULT: &str = "ANNAL";
 /// The default subject prefix.
 pub const PREFIX_DEFAULT: &str = "annal";
+/// The default of [`FleetOptions::object_bytes_max`]: 40 MiB.
+const OBJECT_BYTES_MAX_DEFAULT: usize = 40 << 20;
 
 impl FleetOptions {
     /// Options for a comma-separated list of server URLs, with credentials and TLS settings
@@ -138,6 +147,7 @@ impl FleetOptions {
             tls_required: false,
             timeout: Duration::from_secs(10),
             host: host_name(),
+            object_bytes_max: OBJECT_BYTES_MAX_DEFAULT,
         })
     }
 

@@ -206,6 +206,16 @@ async fn publish_as(
         let json = serde_json::to_vec(&record_to_json(snapshot, &view)?).unwrap_or_default();
         let hash = view.hash();
         let bytes = json.len() as u64;
+        let limit = fleet.options().object_bytes_max;
+        if json.len() > limit {
+            // Followers would refuse it: the session's publishing stops before it, one line.
+            report.borrow_mut().stopped.push(format!(
+                "session {name:?}: record {next} is {bytes} bytes of JSON, over the fleet's object limit of {limit}; not published, nor anything after it"
+            ));
+            let mut state = state.borrow_mut();
+            state.set_sequence(name, sequence);
+            return Ok(());
+        }
         match publish_record(fleet, name, next, &hash, json, sequence).await? {
             Published::At(at) => sequence = at,
             Published::Lost => {

@@ -12,7 +12,7 @@ use annal_engine::{
     chain_records, portable_json, AppendError, AppendReceipt, PortableRecord, Record, Store, ZERO_HASH,
 };
 
-use crate::client::{Fleet, Published};
+use crate::client::{race_pause, Fleet, Published};
 use crate::error::FleetError;
 use crate::follow::catch_up;
 use crate::publish::publish_record;
@@ -83,25 +83,58 @@ impl<'a> SharedSession<'a> {
             self.store.append(&fork, expected_next, records)?;
             return Err(FleetError::Forked { session: self.name.clone(), fork, records: count });
         }
-        let mut sent = 0;
-        let outcome =
-            self.fleet.block_on(self.append_async(&mut state, expected_next, records.clone(), &mut sent));
-        state.save(self.store)?;
-        match outcome {
-            // Only a batch of which the stream certainly took nothing goes to the offline fork:
-            // one it took in part is finished by a retry with the same entryIds, never split in
-            // two, and a record sent without an acknowledgement (`NotAcknowledged`) may be on
-            // the stream: the retry finds it there (its message id), where a fork would hold
-            // its entryId a second time.
-            Err(FleetError::Unreachable { .. } | FleetError::Stream { .. })
-                if sent == 0 && !self.any_published(&records)? =>
-            {
-                let count = records.len();
-                self.append_offline(&mut state, expected_next, records)?;
-                let fork = state.offline.get(&self.name).cloned().unwrap_or_default();
-                Err(FleetError::Forked { session: self.name.clone(), fork, records: count })
+        // Without an expected position the caller wants the records in the session wherever
+        // they land: a lost race is tried again at the fleet's new head, after a short random
+        // pause, until the timeout. A writer slower per try than the others (a process per
+        // append, which connects and catches up first) would otherwise lose every race.
+        let deadline = std::time::Instant::now() + self.fleet.options().timeout;
+        let mut race = 0;
+        loop {
+            let mut sent = 0;
+            let at_head = race > 0;
+            let outcome = self.fleet.block_on(self.append_async(
+                &mut state,
+                expected_next,
+                records.clone(),
+                &mut sent,
+                at_head,
+            ));
+            // Records sent without an acknowledgement may be on the stream: until an append of
+            // them succeeds, they never go to the offline fork (they would be there twice).
+            let ids = || records.iter().map(|record| record.entry_id.clone());
+            match &outcome {
+                Ok(_) => state.set_doubt(&self.name, ids(), false),
+                Err(FleetError::NotAcknowledged { .. }) => state.set_doubt(&self.name, ids(), true),
+                Err(_) => {}
             }
-            other => other,
+            state.save(self.store)?;
+            let doubted = state.doubt.get(&self.name);
+            let in_doubt =
+                records.iter().any(|record| doubted.is_some_and(|ids| ids.contains(&record.entry_id)));
+            match outcome {
+                // One try at the fleet's head even when the first try's catch-up took the whole
+                // timeout (a new store reading a long session).
+                Err(FleetError::Append(AppendError::Conflict { .. }))
+                    if expected_next.is_none() && (race == 0 || std::time::Instant::now() < deadline) =>
+                {
+                    std::thread::sleep(race_pause(race));
+                    race += 1;
+                }
+                // Only a batch of which the stream certainly took nothing goes to the offline
+                // fork: one it took in part is finished by a retry with the same entryIds,
+                // never split in two, and a record sent without an acknowledgement
+                // (`NotAcknowledged`) may be on the stream: the retry finds it there (its
+                // message id), where a fork would hold its entryId a second time.
+                Err(FleetError::Unreachable { .. } | FleetError::Stream { .. })
+                    if sent == 0 && !in_doubt && !self.any_published(&records)? =>
+                {
+                    let count = records.len();
+                    self.append_offline(&mut state, expected_next, records)?;
+                    let fork = state.offline.get(&self.name).cloned().unwrap_or_default();
+                    return Err(FleetError::Forked { session: self.name.clone(), fork, records: count });
+                }
+                other => return other,
+            }
         }
     }
 
@@ -111,6 +144,7 @@ impl<'a> SharedSession<'a> {
         expected_next: Option<u64>,
         records: Vec<Record>,
         sent: &mut usize,
+        at_head: bool,
     ) -> Result<AppendReceipt, FleetError> {
         // The stream checks the position; the local store is read first only when the caller
         // expects another one than it holds, so an append in step costs one round trip.
@@ -138,9 +172,21 @@ impl<'a> SharedSession<'a> {
                 );
             }
         }
+        let mut sequence = state.sequences.get(&self.name).copied().unwrap_or(0);
+        // A retry after a lost race goes at the fleet's head as the stream has it now: one
+        // round trip, where catching up first would give the other writers time to move on.
+        // The records between this store's head and the fleet's are applied afterwards.
+        let (mut len, mut head) = (len, head);
+        let mut jumped = false;
+        if at_head && expected_next.is_none() {
+            if let Some(last) = self.fleet.last(&self.name).await? {
+                if last.sequence > sequence {
+                    (len, head, sequence, jumped) = (last.next, last.head, last.sequence, true);
+                }
+            }
+        }
         let fresh: Vec<Record> = records[held as usize..].to_vec();
         let chained = chain_records(&self.name, &head, fresh, self.store.options())?;
-        let mut sequence = state.sequences.get(&self.name).copied().unwrap_or(0);
         let mut prev = head;
         let mut portable = Vec::with_capacity(chained.len());
         for (index, (record, hash)) in chained.iter().enumerate() {
@@ -176,6 +222,18 @@ impl<'a> SharedSession<'a> {
         }
         if portable.is_empty() {
             return Ok(self.store.append(&self.name, None, records)?);
+        }
+        if jumped {
+            // The stream holds the batch after records this store has not applied yet: they
+            // come first, then the batch, both read back from the stream.
+            catch_up(self.fleet, self.store, state, &self.name).await?;
+            if self.all_held(&records)? {
+                return Ok(self.store.append(&self.name, None, records)?);
+            }
+            return Err(self.fleet.stream_error(format!(
+                "session {:?}: the records published at the fleet's head were not read back",
+                self.name
+            )));
         }
         // Applied with its claims (the store checks the chain it was published with), and the
         // cursors that say so in the same commit.

@@ -1,10 +1,10 @@
 //! What a store keeps of a fleet, as cursors beside its journal (`fleet:<stream>:...`): how far
 //! it followed the stream, each session's last stream sequence here, how much of each session
-//! the fleet holds, which sessions stopped and why, and where a shared session's offline
-//! appends went. Hints, not truth: every value is checked against the stream or the journal
+//! the fleet holds, which sessions stopped and why, where a shared session's offline appends
+//! went, and which of its records were sent without an acknowledgement. Hints, not truth: every value is checked against the stream or the journal
 //! before it is relied on, and losing one costs a re-read.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use annal_engine::Store;
 
@@ -29,6 +29,9 @@ pub(crate) struct State {
     /// Per session whose records here diverged from the fleet's: the fleet fork they were
     /// published as.
     pub(crate) diverged: BTreeMap<String, String>,
+    /// Per shared session: entryIds sent without an acknowledgement, which the stream may
+    /// hold, until an append of them succeeds.
+    pub(crate) doubt: BTreeMap<String, BTreeSet<String>>,
     changed: Vec<(String, Option<Vec<u8>>)>,
 }
 
@@ -39,6 +42,7 @@ const PUBLISHED: &str = "published:";
 const STOPPED: &str = "stopped:";
 const OFFLINE: &str = "offline:";
 const DIVERGED: &str = "diverged:";
+const DOUBT: &str = "doubt:";
 
 fn u64_of(bytes: &[u8]) -> Option<u64> {
     Some(u64::from_le_bytes(bytes.try_into().ok()?))
@@ -58,7 +62,7 @@ impl State {
     pub(crate) fn load_session(store: &Store, stream: &str, session: &str) -> Result<State, FleetError> {
         let prefix = format!("fleet:{stream}:");
         let mut state = State { stream: stream.to_owned(), ..State::default() };
-        for key in [SEQUENCE, PUBLISHED, STOPPED, OFFLINE, DIVERGED] {
+        for key in [SEQUENCE, PUBLISHED, STOPPED, OFFLINE, DIVERGED, DOUBT] {
             let name = format!("{prefix}{key}{session}");
             let rows = store.cursors(&name)?.into_iter().filter(|(found, _)| *found == name).collect();
             state.read(rows, &prefix);
@@ -89,6 +93,9 @@ impl State {
                 state.stopped.insert(session.to_owned(), text());
             } else if let Some(session) = key.strip_prefix(OFFLINE) {
                 state.offline.insert(session.to_owned(), text());
+            } else if let Some(session) = key.strip_prefix(DOUBT) {
+                let ids = text().lines().map(str::to_owned).collect();
+                state.doubt.insert(session.to_owned(), ids);
             } else if let Some(session) = key.strip_prefix(DIVERGED) {
                 state.diverged.insert(session.to_owned(), text());
             }
@@ -151,6 +158,22 @@ impl State {
         self.diverged.insert(session.to_owned(), fork.to_owned());
         let name = self.name(DIVERGED, session);
         self.changed.push((name, Some(fork.as_bytes().to_vec())));
+    }
+
+    /// Marks `ids` of `session` as sent without an acknowledgement (`true`), or resolved.
+    pub(crate) fn set_doubt(&mut self, session: &str, ids: impl Iterator<Item = String>, doubt: bool) {
+        let held = self.doubt.entry(session.to_owned()).or_default();
+        let mut changed = false;
+        for id in ids {
+            changed |= if doubt { held.insert(id) } else { held.remove(&id) };
+        }
+        if !changed {
+            return;
+        }
+        let value =
+            (!held.is_empty()).then(|| held.iter().cloned().collect::<Vec<_>>().join("\n").into_bytes());
+        let name = self.name(DOUBT, session);
+        self.changed.push((name, value));
     }
 
     /// Writes what changed since the last save, in one transaction.

@@ -91,7 +91,7 @@ pub(crate) enum Incoming {
     /// A record's portable JSON, read from the message or from the object store.
     Record { order: u64, hash: Hash, json: Bytes },
     /// A record whose JSON is in the object store.
-    RecordRef { order: u64, hash: Hash, object: String },
+    RecordRef { order: u64, hash: Hash, object: String, bytes: Option<u64> },
     /// A fork.
     Fork { parent: String, at: u64, head: Hash },
 }
@@ -149,7 +149,8 @@ pub(crate) fn decode(session: &str, headers: Option<&HeaderMap>, payload: Bytes)
         Some("record-ref") => {
             let map = object()?;
             let name = map.get("object").and_then(|v| v.as_str()).ok_or("a record-ref without \"object\"")?;
-            Ok(Incoming::RecordRef { order, hash, object: name.to_owned() })
+            let bytes = map.get("bytes").and_then(serde_json::Value::as_u64);
+            Ok(Incoming::RecordRef { order, hash, object: name.to_owned(), bytes })
         }
         Some("fork") => {
             let map = object()?;

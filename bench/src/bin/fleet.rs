@@ -1,12 +1,13 @@
 //! The fleet benchmark: annal-fleet's shared appends, a new follower's catch-up and appends
 //! across a stream leader's loss, on real `nats-server` clusters on loopback.
 //!
-//! Three measurements, each printed as a Markdown table with its targets beside it: (1) the
+//! Four measurements, each printed as a Markdown table with its targets beside it: (1) the
 //! latency of a checked append to a shared session (3 replicas, 1 replica, 3 replicas that
 //! fsync every write) beside a local checked append and a bare JetStream publish, which split
 //! it into the store's part and the servers' part; (2) a new follower's catch-up rate into
 //! a plain store and into a search-ready one; (3) the longest pause of a writer while the
-//! stream's leader is killed, and whether every acknowledged append survived. Progress goes
+//! stream's leader is killed, and whether every acknowledged append survived; (4) the stalls
+//! of a writer over repeated faults of three kinds (`fleet/stalls.rs`). Progress goes
 //! to stderr; nothing asserts a timing.
 
 use std::collections::{BTreeSet, HashMap};
@@ -28,6 +29,9 @@ use annal_support::calendar::today_utc;
 use annal_support::nats::{Cluster, Sync};
 use anyhow::{anyhow, ensure, Context as _};
 use clap::Parser;
+
+#[path = "fleet/stalls.rs"]
+mod stalls;
 
 /// Measures annal-fleet on local NATS JetStream clusters and prints Markdown tables.
 #[derive(Debug, Parser)]
@@ -59,8 +63,12 @@ struct Args {
     /// Point it at a real disk: on tmpfs an fsync costs nothing and the figures flatter.
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Which measurements to run: any of `append`, `follow`, `failover`, comma-separated.
-    #[arg(long, default_value = "append,follow,failover")]
+    /// Faults of each kind in (4).
+    #[arg(long, default_value_t = 20)]
+    faults: usize,
+    /// Which measurements to run: any of `append`, `follow`, `failover`, `stalls`,
+    /// comma-separated.
+    #[arg(long, default_value = "append,follow,failover,stalls")]
     only: String,
 }
 
@@ -818,7 +826,10 @@ fn main() -> anyhow::Result<()> {
     ensure!(dir.is_dir(), "{} is not a folder", dir.display());
     let only: Vec<&str> = args.only.split(',').map(str::trim).collect();
     for name in &only {
-        ensure!(matches!(*name, "append" | "follow" | "failover"), "--only: unknown measurement {name:?}");
+        ensure!(
+            matches!(*name, "append" | "follow" | "failover" | "stalls"),
+            "--only: unknown measurement {name:?}"
+        );
     }
     let wanted = |name: &str| only.contains(&name);
 
@@ -849,6 +860,8 @@ fn main() -> anyhow::Result<()> {
     let follow_result = if wanted("follow") { Some(follow_scenario(&dir, &urls, &args)?) } else { None };
     let failover =
         if wanted("failover") { Some(failover_scenario(&dir, &mut cluster, &args)?) } else { None };
+    let stall_result =
+        if wanted("stalls") { Some(stalls::run(&dir, &mut cluster, args.faults, args.seed)?) } else { None };
     drop(cluster);
 
     if wanted("append") {
@@ -869,6 +882,9 @@ fn main() -> anyhow::Result<()> {
     }
     if let Some(result) = &failover {
         failover_table(&mut out, result, &args);
+    }
+    if let Some(result) = &stall_result {
+        stalls::table(&mut out, result, args.faults);
     }
     print!("{out}");
     Ok(())

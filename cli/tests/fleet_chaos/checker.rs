@@ -2,7 +2,10 @@
 //! published and followed: every acknowledged append is in its session exactly once at the
 //! sourceOrder it was acknowledged at, or its writer was told it forked and it is in that fork;
 //! no entryId twice in any session; every session verifies (its chain, so its sourceOrders,
-//! gapless); every host holds the same chain as the fleet for each session it holds.
+//! gapless); every host holds the same chain as the fleet for each session it holds; every
+//! fork a writer was told of is, on the fleet, a fork of its session at the position its name
+//! gives (the session's records before it, the writer's after); and every writer on a shared
+//! session had appends acknowledged (none starved).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -24,6 +27,8 @@ pub(crate) struct Verdict {
     pub(crate) lost: usize,
     pub(crate) duplicated: usize,
     pub(crate) violations: Vec<String>,
+    /// Per writer of the shared sessions: appends tried, acknowledged, and lost to a conflict.
+    pub(crate) shares: BTreeMap<String, (usize, usize, usize)>,
 }
 
 /// Every session's chain in the store at `path`: entryIds and hashes in sourceOrder.
@@ -64,6 +69,8 @@ pub(crate) fn check(history: &History, fleet: &Path, hosts: &[(String, &Path)]) 
         verdict.operations += 1;
         check_operation(&operation, &truth, &mut verdict);
     }
+    check_forks(history, &truth, &mut verdict);
+    check_shares(history, &mut verdict);
     for (host, path) in hosts {
         for (session, chain) in chains(path) {
             match truth.get(&session) {
@@ -125,4 +132,54 @@ fn check_operation(
         Outcome::Unknown(_) => verdict.unknown += 1,
         Outcome::Failed(line) => verdict.violations.push(format!("{client}: {entry_id}: {line}")),
     }
+}
+
+/// Every fork a writer was told of, `<session>~<host>-<at>[.<n>]`: on the fleet it holds the
+/// session's first `at` records, then only records of that writer's host.
+fn check_forks(history: &History, truth: &BTreeMap<String, Vec<(String, [u8; 32])>>, verdict: &mut Verdict) {
+    let mut told = BTreeSet::new();
+    for operation in history.operations() {
+        if let Outcome::Forked(fork) = &operation.outcome {
+            told.insert((operation.session.clone(), fork.clone(), operation.client.clone()));
+        }
+    }
+    for (session, fork, client) in told {
+        let at = fork.rsplit_once('-').and_then(|(_, at)| at.split('.').next()?.parse::<usize>().ok());
+        let (Some(at), Some(forked), Some(parent)) = (at, truth.get(&fork), truth.get(&session)) else {
+            verdict
+                .violations
+                .push(format!("{client}: fork {fork:?} of {session:?} is not on the fleet as named"));
+            continue;
+        };
+        if forked.len() < at || parent.len() < at || forked[..at] != parent[..at] {
+            verdict
+                .violations
+                .push(format!("{client}: fork {fork:?} does not hold the first {at} records of {session:?}"));
+        }
+        if let Some((id, _)) = forked.iter().skip(at).find(|(id, _)| !id.starts_with(&format!("{client}-"))) {
+            verdict.violations.push(format!("{client}: fork {fork:?} holds {id}, another writer's record"));
+        }
+    }
+}
+
+/// Each writer of a shared session got appends acknowledged: with fair retries a slow one (a
+/// process per append) takes positions too.
+fn check_shares(history: &History, verdict: &mut Verdict) {
+    let mut tried: BTreeMap<String, (usize, usize, usize)> = BTreeMap::new();
+    for operation in history.operations() {
+        if !crate::workload::SHARED.contains(&operation.session.as_str()) {
+            continue;
+        }
+        let writer = operation.client.split('.').next().unwrap_or_default().to_owned();
+        let entry = tried.entry(writer).or_default();
+        entry.0 += 1;
+        entry.1 += usize::from(matches!(operation.outcome, Outcome::Acknowledged(_)));
+        entry.2 += usize::from(operation.outcome == Outcome::Conflict);
+    }
+    for (writer, (attempts, acknowledged, _)) in &tried {
+        if *attempts >= 20 && *acknowledged == 0 {
+            verdict.violations.push(format!("{writer}: starved, 0 of {attempts} appends acknowledged"));
+        }
+    }
+    verdict.shares = tried;
 }

@@ -1,7 +1,8 @@
 //! The nemesis: faults at random moments drawn from the run's seed. A server killed with
 //! SIGKILL and restarted (any one: the stream's leader, the meta leader, or another), a server
 //! paused with SIGSTOP past the election timeout and resumed, one host partitioned from every
-//! server, and one host's acknowledgements lost on a connection that stays open. (Clients
+//! server, one server cut off from the other two with one host that reaches only it (a
+//! minority partition), and one host's acknowledgements lost on a connection that stays open. (Clients
 //! killed mid-append are the process writer's own.) After the run, `heal` undoes every fault.
 
 use std::time::{Duration, Instant};
@@ -37,7 +38,7 @@ pub(crate) fn run(
     while Instant::now() < until {
         pause(rng.between(800, 2500));
         let fault_ms = rng.between(1000, 6000);
-        match rng.below(5) {
+        match rng.below(6) {
             0 => {
                 let index = rng.index(cluster.nodes.len());
                 cluster.kill(index);
@@ -71,6 +72,21 @@ pub(crate) fn run(
                     proxy.set_down(false);
                 }
             }
+            4 => {
+                // The host's client reaches only the cut-off server: its publishes go to a
+                // server that cannot commit them.
+                let (index, host) = (rng.index(cluster.nodes.len()), &hosts[rng.index(hosts.len())]);
+                cluster.isolate(index, true);
+                for (_, proxy) in host.proxies.iter().enumerate().filter(|(at, _)| *at != index) {
+                    proxy.set_down(true);
+                }
+                history.fault("server cut off from the others, one host reaching only it");
+                pause(fault_ms.max(4500));
+                cluster.isolate(index, false);
+                for proxy in &host.proxies {
+                    proxy.set_down(false);
+                }
+            }
             _ => {
                 let host = &hosts[rng.index(hosts.len())];
                 for proxy in &host.proxies {
@@ -89,6 +105,7 @@ pub(crate) fn run(
 /// Every fault undone: each server running and resumed, every proxy passing.
 pub(crate) fn heal(cluster: &mut Cluster, hosts: &[HostLinks]) {
     for index in 0..cluster.nodes.len() {
+        cluster.isolate(index, false);
         cluster.pause(index, false);
         if !cluster.nodes[index].is_running() {
             cluster.restart(index);

@@ -56,6 +56,17 @@ fn outcome_of(err: &annal::Error) -> Outcome {
     }
 }
 
+/// A conflict given to an append without an expected position: it lost every race for its
+/// whole timeout, which a fair retry never lets happen.
+fn starved(outcome: Outcome, expect: bool) -> Outcome {
+    match outcome {
+        Outcome::Conflict if !expect => {
+            Outcome::Failed("a conflict without an expected position: starved for the whole timeout".into())
+        }
+        other => other,
+    }
+}
+
 /// A writer through the library: appends one record at a time to `session`, with the
 /// position it expects (`expect`) or without, and retries an entryId until it is told where
 /// the record went. Told it forked, it starts again as a new host (a store of its own), as a
@@ -100,7 +111,7 @@ fn library_writer_once(
         });
         let outcome = match shared.append(expected, vec![record]) {
             Ok(receipt) => Outcome::Acknowledged(receipt.source_orders.last().copied().unwrap_or_default()),
-            Err(err) => outcome_of(&err),
+            Err(err) => starved(outcome_of(&err), expect),
         };
         history.record(&host.name, session, &entry_id, outcome.clone());
         match outcome {
@@ -117,7 +128,10 @@ fn library_writer_once(
 }
 
 /// A writer through `annal append --fleet` processes, alternately with and without
-/// `--expect`; one append in five is killed with SIGKILL at a random moment.
+/// `--expect` (by attempt, so a turn that lost its expected position goes in next without
+/// one); one append in five is killed with SIGKILL at a random moment. Each process connects
+/// and catches up before it publishes: the slow writer that the library's writers must not
+/// starve.
 pub(crate) fn process_writer(
     host: Host,
     session: &str,
@@ -127,7 +141,7 @@ pub(crate) fn process_writer(
 ) {
     let mut rng = Rng::new(seed);
     let (base, mut host, mut generation) = (host.clone(), host, 1);
-    let mut turn = 0_u64;
+    let (mut turn, mut attempt) = (0_u64, 0_u64);
     let timeout = TIMEOUT.as_secs().to_string();
     while !stop.load(Ordering::SeqCst) {
         let entry_id = format!("{}-{turn}", host.name);
@@ -138,7 +152,9 @@ pub(crate) fn process_writer(
         let held = held_len(&host.db, session).to_string();
         let mut args = vec!["--db", host.db.to_str().expect("a UTF-8 path"), "append", session];
         args.extend(["--fleet", &host.urls, "--timeout", &timeout]);
-        if turn.is_multiple_of(2) {
+        let expect = attempt.is_multiple_of(2);
+        attempt += 1;
+        if expect {
             args.extend(["--expect", &held]);
         }
         let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_annal"))
@@ -165,7 +181,7 @@ pub(crate) fn process_writer(
         let outcome = match output.status.code() {
             Some(0) => Outcome::Acknowledged(held_position(&host.db, session, &entry_id)),
             Some(13) => Outcome::Forked(fork_named(&stderr)),
-            Some(4) => Outcome::Conflict,
+            Some(4) => starved(Outcome::Conflict, expect),
             Some(5 | 11) => Outcome::Unknown(stderr),
             None => Outcome::Unknown("killed mid-append".into()),
             Some(code) => Outcome::Failed(format!("exit {code}: {stderr}")),

@@ -128,3 +128,95 @@ fn each_bad_message_stops_its_session_and_the_others_go_on() {
     assert_eq!((again.records, again.stopped.len()), (0, 0));
     assert_eq!(held("bad hash"), 1);
 }
+
+/// A hostile peer's record that references 48 MiB of garbage in the stream's object store,
+/// its message claiming a small size: the follower refuses it on the object's metadata, over
+/// the 40 MiB limit, without reading it; its session stops with one line naming the object,
+/// and the other sessions go on.
+#[test]
+fn an_object_over_the_limit_is_refused_before_it_is_read() {
+    let (_cluster, options) = cluster();
+    let fleet = connect(&options);
+    let dir = tempfile::tempdir().expect("dir");
+    let scratch = open(&dir.path().join("scratch.redb"));
+    let records = (0..2).map(|i| record(&format!("good-{i}"), i)).collect();
+    scratch.append("good", Some(0), records).expect("append");
+    scratch.append("hostile 日本", Some(0), vec![record("hostile-0", 0)]).expect("append");
+    let hostile = wires(&scratch, "hostile 日本").remove(0);
+    let good = wires(&scratch, "good");
+    let object =
+        format!("{}/{}", subject("annal", "hostile 日本"), hostile.json["hash"].as_str().expect("hash"));
+    let garbage_bytes = 48 << 20;
+    let mut headers = hostile.headers();
+    headers.insert("Annal-Kind", "record-ref");
+    let payload = serde_json::json!({"object": object, "bytes": 100, "hash": hostile.json["hash"]});
+    let (good_0, good_1) = (good[0].headers(), good[1].headers());
+    let (json_0, json_1) = (good[0].json.to_string(), good[1].json.to_string());
+    raw(&options, |js| async move {
+        let bucket = js
+            .create_object_store(async_nats::jetstream::object_store::Config {
+                bucket: format!("{}-records", annal_fleet::STREAM_DEFAULT),
+                num_replicas: 3,
+                ..Default::default()
+            })
+            .await
+            .expect("bucket");
+        // Not UTF-8, not JSON: bytes that only a reader of the whole object would find wrong.
+        let garbage: Vec<u8> =
+            (0..garbage_bytes).map(|i: usize| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
+        bucket.put(object.as_str(), &mut garbage.as_slice()).await.expect("put the garbage");
+        let good_subject = subject("annal", "good");
+        js.publish_with_headers(good_subject.clone(), good_0, json_0.into())
+            .await
+            .expect("p")
+            .await
+            .expect("a");
+        let hostile_subject = subject("annal", "hostile 日本");
+        let payload = Bytes::from(payload.to_string());
+        js.publish_with_headers(hostile_subject, headers, payload).await.expect("p").await.expect("a");
+        js.publish_with_headers(good_subject, good_1, json_1.into()).await.expect("p").await.expect("a");
+    });
+    let follower = open(&dir.path().join("follower.redb"));
+    let report = follow(&fleet, &follower, &FollowOptions::default(), &|| true).expect("follow");
+    assert_eq!(report.stopped.len(), 1, "{:?}", report.stopped);
+    let line = &report.stopped[0];
+    assert!(line.contains("session \"hostile 日本\" stopped"), "{line}");
+    assert!(line.contains(&format!("is {garbage_bytes} bytes, over the limit of {}", 40 << 20)), "{line}");
+    assert_eq!(chain(&follower, "good"), chain(&scratch, "good"), "the other session went on");
+    assert!(chain(&follower, "hostile 日本").is_empty());
+}
+
+/// A record whose JSON is over the fleet's object limit is not published: followers would
+/// refuse it. Its session's publishing stops before it with one line; the other sessions and
+/// the records before it are published.
+#[test]
+fn a_record_over_the_object_limit_is_not_published() {
+    let (_cluster, mut options) = cluster();
+    options.object_bytes_max = 2 << 20;
+    let fleet = connect(&options);
+    let dir = tempfile::tempdir().expect("dir");
+    let origin = open(&dir.path().join("origin.redb"));
+    let big = "出力 line of tool output 🚀\n".repeat(3 << 20 >> 5);
+    let records = vec![
+        record("u0", 0),
+        annal_engine::Record::new(
+            "t1",
+            annal_engine::Role::Tool,
+            vec![annal_engine::Block::tool_result("c1", "Bash", false, big)],
+        ),
+        record("a2", 1),
+    ];
+    origin.append("big 日本", Some(0), records).expect("append");
+    origin.append("small", Some(0), vec![record("s0", 0)]).expect("append");
+    let report =
+        annal_fleet::publish(&fleet, &origin, &annal_fleet::PublishOptions::default()).expect("publish");
+    assert_eq!(report.records, 2, "the small session's record and the big one's first");
+    assert_eq!(report.stopped.len(), 1, "{:?}", report.stopped);
+    assert!(report.stopped[0].contains("session \"big 日本\": record 1 is"), "{}", report.stopped[0]);
+    assert!(report.stopped[0].contains(&format!("over the fleet's object limit of {}", 2 << 20)));
+    let follower = open(&dir.path().join("follower.redb"));
+    let followed = follow(&fleet, &follower, &FollowOptions::default(), &|| true).expect("follow");
+    assert!(followed.stopped.is_empty(), "{:?}", followed.stopped);
+    assert_eq!(chain(&follower, "big 日本"), chain(&origin, "big 日本")[..1]);
+    assert_eq!(chain(&follower, "small"), chain(&origin, "small"));
+}

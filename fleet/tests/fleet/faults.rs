@@ -180,20 +180,24 @@ fn a_host_cut_off_appends_locally_and_its_records_become_a_fork() {
     a.refresh().expect("a catches up");
 
     proxy.set_down(true);
+    // Never silent: each append says where its records went, in one line. One sent as the link
+    // went down is not acknowledged (busy): it may be on the stream, so while cut off its retry
+    // says the servers cannot be reached and never puts it in the fork, where it would be twice.
+    let (mut offline, mut next) = (Vec::new(), 2);
     for i in 2..5 {
-        // Never silent: each append says where its records went, in one line. The first may
-        // have been sent as the link went down: not acknowledged (it may be stored), retried.
-        let append = || b.append(Some(i), vec![record(&format!("b{i}"), i as usize)]).expect_err("a fork");
-        let mut err = append();
-        for _ in 0..3 {
-            if err.kind() != ErrorKind::Busy {
-                break;
-            }
-            err = append();
+        let id = format!("b{i}");
+        let err = b.append(Some(next), vec![record(&id, i as usize)]).expect_err("cut off");
+        if err.kind() == ErrorKind::Busy {
+            let retry = b.append(Some(next), vec![record(&id, i as usize)]).expect_err("cut off");
+            assert!(matches!(retry.kind(), ErrorKind::Io | ErrorKind::Busy), "{retry}");
+            continue;
         }
         assert_eq!(err.kind(), ErrorKind::Forked, "{err}");
         assert!(err.to_string().contains("went to fork \"pair~laptop-2\""), "{err}");
+        offline.push(id);
+        next += 1;
     }
+    assert!(!offline.is_empty(), "the appends after the link went down went to the fork");
     assert_eq!(b.writing_to().expect("where"), "pair~laptop-2");
     for i in 2..6 {
         a.append(Some(i), vec![record(&format!("a{i}"), i as usize)]).expect("a goes on");
@@ -205,18 +209,15 @@ fn a_host_cut_off_appends_locally_and_its_records_become_a_fork() {
     back_options.timeout = Duration::from_secs(10);
     let back = connect(&back_options);
     let report = publish(&back, &b_store, &PublishOptions::default()).expect("publish when back");
-    assert_eq!((report.forks, report.records), (1, 3));
+    assert_eq!((report.forks, report.records), (1, offline.len() as u64));
 
     let follower = open(&dir.path().join("c.redb"));
     let followed = follow(&a_fleet, &follower, &FollowOptions::default(), &|| true).expect("follow");
     assert!(followed.stopped.is_empty(), "{:?}", followed.stopped);
     let ids = |session: &str| chain(&follower, session).into_iter().map(|(id, _)| id).collect::<Vec<_>>();
     assert_eq!(ids("pair"), ["a0", "b1", "a2", "a3", "a4", "a5"]);
-    assert_eq!(
-        ids("pair~laptop-2"),
-        ["a0", "b1", "b2", "b3", "b4"],
-        "the offline records, forked where they left"
-    );
+    let forked: Vec<String> = ["a0", "b1"].into_iter().map(str::to_owned).chain(offline).collect();
+    assert_eq!(ids("pair~laptop-2"), forked, "the offline records, forked where they left");
     assert_eq!(chain(&follower, "pair~laptop-2"), chain(&b_store, "pair~laptop-2"));
     assert!(follower.verify(None).expect("verify").problems.is_empty());
 }
@@ -272,4 +273,40 @@ fn credentials_from_the_url_or_the_options_are_used_and_never_shown() {
         line.contains(&format!("nats://***@127.0.0.1:{port}")) && !line.contains("wr0ng-secret"),
         "{line}"
     );
+}
+
+/// A writer connected to the stream's leader when that server hangs (SIGSTOP: the connection
+/// stays open, nothing answers) moves to another server and appends there, in seconds.
+#[test]
+fn a_writer_connected_to_a_paused_leader_moves_to_another_server() {
+    let (mut cluster, options) = cluster();
+    let dir = tempfile::tempdir().expect("dir");
+    let store = open(&dir.path().join("host.redb"));
+    connect(&options).close();
+    let paused = leader(&cluster, &options);
+    // Through proxies, the other server's refusing at first: the client connects to the leader.
+    let to_leader = Proxy::start(cluster.nodes[paused].port);
+    let to_other = Proxy::start(cluster.nodes[(paused + 1) % 3].port);
+    to_other.set_down(true);
+    let mut first =
+        FleetOptions::from_urls(&format!("{},{}", to_leader.url(), to_other.url())).expect("urls");
+    first.timeout = Duration::from_secs(10);
+    let fleet = connect(&first);
+    to_other.set_down(false);
+    let shared = SharedSession::new(&fleet, &store, "paused 日本");
+    shared.append(Some(0), vec![record("p0", 0)]).expect("before the pause");
+    cluster.pause(paused, true);
+    let started = Instant::now();
+    let mut outcome = shared.append(Some(1), vec![record("p1", 1)]);
+    // Not acknowledged in one timeout is allowed (the first try went to the hung server); the
+    // retry with the same entryId must land, long before the client's default of minutes.
+    while outcome.as_ref().is_err_and(|err| err.kind() == ErrorKind::Busy)
+        && started.elapsed() < Duration::from_secs(30)
+    {
+        outcome = shared.append(Some(1), vec![record("p1", 1)]);
+    }
+    cluster.pause(paused, false);
+    let receipt = outcome.expect("appended through another server");
+    assert_eq!(receipt.source_orders, vec![1]);
+    assert_eq!(chain(&store, "paused 日本").len(), 2);
 }

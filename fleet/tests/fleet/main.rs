@@ -4,6 +4,7 @@
 mod bad_input;
 mod breakages;
 mod faults;
+mod partition;
 mod publish_follow;
 mod shared;
 

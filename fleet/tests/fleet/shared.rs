@@ -59,3 +59,67 @@ fn two_hosts_racing_get_one_winner_per_position() {
     let ids: std::collections::BTreeSet<_> = expected.iter().map(|(id, _)| id.clone()).collect();
     assert_eq!(ids.len(), expected.len(), "no entry twice");
 }
+
+/// A writer that connects anew for every append (as `annal append --fleet` does, one process
+/// per append) and gives no expected position, against two writers that append as fast as
+/// the servers take it: each of its appends lands in the session, none comes back as a
+/// conflict after losing race after race for the whole timeout.
+#[test]
+fn a_slow_writer_is_not_starved_by_fast_ones() {
+    let (_cluster, options) = cluster();
+    let dir = tempfile::tempdir().expect("dir");
+    let session = "shared 日本";
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let fast: Vec<_> = (0..2)
+        .map(|host| {
+            let (options, stop) = (options.clone(), std::sync::Arc::clone(&stop));
+            let path = dir.path().join(format!("fast{host}.redb"));
+            std::thread::spawn(move || {
+                let fleet = connect(&options);
+                let store = open(&path);
+                let shared = SharedSession::new(&fleet, &store, session);
+                let mut won = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    let next =
+                        store.snapshot().expect("snap").session(session).expect("s").map_or(0, |s| s.len);
+                    match shared.append(Some(next), vec![record(&format!("fast{host}-{won}"), won)]) {
+                        Ok(_) => won += 1,
+                        Err(FleetError::Append(err)) if err.kind() == ErrorKind::Conflict => {}
+                        Err(err) => panic!("fast writer {host}: {err}"),
+                    }
+                }
+                won
+            })
+        })
+        .collect();
+    let store = open(&dir.path().join("slow.redb"));
+    let mut slow_options = options.clone();
+    slow_options.timeout = std::time::Duration::from_secs(5);
+    let appends = 12;
+    for turn in 0..appends {
+        let fleet = connect(&slow_options);
+        let shared = SharedSession::new(&fleet, &store, session);
+        let id = format!("slow-{turn}");
+        let receipt = shared.append(None, vec![record(&id, turn)]);
+        fleet.close();
+        let receipt = receipt.unwrap_or_else(|err| panic!("slow append {turn}: {err}"));
+        let at = receipt.source_orders[0];
+        let snapshot = store.snapshot().expect("snap");
+        let location = snapshot.entry(&id).expect("entry").expect("the slow record is held");
+        assert_eq!((location.session.as_str(), location.source_order), (session, at));
+    }
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let won: Vec<usize> = fast.into_iter().map(|h| h.join().expect("fast writer")).collect();
+    assert!(won.iter().all(|&n| n > 0), "the fast writers appended too: {won:?}");
+    // Every record once, in one gapless chain that a new follower reads the same.
+    let fleet = connect(&options);
+    let follower = open(&dir.path().join("follower.redb"));
+    let report = follow(&fleet, &follower, &FollowOptions::default(), &|| true).expect("follow");
+    assert!(report.stopped.is_empty(), "{:?}", report.stopped);
+    let fleet_chain = chain(&follower, session);
+    assert_eq!(fleet_chain.len(), appends + won.iter().sum::<usize>());
+    let slow: Vec<_> = fleet_chain.iter().filter(|(id, _)| id.starts_with("slow-")).collect();
+    assert_eq!(slow.len(), appends);
+    let mine = chain(&store, session);
+    assert_eq!(mine, fleet_chain[..mine.len()], "the slow writer holds a prefix of the fleet's chain");
+}

@@ -42,6 +42,9 @@ pub struct Cluster {
     /// The nodes, in start order.
     pub nodes: Vec<Node>,
     dir: tempfile::TempDir,
+    /// In a partitionable cluster, a proxy on each route one node dials to another: (from,
+    /// to, proxy).
+    links: Vec<(usize, usize, Proxy)>,
 }
 
 /// The nats-server release the tests run, as the Python package registry names it.
@@ -126,15 +129,35 @@ impl Cluster {
         // A free port is found by binding and letting go; another test (or anything else on
         // the machine) can take it before the server binds it. Such a start is tried again on
         // new ports.
+        Cluster::start_routed(size, sync, parent, extra, false)
+    }
+
+    /// [`Cluster::start`] with every route between two nodes through a TCP proxy of its own,
+    /// so that [`Cluster::isolate`] can cut a node off from the others while its clients
+    /// still reach it: a minority partition.
+    ///
+    /// # Panics
+    /// As [`Cluster::start`].
+    pub fn start_partitionable(size: usize, sync: Sync) -> Cluster {
+        Cluster::start_routed(size, sync, None, "", true)
+    }
+
+    fn start_routed(size: usize, sync: Sync, parent: Option<&Path>, extra: &str, proxied: bool) -> Cluster {
         for _ in 0..4 {
-            if let Some(cluster) = Cluster::try_start(size, sync, parent, extra) {
+            if let Some(cluster) = Cluster::try_start(size, sync, parent, extra, proxied) {
                 return cluster;
             }
         }
         panic!("a {size}-node nats-server cluster did not come up in four tries");
     }
 
-    fn try_start(size: usize, sync: Sync, parent: Option<&Path>, extra: &str) -> Option<Cluster> {
+    fn try_start(
+        size: usize,
+        sync: Sync,
+        parent: Option<&Path>,
+        extra: &str,
+        proxied: bool,
+    ) -> Option<Cluster> {
         let dir = match parent {
             Some(parent) => tempfile::tempdir_in(parent),
             None => tempfile::tempdir(),
@@ -150,9 +173,24 @@ impl Cluster {
                 child: None,
             })
             .collect();
-        let routes: Vec<String> =
-            nodes.iter().map(|node| format!("\"nats-route://127.0.0.1:{}\"", node.route_port)).collect();
-        for node in &nodes {
+        let mut links = Vec::new();
+        if proxied {
+            for from in 0..size {
+                for to in (0..size).filter(|&to| to != from) {
+                    links.push((from, to, Proxy::start(nodes[to].route_port)));
+                }
+            }
+        }
+        for (index, node) in nodes.iter().enumerate() {
+            let routes: Vec<String> = if proxied {
+                let mine = links.iter().filter(|(from, _, _)| *from == index);
+                mine.map(|(_, _, proxy)| format!("\"nats-route://127.0.0.1:{}\"", proxy.port)).collect()
+            } else {
+                nodes.iter().map(|node| format!("\"nats-route://127.0.0.1:{}\"", node.route_port)).collect()
+            };
+            // Proxied, a node advertises a route address where nothing listens: the others
+            // reach it only through their own proxies, never on a route learnt from gossip.
+            let advertise = if proxied { "  advertise: \"127.0.0.1:1\"\n" } else { "" };
             let store_dir = dir.path().join(&node.name);
             let sync_line = match sync {
                 Sync::Default => String::new(),
@@ -162,7 +200,7 @@ impl Cluster {
                 format!(
                     // `no_advertise`: clients use the URLs they were given, so a test can put a
                     // proxy in front of one server and cut a client off for real.
-                    "cluster {{\n  name: annal-test\n  listen: 127.0.0.1:{}\n  no_advertise: true\n  routes: [{}]\n}}\n",
+                    "cluster {{\n  name: annal-test\n  listen: 127.0.0.1:{}\n  no_advertise: true\n{advertise}  routes: [{}]\n}}\n",
                     node.route_port,
                     routes.join(", ")
                 )
@@ -181,7 +219,7 @@ impl Cluster {
         for node in &mut nodes {
             spawn(node, dir.path());
         }
-        let mut cluster = Cluster { nodes, dir };
+        let mut cluster = Cluster { nodes, dir, links };
         for index in 0..cluster.nodes.len() {
             if !cluster.wait_for(index) {
                 return None;
@@ -229,6 +267,19 @@ impl Cluster {
             let signal = if paused { "-STOP" } else { "-CONT" };
             // A node that already exited needs no signal: the point is its state.
             let _ = Command::new("kill").arg(signal).arg(child.id().to_string()).status();
+        }
+    }
+
+    /// Cuts node `index` off from the other nodes (`true`: its routes' proxies refuse and cut
+    /// every connection), or joins it again. Its clients still reach it. Only in a cluster
+    /// started with [`Cluster::start_partitionable`].
+    ///
+    /// # Panics
+    /// When the cluster's routes have no proxies.
+    pub fn isolate(&self, index: usize, cut: bool) {
+        assert!(!self.links.is_empty(), "isolate needs Cluster::start_partitionable");
+        for (_, _, proxy) in self.links.iter().filter(|(from, to, _)| *from == index || *to == index) {
+            proxy.set_down(cut);
         }
     }
 
