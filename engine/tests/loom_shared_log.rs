@@ -1,6 +1,6 @@
 //! Model check (loom) of the shared log's lock, tail and cycle protocol: processes appending,
-//! folding the log into the store (a full log, or a checkpoint) and pairing reads, in every
-//! interleaving. Every append takes a position no other took, a read sees a gapless run that
+//! folding the log into the store (a full log, a checkpoint, or behind the tail while appends go
+//! on) and pairing reads, in every interleaving. Every append takes a position no other took, a read sees a gapless run that
 //! holds everything acknowledged before it began and never loses what an earlier read saw, and
 //! the end holds every value once. Run by `.ci/run` with `RUSTFLAGS="--cfg loom"`.
 #![cfg(loom)]
@@ -47,5 +47,32 @@ fn appends_folds_and_reads_lose_nothing_in_any_order() {
         let mut values = last.clone();
         values.sort_unstable();
         assert_eq!(values, [10, 11, 20], "the end holds {last:?}");
+    });
+}
+
+#[test]
+fn a_fold_behind_the_tail_while_appends_go_on_loses_nothing() {
+    loom::model(|| {
+        // The header and two frames: the third append finds the log full and folds the rest.
+        let machine = Machine::new(4096 + 2 * FRAME_BYTES);
+        // The fold behind runs on another thread of the appender's own process, as the store's
+        // checkpoint thread does.
+        let a = std::sync::Arc::new(machine.process());
+        let folder = std::sync::Arc::clone(&a);
+        let writer = thread::spawn(move || [a.append(10), a.append(11), a.append(12)]);
+        let behind = thread::spawn(move || {
+            folder.fold_behind();
+            let seen = folder.read();
+            check_run(&seen, "after a fold behind");
+            seen
+        });
+        let taken = writer.join().unwrap();
+        assert_eq!(taken, [0, 1, 2], "appends took {taken:?}");
+        let seen = behind.join().unwrap();
+        assert!([10, 11, 12].starts_with(&seen), "a read after the fold saw {seen:?}");
+        let other = machine.process();
+        assert_eq!(other.read(), [10, 11, 12], "another process reads");
+        other.append(20);
+        assert_eq!(other.read(), [10, 11, 12, 20]);
     });
 }

@@ -17,7 +17,10 @@ use crate::read::Snapshot;
 use crate::replay::{put_back, put_back_all};
 use crate::writer::{apply_requests, begin_write, GroupFailure, Outcome, Request};
 
+use crate::sync::lock;
+
 use super::deciding::Deciding;
+use super::overlay::Overlay;
 use super::{log_applied, LogState, SharedLog};
 
 /// Groups with more to write than this are committed durably in the store file: writing them
@@ -129,28 +132,12 @@ fn fold<T>(
     wait: Duration,
     write: impl FnOnce(&WriteTransaction, &mut Tables<'_>) -> Result<T, Failure>,
 ) -> Result<T, GroupFailure> {
-    let txn = begin_write(db, wait).map_err(|e| match e {
-        Ok(waited) => GroupFailure::Busy(waited),
-        Err(failure) => storage(failure),
-    })?;
+    let folding = lock(&log.folding);
+    let txn = begin_write(db, wait).map_err(busy_or_storage)?;
     let (value, last) = (|| -> Result<(T, u64), Failure> {
         let mut tables = Tables::open(&txn)?;
         let applied = tables.log_applied()?;
-        let mut last = applied;
-        {
-            let maps = state.overlay.read();
-            let mut redos = Vec::new();
-            for (seq, redo) in maps.frames_after(applied) {
-                if *seq != last + 1 {
-                    return Err(Failure::Corrupted(format!(
-                        "the log's groups go on at {seq} but the store holds only those up to {last}"
-                    )));
-                }
-                redos.push(&redo[..]);
-                last = *seq;
-            }
-            put_back_all(&mut tables, redos)?;
-        }
+        let last = put_back_frames(&mut tables, &state.overlay, applied, u64::MAX)?;
         let value = write(&txn, &mut tables)?;
         let last = last.max(state.last_seq);
         tables.set_log_applied(last)?;
@@ -158,12 +145,79 @@ fn fold<T>(
     })()
     .map_err(storage)?;
     txn.commit().map_err(|e| storage(e.into()))?;
+    drop(folding);
     // redb holds every group now: a failure to start the next cycle loses nothing (the old
     // cycle's frames are at or below `log_applied`, which readers skip), but it is an I/O error
     // on the write path, which stops writes; the group's callers hear of it, as of any I/O
     // error after which their writes may or may not be stored.
     log.next_cycle(state, last).map_err(|e| storage(Failure::Io(e)))?;
     Ok(value)
+}
+
+fn busy_or_storage(e: Result<Duration, Failure>) -> GroupFailure {
+    match e {
+        Ok(waited) => GroupFailure::Busy(waited),
+        Err(failure) => storage(failure),
+    }
+}
+
+/// Puts the frames of `overlay` in `(applied, upto]` back into redb's tables, returning the
+/// last one put back (`applied` when none). They must follow on from `applied`.
+fn put_back_frames(
+    tables: &mut Tables<'_>,
+    overlay: &Overlay,
+    applied: u64,
+    upto: u64,
+) -> Result<u64, Failure> {
+    let maps = overlay.read();
+    let mut redos = Vec::new();
+    let mut last = applied;
+    for (seq, redo) in maps.frames_after(applied).take_while(|(seq, _)| *seq <= upto) {
+        if *seq != last + 1 {
+            return Err(Failure::Corrupted(format!(
+                "the log's groups go on at {seq} but the store holds only those up to {last}"
+            )));
+        }
+        redos.push(&redo[..]);
+        last = *seq;
+    }
+    put_back_all(tables, redos)?;
+    Ok(last)
+}
+
+/// Folds the frames this process has read into redb without holding the log's lock, so that
+/// appends go on meanwhile, and leaves the cycle as it is: the fold a full log then makes its
+/// appender wait for holds only the frames written since (docs/format.md, "The shared log").
+/// Readers and appenders pair each redb transaction with the frames above its `log_applied`,
+/// so every moment reads the same store whether a frame was folded yet or not. Nothing is
+/// committed when redb already holds every frame read (another fold got there first).
+///
+/// # Errors
+/// `Busy` when another process writes redb for longer than `wait`; storage failures.
+pub(crate) fn fold_behind(db: &Database, log: &SharedLog, wait: Duration) -> Result<(), GroupFailure> {
+    let (overlay, upto) = log.behind().map_err(storage)?;
+    let _folding = lock(&log.folding);
+    let txn = begin_write(db, wait).map_err(busy_or_storage)?;
+    let folded = (|| -> Result<bool, Failure> {
+        let mut tables = Tables::open(&txn)?;
+        let applied = tables.log_applied()?;
+        if applied >= upto {
+            return Ok(false);
+        }
+        let last = put_back_frames(&mut tables, &overlay, applied, upto)?;
+        if last == applied {
+            return Ok(false);
+        }
+        tables.set_log_applied(last)?;
+        Ok(true)
+    })()
+    .map_err(storage)?;
+    if folded {
+        txn.commit().map_err(|e| storage(e.into()))?;
+    } else {
+        txn.abort().map_err(|e| storage(e.into()))?;
+    }
+    Ok(())
 }
 
 /// Folds the log's frames into redb if it holds any. A failure poisons the store: the frames

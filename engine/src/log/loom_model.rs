@@ -219,12 +219,17 @@ impl Process {
     fn decide(&self, value: u64, sync: bool) -> u64 {
         let mut held = self.log.hold(true).expect("locks");
         self.log.catch_up(&mut held.state).expect("catches up");
-        let applied = lock(&self.store).applied;
+        // One moment of the store, as a redb read transaction is: a fold behind the tail may
+        // commit at any time, the log's lock held or not.
+        let (applied, folded) = {
+            let store = lock(&self.store);
+            (store.applied, store.values.clone())
+        };
         if held.state.header.is_none() || held.state.last_seq < applied {
             self.log.next_cycle(&mut held.state, applied).expect("a new cycle");
         }
         let layer = self.log.layer_over(&held.state, applied).expect("pairs");
-        let position = values_of(&lock(&self.store).values, layer.as_ref()).len() as u64;
+        let position = values_of(&folded, layer.as_ref()).len() as u64;
         let redo = redo_of(position, value);
         if !self.log.fits(&held.state, redo.len()) {
             self.fold(&mut held.state);
@@ -244,7 +249,28 @@ impl Process {
         self.fold(&mut held.state);
     }
 
+    /// Folds the frames read so far into the store without the log's lock, as the store's
+    /// checkpoint thread does while appends go on (`commit::fold_behind`); the cycle goes on.
+    pub fn fold_behind(&self) {
+        let (overlay, upto) = self.log.behind().expect("catches up");
+        let _folding = lock(&self.log.folding);
+        let mut store = lock(&self.store);
+        let applied = store.applied;
+        let mut last = applied;
+        for (seq, _) in overlay.read().frames_after(applied).take_while(|(seq, _)| *seq <= upto) {
+            assert_eq!(*seq, last + 1, "the frames above the store's do not follow on");
+            last = *seq;
+        }
+        let window = Window { after: applied, upto: last };
+        let from = store.values.len() as u64;
+        let added: Vec<u64> =
+            overlay.read().positions(from, window).into_iter().map(|(_, (_, value))| value).collect();
+        store.values.extend(added);
+        store.applied = last;
+    }
+
     fn fold(&self, state: &mut LogState) {
+        let _folding = lock(&self.log.folding);
         let mut store = lock(&self.store);
         let mut last = store.applied;
         let frames: Vec<(u64, Bytes)> = state.overlay.read().frames_after(last).cloned().collect();
@@ -321,6 +347,10 @@ mod tests {
             }
             if i % 5 == 4 {
                 check(&b.read(), "a read while appending");
+            }
+            if i % 4 == 1 {
+                // Folded behind the tail: the cycle goes on over frames the store holds.
+                b.fold_behind();
             }
         }
         let total = machine.crash_count();

@@ -12,11 +12,16 @@
 //!   note the frames above its `log_applied` (a [`Layer`]); the snapshot reads without it.
 //! - **A checkpoint** (exclusive lock) puts every frame above `log_applied` back into redb in
 //!   one durable transaction, then starts the log's next cycle with a synced header.
+//! - **A fold behind the tail** (no lock while redb commits) puts the frames read so far back
+//!   into redb and leaves the cycle as it is, so appends go on meanwhile and a full log's
+//!   checkpoint folds only what came since (`commit::fold_behind`).
 //!
 //! Within a process the lock is taken under a mutex, so threads never share `flock`'s one lock
 //! per open file (a shared request from one thread would weaken another's exclusive one).
 
 pub(crate) mod attach;
+#[cfg(test)]
+mod behind_tests;
 #[cfg(test)]
 mod catch_up_tests;
 pub(crate) mod commit;
@@ -56,6 +61,9 @@ pub(crate) struct SharedLog {
     /// The frames of cycles this process ended, taken by [`SharedLog::take_retired`] to be freed
     /// off the appenders' path: freeing thousands of frames takes a few milliseconds.
     retired: Mutex<Vec<Arc<Overlay>>>,
+    /// Held by this process's folds into redb, one at a time: a full log's fold waits here for a
+    /// fold behind the tail to end, rather than polling redb's write lock.
+    pub(crate) folding: Mutex<()>,
 }
 
 /// What this process has read of the current cycle.
@@ -72,6 +80,8 @@ pub(crate) struct LogState {
     /// The file's length when last looked at, under the lock: it changes only while the log is
     /// made (by whichever process opens the store first) or emptied.
     pub(crate) len: u64,
+    /// The end of the frames the last fold behind the tail took (the header's end when none).
+    pub(crate) behind_end: u64,
 }
 
 impl LogState {
@@ -82,12 +92,18 @@ impl LogState {
             last_seq: header.map_or(0, |h| h.first_seq.saturating_sub(1)),
             overlay: Arc::new(Overlay::default()),
             len: 0,
+            behind_end: HEADER_BYTES,
         }
     }
 }
 
 /// Frames above this many bytes are folded by a process that closes the store.
 const FOLD_AT_CLOSE_BYTES: u64 = 64 << 10;
+
+/// A fold behind the tail starts once the frames since the last one take this share of the log
+/// (one part in it): the fold a full log makes its appender wait for is then at most about that
+/// share of the log, and each fold behind is short enough that one a full log meets ends soon.
+const BEHIND_SHARE: u64 = 16;
 
 /// Frames of ended cycles, freed when dropped.
 #[derive(Debug, Default)]
@@ -165,7 +181,14 @@ impl SharedLog {
         make: Option<&mut Make<'_>>,
     ) -> Result<SharedLog, Failure> {
         let state = Mutex::new(LogState::begin(None));
-        let log = SharedLog { file, lock_file, store_id, state, retired: Mutex::new(Vec::new()) };
+        let log = SharedLog {
+            file,
+            lock_file,
+            store_id,
+            state,
+            retired: Mutex::new(Vec::new()),
+            folding: Mutex::new(()),
+        };
         let Some(make) = make else { return Ok(log) };
         let held = log.hold(true)?;
         let found = Header::read(&*log.file, &store_id)?;
@@ -321,6 +344,25 @@ impl SharedLog {
     pub(crate) fn is_filling(&self) -> bool {
         let state = lock(&self.state);
         state.end - HEADER_BYTES > FOLD_AT_CLOSE_BYTES.min(state.len / 4)
+    }
+
+    /// Whether the frames written since the last fold behind the tail are enough for another:
+    /// asked after each append, without the log's lock.
+    pub(crate) fn is_behind(&self) -> bool {
+        let state = lock(&self.state);
+        state.end.saturating_sub(state.behind_end) > state.len.saturating_sub(HEADER_BYTES) / BEHIND_SHARE
+    }
+
+    /// The frames a fold behind the tail puts into redb: every frame other processes wrote is
+    /// read first, under the shared lock (which a reader takes); the frames, and the last
+    /// sequence number read, are returned for the caller to fold without the lock, while
+    /// appends go on after them. Frames are never changed once written and a cycle is ended
+    /// only by a fold of every frame, so those up to the returned number stay what they are.
+    pub(crate) fn behind(&self) -> Result<(Arc<Overlay>, u64), Failure> {
+        let mut held = self.hold(false)?;
+        self.catch_up(&mut held.state)?;
+        held.state.behind_end = held.state.end;
+        Ok((Arc::clone(&held.state.overlay), held.state.last_seq))
     }
 
     /// Whether a frame of `redo_bytes` fits after the current cycle's frames.

@@ -90,6 +90,18 @@ impl std::fmt::Debug for Store {
     }
 }
 
+#[cfg(test)]
+impl Store {
+    /// Folds the log behind its tail first when `fold` (as the checkpoint thread does when
+    /// appenders ask), then returns the last group of the log redb's last commit holds.
+    pub(crate) fn log_applied_after(&self, fold: bool) -> u64 {
+        let (Db::Writable(db), Some(log)) = (&self.db, &self.log) else { panic!("not writable with a log") };
+        let wait = std::time::Duration::from_secs(10);
+        assert!(!fold || crate::log::commit::fold_behind(db, log, wait).is_ok(), "the fold behind failed");
+        crate::log::log_applied(&db.begin_read().expect("a read")).expect("log_applied")
+    }
+}
+
 impl Store {
     /// A read transaction on the store's file, without the shared log's frames: for what only
     /// redb holds (sync cursors, compaction claims and checkpoints).

@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 use redb::Database;
 
-use crate::log::commit::{checkpoint_shared, commit_shared};
+use crate::log::commit::{checkpoint_shared, commit_shared, fold_behind};
 use crate::log::{Retired, SharedLog};
-use crate::writer::{commit_group, serve, Request, Shared};
+use crate::writer::{commit_group, serve, GroupFailure, Request, Shared};
 
 /// The most requests committed in one transaction; bounds the latency a group adds.
 const GROUP_REQUESTS_MAX: usize = 1024;
@@ -65,6 +65,19 @@ pub(crate) struct GroupCommit {
     /// Where the frames of an ended cycle go to be freed by the checkpoint thread, when it
     /// runs; freed by the committing thread otherwise.
     freeing: Option<Sender<Retired>>,
+    /// Wakes the checkpoint thread to fold the log behind its tail, when it runs.
+    wake_behind: Option<Sender<()>>,
+    /// What a fold behind the tail needs, taken at close (the store then closes redb).
+    behind: Mutex<Option<Behind>>,
+}
+
+/// What the checkpoint thread folds the log behind its tail with, apart from the group's state
+/// (which a committing thread holds while its group is on its way to disk).
+#[derive(Clone, Debug)]
+struct Behind {
+    db: Arc<Database>,
+    log: Arc<SharedLog>,
+    wait: Duration,
 }
 
 /// A caller inside an append, counted until it returns.
@@ -105,6 +118,12 @@ impl GroupCommit {
         let callers_lead = shared_log.is_some();
         let idle = idle.filter(|_| callers_lead);
         let (freeing, freed) = crossbeam_channel::unbounded::<Retired>();
+        let (wake_behind, woken) = crossbeam_channel::bounded::<()>(1);
+        let behind = shared_log.as_ref().filter(|_| idle.is_some()).map(|log| Behind {
+            db: Arc::clone(&db),
+            log: Arc::clone(log),
+            wait,
+        });
         let state = WriterState {
             db,
             shared_log,
@@ -125,6 +144,8 @@ impl GroupCommit {
             idle: Mutex::new(None),
             appenders: AtomicUsize::new(0),
             freeing: idle.is_some().then_some(freeing),
+            wake_behind: idle.is_some().then_some(wake_behind),
+            behind: Mutex::new(behind),
         });
         if !callers_lead {
             let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
@@ -140,7 +161,7 @@ impl GroupCommit {
             let weak = Arc::downgrade(&commit);
             let idle = std::thread::Builder::new()
                 .name("annal-checkpoint".into())
-                .spawn(move || idle_checkpoints(&weak, &stopped, &freed, every))?;
+                .spawn(move || idle_checkpoints(&weak, &stopped, &freed, &woken, every))?;
             *lock(&commit.stop) = Some(stop);
             *lock(&commit.idle) = Some(idle);
         }
@@ -235,6 +256,12 @@ impl GroupCommit {
                     Some(log) => {
                         serve(group, &self.shared, |group| commit_shared(db, group, wait, log));
                         self.free(log.take_retired());
+                        if log.is_behind() {
+                            if let Some(wake) = &self.wake_behind {
+                                // Full: a fold is already asked for.
+                                let _ = wake.try_send(());
+                            }
+                        }
                     }
                     None => serve(group, &self.shared, |group| commit_group(db, group, wait)),
                 }
@@ -258,6 +285,18 @@ impl GroupCommit {
             // frames are then freed here, with the message the send gives back.
             Some(freeing) => drop(freeing.send(retired)),
             None => drop(retired),
+        }
+    }
+
+    /// Folds the log behind its tail (on the checkpoint thread), while appenders go on. A
+    /// storage failure poisons the store, as a checkpoint's does; the frames stay in the log.
+    fn fold_behind(&self) {
+        let Some(behind) = lock(&self.behind).clone() else { return };
+        if self.shared.poisoned.load(Ordering::Acquire) {
+            return;
+        }
+        if let Err(GroupFailure::Storage(_)) = fold_behind(&behind.db, &behind.log, behind.wait) {
+            self.shared.poisoned.store(true, Ordering::Release);
         }
     }
 
@@ -285,6 +324,7 @@ impl GroupCommit {
         if let Some(idle) = lock(&self.idle).take() {
             let _ = idle.join();
         }
+        lock(&self.behind).take();
         let mut state = lock(&self.state);
         self.drain(&mut state, false);
         if let Some(closing) = state.take() {
@@ -323,17 +363,23 @@ fn serve_queue(commit: &Weak<GroupCommit>, queued: &Receiver<Request>, stopped: 
     }
 }
 
-/// The checkpoint thread: folds the log once nothing was committed for `every`, and frees the
-/// frames of the cycles the appenders ended.
+/// The checkpoint thread: folds the log behind its tail when the appenders ask, folds it whole
+/// once nothing was committed for `every`, and frees the frames of the cycles the appenders
+/// ended.
 fn idle_checkpoints(
     commit: &Weak<GroupCommit>,
     stopped: &Receiver<()>,
     freed: &Receiver<Retired>,
+    woken: &Receiver<()>,
     every: Duration,
 ) {
     loop {
         crossbeam_channel::select! {
             recv(stopped) -> _ => return,
+            recv(woken) -> _ => match commit.upgrade() {
+                Some(commit) => commit.fold_behind(),
+                None => return,
+            },
             recv(freed) -> retired => match retired {
                 Ok(retired) => drop(retired),
                 // The store dropped its end: it is gone.
