@@ -1,6 +1,7 @@
-//! The validation suite's initializer (`validate-checkpointer` of
-//! `@langchain/langgraph-checkpoint-validation`): each checkpointer it makes is an `AnnalSaver`
-//! over a store of its own in a fresh temporary folder, removed when the suite destroys it.
+//! The initializer LangGraph's checkpointer validation suite (`@langchain/langgraph-checkpoint-
+//! validation`) runs against (`test/validation.spec.mjs`): each checkpointer it makes is an
+//! `AnnalSaver` over a store of its own in a fresh temporary folder, removed when the suite
+//! destroys it.
 
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

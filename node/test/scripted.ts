@@ -15,7 +15,8 @@ class ScriptedModel implements Model {
     const last = input[input.length - 1] as { type?: string; output?: unknown; content?: unknown };
     const usage = new Usage({ requests: 1, inputTokens: 10, outputTokens: 5, totalTokens: 15 });
     if (last.type === "function_call_result") {
-      const output = typeof last.output === "string" ? last.output : JSON.stringify((last.output as { text?: string })?.text ?? last.output);
+      const given = last.output as string | { text?: unknown };
+      const output = typeof given === "string" ? given : typeof given?.text === "string" ? given.text : JSON.stringify(given);
       return {
         usage,
         output: [

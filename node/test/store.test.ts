@@ -33,7 +33,7 @@ test("records read back as appended, searchable, forkable, exported and verified
       read.map((r) => (r.blocks ?? [])[0].text),
       TEXTS,
     );
-    const hits = await store.search("索引");
+    const hits = await store.search("把索引的提交合并到一个事务里");
     assert.equal(hits[0]?.entryId, "e2");
     const original = await store.get("e3#0");
     assert.equal((original.blocks as Array<{ text: string }>)[0].text, TEXTS[3]);
