@@ -109,7 +109,7 @@ async function main(): Promise<void> {
   const hits = await store.search("batch index commits", { session: sessionOf(conversation) });
   console.log(`turn 1: ${first.text}`);
   console.log(`turn 2 (history of ${prior.length} messages): ${text}`);
-  console.log(`stored: ${(await store.records(sessionOf(conversation))).length} records; search finds ${hits[0]?.id}`);
+  console.log(`stored: ${(await store.records(sessionOf(conversation))).length} records; search finds ${hits[0]?.entryId}`);
   if (prior.length !== 2 || hits.length === 0 || text !== "按计划：先合并提交。") {
     throw new Error("the conversation was not kept");
   }

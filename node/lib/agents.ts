@@ -174,10 +174,11 @@ export class AnnalSession implements Session {
     }
     // A fork's search sees what it inherits: each record once, the best hits first.
     const seen = new Set<string>();
-    return found
-      .filter((hit) => !seen.has(hit.id) && seen.add(hit.id) !== undefined)
-      .sort((a, b) => Number(b.score ?? 0) - Number(a.score ?? 0))
-      .slice(0, limit);
+    const once = found.filter((hit) => {
+      const id = `${hit.entryId}#${hit.blockIndex}`;
+      return !seen.has(id) && seen.add(id) !== undefined;
+    });
+    return once.sort((a, b) => b.score - a.score).slice(0, limit);
   }
 
   /** The annal session this session shows now: its name, records, and generation. */

@@ -71,8 +71,15 @@ export interface SearchOptions {
 /** A search hit. */
 export interface Hit {
   session: string;
+  sourceOrder: number;
   entryId: string;
-  id: string;
+  /** The block of the record that matched: `get(`${entryId}#${blockIndex}`)` reads it. */
+  blockIndex: number;
+  role: string;
+  type: string;
+  tool: string | null;
+  isError: boolean;
+  score: number;
   snippet: string;
   [key: string]: unknown;
 }

@@ -94,6 +94,9 @@ test("what a pop or a clear took away stays in the store, found by search", asyn
     const hits = await session.search("fjord");
     assert.equal(hits.length, 1);
     assert.equal(hits[0].session, "chat");
+    // Each record once, though every later generation inherits the first one's.
+    const both = await session.search("把索引的提交合并 OR fjord");
+    assert.deepEqual(both.map((hit) => hit.snippet).sort(), ["the fjord plan 🦀", "把索引的提交合并"]);
     // Every generation is a session of its own, each a fork of the one before.
     const names = (await store.sessions()).map((s) => `${s.name}<${s.parent ?? ""}`);
     assert.deepEqual(names, ["chat<", "chat~pop1<chat", "chat~pop2<chat~pop1"]);

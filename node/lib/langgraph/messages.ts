@@ -3,8 +3,10 @@
 //! assistant with its tool calls, tool result, system), so search, the viewer, export and
 //! projections see the graph's conversation as any agent's.
 
+import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
+
 import type { Block, PortableRecord } from "../store";
-import { META_KEY } from "./thread";
+import { META_KEY, type ThreadLog, key } from "./thread";
 
 /** The channel whose messages become records (the one `MessagesAnnotation` uses). */
 export const MESSAGES_CHANNEL = "messages";
@@ -113,4 +115,25 @@ export function newMessages(messages: unknown, known: Map<string, string>): [Mes
     }
   });
   return [fresh, after];
+}
+
+/** The messages of the parent checkpoint's state (id to fingerprint): what a put's messages are
+ * new against. */
+export async function knownMessages(
+  serde: SerializerProtocol,
+  log: ThreadLog,
+  ns: string,
+  parent: string | null,
+): Promise<Map<string, string>> {
+  const entry = parent === null ? undefined : log.checkpoints.get(key(ns, parent));
+  if (entry === undefined) {
+    return new Map();
+  }
+  const checkpoint = await serde.loadsTyped(entry.checkpoint[0], entry.checkpoint[1]);
+  const version = checkpoint?.channel_versions?.[MESSAGES_CHANNEL];
+  const blob = log.blobs.get(key(ns, MESSAGES_CHANNEL, version));
+  if (blob === undefined || blob[1][0] === "empty") {
+    return new Map();
+  }
+  return newMessages(await serde.loadsTyped(blob[1][0], blob[1][1]), new Map())[1];
 }

@@ -26,7 +26,7 @@ import {
 
 import { BadInputError, ConflictError } from "../errors";
 import { type Block, type OpenOptions, type PortableRecord, Store } from "../store";
-import { MESSAGES_CHANNEL, messageRecord, newMessages } from "./messages";
+import { MESSAGES_CHANNEL, knownMessages, messageRecord, newMessages } from "./messages";
 import {
   type Checkpoint,
   type Packed,
@@ -34,6 +34,7 @@ import {
   ThreadLog,
   type Typed,
   key,
+  nextVersion,
   pack,
   packValue,
   threadOfSession,
@@ -325,7 +326,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
     const make: Make = async (log, session, start) => {
       const records: PortableRecord[] = [];
       if (messages !== undefined) {
-        const known = await this.knownMessages(log, part.ns, part.parent);
+        const known = await knownMessages(this.serde, log, part.ns, part.parent);
         for (const message of newMessages(messages, known)[0]) {
           const record = messageRecord(message, `${session}@${start + records.length}`, part.ns, part.id);
           if (record !== undefined) {
@@ -337,21 +338,6 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
       return records;
     };
     await this.append(threadId, part.ns, part.parent, make);
-  }
-
-  /** The messages of the parent checkpoint's state (id to fingerprint). */
-  private async knownMessages(log: ThreadLog, ns: string, parent: string | null): Promise<Map<string, string>> {
-    const entry = parent === null ? undefined : log.checkpoints.get(key(ns, parent));
-    if (entry === undefined) {
-      return new Map();
-    }
-    const checkpoint = await this.serde.loadsTyped(entry.checkpoint[0], entry.checkpoint[1]);
-    const version = checkpoint?.channel_versions?.[MESSAGES_CHANNEL];
-    const blob = log.blobs.get(key(ns, MESSAGES_CHANNEL, version));
-    if (blob === undefined || blob[1][0] === "empty") {
-      return new Map();
-    }
-    return newMessages(await this.serde.loadsTyped(blob[1][0], blob[1][1]), new Map())[1];
   }
 
   /** Appends a task's writes for a checkpoint (one record); writes already stored under the
@@ -400,14 +386,10 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
     });
   }
 
-  /** The next version of a channel: its number, then a random fraction, so versions of two
-   * branches of one thread never meet, as the Python savers make them (a thread crosses
-   * languages with its versions). A text: LangGraph.js compares versions of either type, though
-   * `compile`'s option names the number type, which this class declares so it is accepted. */
+  /** The next version of a channel, as the Python savers make them (`nextVersion`). A text:
+   * LangGraph.js compares versions of either type, though `compile`'s option names the number
+   * type, which this class declares so it is accepted. */
   override getNextVersion(current: number | undefined): number {
-    const before = current as number | string | undefined;
-    const number = before === undefined ? 0 : typeof before === "number" ? before : Number.parseInt(before.split(".")[0], 10);
-    const version = `${String(number + 1).padStart(32, "0")}.${String(Math.random()).padStart(16, "0")}`;
-    return version as unknown as number;
+    return nextVersion(current) as unknown as number;
   }
 }

@@ -45,6 +45,14 @@ export function threadOfSession(name: string): string | undefined {
   return name.slice(SESSION_PREFIX.length).replaceAll("%7E", "~").replaceAll("%25", "%");
 }
 
+/** The next version of a channel: its number, then a random fraction, so versions of two
+ * branches of one thread never meet (as the Python savers make them: a thread crosses languages
+ * with its versions). */
+export function nextVersion(current: number | string | undefined): string {
+  const number = current === undefined ? 0 : typeof current === "number" ? current : Number.parseInt(current.split(".")[0], 10);
+  return `${String(number + 1).padStart(32, "0")}.${String(Math.random()).padStart(16, "0")}`;
+}
+
 export function pack(typed: Typed): [string, string] {
   return [typed[0], Buffer.from(typed[1]).toString("base64")];
 }
