@@ -4,4 +4,5 @@
 
 export { AnnalSaver } from "./saver";
 export { MESSAGES_CHANNEL } from "./messages";
+export { CrossLanguageSerializer } from "./serde";
 export { threadSession } from "./thread";

@@ -26,6 +26,7 @@ import {
 
 import { BadInputError, ConflictError } from "../errors";
 import { type Block, type OpenOptions, type PortableRecord, Store } from "../store";
+import { CrossLanguageSerializer } from "./serde";
 import { MESSAGES_CHANNEL, knownMessages, messageRecord, newMessages } from "./messages";
 import {
   type Checkpoint,
@@ -49,7 +50,7 @@ type Make = (log: ThreadLog, session: string, start: number) => Promise<Portable
 
 /** A LangGraph checkpointer keeping every thread in an annal store (an open `Store`, or the
  * path of one, opened and owned by this saver). `serde` defaults to LangGraph's
- * `JsonPlusSerializer`. */
+ * `JsonPlusSerializer`, reading Python's message ids as well (`CrossLanguageSerializer`). */
 export class AnnalSaver extends BaseCheckpointSaver<number> {
   private readonly opened: Promise<Store>;
   private readonly ownsStore: boolean;
@@ -59,7 +60,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
 
   constructor(store: Store | string, options: OpenOptions & { serde?: SerializerProtocol } = {}) {
     const { serde, ...open } = options;
-    super(serde);
+    super(serde ?? new CrossLanguageSerializer());
     this.ownsStore = !(store instanceof Store);
     this.opened = store instanceof Store ? Promise.resolve(store) : Store.open(store, open);
     this.opened.catch(() => undefined);
