@@ -41,13 +41,21 @@ async function uiPage(store: string, page: string): Promise<string> {
     stdio: ["ignore", "pipe", "inherit"],
   });
   try {
-    const line: string = await new Promise((resolve, reject) => {
-      server.stdout.once("data", (chunk: Buffer) => resolve(chunk.toString()));
+    // Its first line is `annal ui: URL`; a chunk may hold more than that line.
+    const first: string = await new Promise((resolve, reject) => {
+      let seen = "";
+      server.stdout.on("data", (chunk: Buffer) => {
+        seen += chunk.toString();
+        if (seen.includes("\n")) {
+          resolve(seen.split("\n")[0]);
+        }
+      });
       server.once("error", reject);
+      server.once("exit", (code) => reject(new Error(`annal ui exited with ${code}`)));
     });
-    const url = line.split(": ").slice(1).join(": ").trim();
-    const first = await fetch(url, { redirect: "manual" });
-    const cookie = first.headers.get("set-cookie")?.split(";")[0] ?? "";
+    const url = first.slice(first.indexOf(": ") + 2).trim();
+    const opened = await fetch(url, { redirect: "manual" });
+    const cookie = opened.headers.get("set-cookie")?.split(";")[0] ?? "";
     const base = url.split("/?")[0];
     return await (await fetch(base + page, { headers: { cookie } })).text();
   } finally {
