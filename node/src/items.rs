@@ -5,9 +5,11 @@
 
 use std::ops::Range;
 
-use annal::responses::{record_from_responses_item, session_items, RESPONSES_SEAL_KEY};
+use annal::responses::{
+    record_from_responses_item, session_items, ItemError, RESPONSES_ITEM_KEY, RESPONSES_SEAL_KEY,
+};
 use annal::snapshot::RECEIPT_META_KEY;
-use annal::{Annal, Error, Record, SessionInfo, Snapshot};
+use annal::{Annal, Block, Error, Record, SessionInfo, Snapshot};
 use serde_json::Value;
 
 /// What separates an Agents SDK session's id from its generation number in the names of its
@@ -88,10 +90,51 @@ pub(crate) fn records(ids: &[String], items: &[String]) -> Result<Vec<Record>, S
     ids.iter()
         .zip(items)
         .enumerate()
-        .map(|(index, (id, item))| {
-            record_from_responses_item(id, item).map_err(|e| format!("item {index}: {e}"))
-        })
+        .map(|(index, (id, item))| record(id, item).map_err(|e| format!("item {index}: {e}")))
         .collect()
+}
+
+/// The record of one item: its blocks from the item in the Responses API's shape, its own text
+/// kept whole, so it reads back as it came.
+fn record(id: &str, item: &str) -> Result<Record, ItemError> {
+    let Some((shaped, tool)) = responses_shape(item) else { return record_from_responses_item(id, item) };
+    let mut record = record_from_responses_item(id, &shaped)?;
+    record.meta.insert(RESPONSES_ITEM_KEY.to_owned(), Value::String(item.to_owned()).to_string());
+    for block in &mut record.blocks {
+        if let Block::ToolResult { tool: named, .. } = block {
+            named.clone_from(&tool);
+        }
+    }
+    Ok(record)
+}
+
+/// An item of the Agents SDK for JavaScript in the Responses API's shape, with the tool a result
+/// names: that SDK keeps a call's id as `callId`, and a tool's output as a `function_call_result`
+/// naming its tool, with a text output as `{type: "text", text}`. None for any other item.
+fn responses_shape(item: &str) -> Option<(String, String)> {
+    let Ok(Value::Object(mut map)) = serde_json::from_str::<Value>(item) else { return None };
+    let result = match map.get("type").and_then(Value::as_str) {
+        Some("function_call") => false,
+        Some("function_call_result") => true,
+        _ => return None,
+    };
+    let call_id = map.remove("callId")?;
+    map.insert("call_id".to_owned(), call_id);
+    let mut tool = String::new();
+    if result {
+        map.insert("type".to_owned(), Value::from("function_call_output"));
+        tool = map.get("name").and_then(Value::as_str).unwrap_or_default().to_owned();
+        let text = map.get("output").and_then(|output| match output {
+            Value::Object(part) if part.get("type").and_then(Value::as_str) == Some("text") => {
+                part.get("text").and_then(Value::as_str).map(str::to_owned)
+            }
+            _ => None,
+        });
+        if let Some(text) = text {
+            map.insert("output".to_owned(), Value::String(text));
+        }
+    }
+    Some((Value::Object(map).to_string(), tool))
 }
 
 /// The items of `session`'s records in `orders`, each with the sourceOrder of its record.

@@ -135,7 +135,7 @@ test("with a window, getItems() is the projection under it, and a limit is still
   }
 });
 
-test("an Agents SDK run stores its items, and a run in a new process continues from them", () => {
+test("an Agents SDK run stores its items, and a run in a new process continues from them", async () => {
   const { folder, remove } = scratch();
   try {
     const store = path.join(folder, "runs.redb");
@@ -146,6 +146,16 @@ test("an Agents SDK run stores its items, and a run in a new process continues f
     const second = execFileSync(process.execPath, [script, store, "trip", "and in 東京"], { encoding: "utf8" });
     // The second saw the first run's four items too (question, call, output, answer).
     assert.equal(second.trim(), answer("sunny in 東京", 7));
+    // Each item is a record of its role, the SDK's tool calls and results as tool blocks, so
+    // search, projections and the viewer see them as any agent's.
+    const opened = await Store.open(store);
+    const records = await opened.records("trip");
+    const shapes = records.map((r) => `${r.role}:${(r.blocks ?? []).map((b) => b.type).join(",")}`);
+    const turn = ["user:text", "assistant:toolCall", "tool:toolResult", "assistant:text"];
+    assert.deepEqual(shapes, [...turn, ...turn]);
+    const hits = await opened.search("sunny", { tool: "weather" });
+    assert.deepEqual(hits.map((hit) => hit.snippet).sort(), ["sunny in Zürich", "sunny in 東京"]);
+    await opened.close();
   } finally {
     remove();
   }
