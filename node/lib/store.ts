@@ -151,6 +151,11 @@ export class Store {
     return parse(await call(() => this.inner.session(name)));
   }
 
+  /** The facts of each session named (`null` for one there is none of), in one snapshot. */
+  async sessionsNamed(names: string[]): Promise<Array<SessionInfo | null>> {
+    return parse(await call(() => this.inner.sessionsNamed(names)));
+  }
+
   /** Every session, in name order. */
   async sessions(): Promise<SessionInfo[]> {
     return parse(await call(() => this.inner.sessions()));

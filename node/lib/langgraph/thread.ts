@@ -117,29 +117,28 @@ export class ThreadLog {
 
   constructor(readonly threadId: string) {}
 
-  /** Reads what was appended since the last refresh, in this process or another. */
+  /** Reads what was appended since the last refresh, in this process or another: the length
+   * of every generation and whether the next exists, in one call, then the new records. */
   async refresh(store: Store): Promise<void> {
-    for (let index = 0; index < this.generations.length; index += 1) {
-      await this.read(store, index);
-    }
     for (;;) {
-      const name = threadSession(this.threadId, this.generations.length);
-      const info = await store.session(name);
-      if (info === null) {
+      const names = [...this.generations.map((g) => g.name), threadSession(this.threadId, this.generations.length)];
+      const facts = await store.sessionsNamed(names);
+      for (let index = 0; index < this.generations.length; index += 1) {
+        await this.read(store, index, facts[index]?.records ?? 0);
+      }
+      const next = facts[facts.length - 1];
+      if (next === null) {
         return;
       }
-      const parent = this.generations.findIndex((g) => g.name === info.parent);
-      const forkAt = info.forkAt ?? 0;
-      this.generations.push({ name, parent: parent < 0 ? null : parent, forkAt, read: forkAt });
-      await this.read(store, this.generations.length - 1, info.records);
+      const parent = this.generations.findIndex((g) => g.name === next.parent);
+      const forkAt = next.forkAt ?? 0;
+      this.generations.push({ name: next.name, parent: parent < 0 ? null : parent, forkAt, read: forkAt });
+      await this.read(store, this.generations.length - 1, next.records);
     }
   }
 
-  private async read(store: Store, index: number, length?: number): Promise<void> {
+  private async read(store: Store, index: number, length: number): Promise<void> {
     const generation = this.generations[index];
-    if (length === undefined) {
-      length = (await store.session(generation.name))?.records ?? 0;
-    }
     if (length <= generation.read) {
       return;
     }
