@@ -33,6 +33,10 @@ struct Args {
     /// its final request carries (the comparison for that signal, not the published file).
     #[arg(long)]
     show_seen: bool,
+    /// Open book asked with the area and noun alone, no context (the comparison for that signal,
+    /// not the published file).
+    #[arg(long)]
+    no_context: bool,
     /// Only these windows (labels such as 32K, 1M; default all). A partial run is for trying
     /// things out: the published report is the default run.
     #[arg(long, value_delimiter = ',')]
@@ -61,6 +65,7 @@ fn exam(args: &Args) -> anyhow::Result<()> {
         sweep: !args.no_sweep,
         threads: args.threads,
         hide_seen: !args.show_seen,
+        context: !args.no_context,
         ..ExamConfig::default()
     };
     if !args.seeds.is_empty() {

@@ -90,7 +90,7 @@ pub fn user_requests(out: &mut String, exam: &Exam) {
 
 /// Open book, top 1 and top 5, per contender and window.
 pub fn open_book(out: &mut String, exam: &Exam) {
-    out.push_str("## Open book\n\nOf the facts missing from a contender's final request, the share whose record search ranks first (top 1) and among the first five (top 5), asked with the fact's area and noun only, the records the final request carries left out of the search; all profiles and report seeds pooled.\n\n");
+    out.push_str("## Open book\n\nOf the facts missing from a contender's final request, the share whose record search ranks first (top 1) and among the first five (top 5), asked with the fact's area and noun and, as context, the ask of the turn that stated it, the records the final request carries left out of the search; all profiles and report seeds pooled.\n\n");
     header(out, exam, "contender: top 1 / top 5");
     for contender in Contender::ALL {
         let _ = write!(out, "| {} |", contender.label());
