@@ -28,6 +28,7 @@
 
 mod error;
 mod exclusion;
+mod filters;
 mod folder;
 mod handover;
 mod idents;
@@ -39,6 +40,7 @@ mod protect;
 mod query;
 mod schema;
 mod search;
+mod signals;
 mod snippet;
 mod tokenize;
 mod verified;

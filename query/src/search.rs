@@ -1,20 +1,20 @@
-//! Searching: filters (a fork's lineage included), BM25 ranking in a total order, and hits read
+//! Searching: BM25 ranking, raised by the question's context, in a total order, and hits read
 //! back from the journal with their snippets.
 
 use std::cmp::Ordering;
 use std::collections::BTreeSet;
-use std::ops::{Bound, Range};
+use std::ops::Range;
 
 use annal_engine::{BlockView, ProjectOptions, Role, Snapshot};
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, ConstScoreQuery, Occur, Query, RangeQuery, TermQuery};
-use tantivy::schema::IndexRecordOption;
+use tantivy::query::{BooleanQuery, Occur, Query};
 use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
 
 use crate::error::{IndexError, SearchError};
-use crate::exclusion::forward_only;
+use crate::filters::{filters, hidden_query};
 use crate::index::SearchIndex;
 use crate::schema::{Fields, Place, QUERY_FIELDS};
+use crate::signals::{self, anchors, boost, CONTEXT_POOL};
 use crate::snippet::{snippet, Snippet};
 
 /// Hits collected beyond `limit` at first; more are collected while hits of the score at the
@@ -50,6 +50,9 @@ pub struct SearchRequest {
     /// carries whole, since the model reading that view has them. Projections are the store's,
     /// so `Annal::search` honours this; [`SearchIndex::search`] reads `hidden` only.
     pub unseen: Option<ProjectOptions>,
+    /// What the asker is working on (the current turn's words): hits near the records these
+    /// words match best, in the same session, rank higher. Never searched for itself.
+    pub context: Option<String>,
 }
 
 impl SearchRequest {
@@ -67,6 +70,7 @@ impl SearchRequest {
             snippet_chars: 160,
             hidden: BTreeSet::new(),
             unseen: None,
+            context: None,
         }
     }
 }
@@ -106,115 +110,16 @@ impl Hit {
     }
 }
 
-fn filter(query: impl Query) -> (Occur, Box<dyn Query>) {
-    (Occur::Must, Box::new(ConstScoreQuery::new(Box::new(query), 0.0)))
-}
-
-fn orders_query(fields: &Fields, orders: &Range<u64>) -> RangeQuery {
-    RangeQuery::new(
-        Bound::Included(Term::from_field_u64(fields.order, orders.start)),
-        Bound::Excluded(Term::from_field_u64(fields.order, orders.end)),
-    )
-}
-
-/// A stretch of one session's records that a filtered session reads.
-struct Stretch {
-    session: String,
-    orders: Range<u64>,
-    /// Whether the stretch is every record the session holds itself, so its name alone selects
-    /// it: a range over the `order` column is then left out, and with it the column's index,
-    /// which grows with the segment.
-    whole: bool,
-}
-
-/// The stretches `session` reads: its own records, then its parent's below its fork point, and
-/// so on up the lineage. The index holds no record the snapshot lacks (the searcher is taken
-/// first), so a session's own records are `[fork point, length)` in it too.
-fn lineage(snapshot: &Snapshot, session: &str, orders: &Range<u64>) -> Result<Vec<Stretch>, SearchError> {
-    let mut info =
-        snapshot.session(session)?.ok_or_else(|| SearchError::UnknownSession(session.to_owned()))?;
-    let mut end = info.len;
-    let mut out = Vec::new();
-    loop {
-        let own = info.fork_at.unwrap_or(0);
-        let start = own.min(end);
-        let range = start.max(orders.start)..end.min(orders.end);
-        if range.start < range.end {
-            let whole = range.start <= own && range.end >= info.len;
-            out.push(Stretch { session: info.name.clone(), orders: range, whole });
-        }
-        match &info.parent {
-            Some(parent) if start > 0 && out.len() < 100_000 => {
-                end = start;
-                info = snapshot.session(parent)?.ok_or_else(|| SearchError::Corrupted {
-                    reason: format!("session {:?} names a missing parent {parent:?}", info.name),
-                })?;
-            }
-            _ => break,
-        }
-    }
-    Ok(out)
-}
-
-/// Clauses of a boolean query.
-type Clauses = Vec<(Occur, Box<dyn Query>)>;
-
-fn filters(snapshot: &Snapshot, fields: &Fields, request: &SearchRequest) -> Result<Clauses, SearchError> {
-    let mut clauses = Vec::new();
-    let orders = &request.source_orders;
-    if orders.start >= orders.end {
-        return Err(SearchError::InvalidFilter(format!("the sourceOrder range {orders:?} is empty")));
-    }
-    match &request.session {
-        Some(session) => {
-            let stretches: Vec<Box<dyn Query>> = lineage(snapshot, session, orders)?
-                .into_iter()
-                .map(|stretch| -> Box<dyn Query> {
-                    let name = Term::from_field_text(fields.session, &stretch.session);
-                    let name = Box::new(TermQuery::new(name, IndexRecordOption::Basic));
-                    if stretch.whole {
-                        return name;
-                    }
-                    Box::new(BooleanQuery::intersection(vec![
-                        name,
-                        Box::new(orders_query(fields, &stretch.orders)),
-                    ]))
-                })
-                .collect();
-            clauses.push(filter(BooleanQuery::union(stretches)));
-        }
-        None if *orders != (0..u64::MAX) => clauses.push(filter(orders_query(fields, orders))),
-        None => {}
-    }
-    if let Some(role) = request.role {
-        clauses.push(filter(TermQuery::new(
-            Term::from_field_text(fields.role, role.as_str()),
-            IndexRecordOption::Basic,
-        )));
-    }
-    if let Some(tool) = &request.tool {
-        let term = Term::from_field_text(fields.tool, &tool.to_lowercase());
-        clauses.push(filter(TermQuery::new(term, IndexRecordOption::Basic)));
-    }
-    if request.errors_only {
-        clauses.push(filter(TermQuery::new(
-            Term::from_field_bool(fields.error, true),
-            IndexRecordOption::Basic,
-        )));
-    }
-    Ok(clauses)
-}
-
 /// A found document and where its block is.
-struct Located {
-    score: f32,
-    at: Place,
+pub(crate) struct Located {
+    pub(crate) score: f32,
+    pub(crate) at: Place,
 }
 
 /// The order of hits: score, then the newest record first (its store position, which names
 /// one (session, sourceOrder)), then block order. Nothing in it depends on how the index is
 /// split into segments, so every layout of the same records lists the same hits.
-fn rank(a: &Located, b: &Located) -> Ordering {
+pub(crate) fn rank(a: &Located, b: &Located) -> Ordering {
     b.score.total_cmp(&a.score).then(b.at.position.cmp(&a.at.position)).then(a.at.block.cmp(&b.at.block))
 }
 
@@ -226,7 +131,7 @@ const TIE_COLLECT_MAX: usize = 4096;
 /// arbitrary subset of the documents tied at its cut (whichever segment it reads first), so
 /// documents are collected until the last one scores below the `limit`th: then every document
 /// that can be among the best `limit` is there, and sorting them decides.
-fn collect(
+pub(crate) fn collect(
     searcher: &Searcher,
     fields: &Fields,
     query: &dyn Query,
@@ -288,31 +193,6 @@ fn locate(
         .collect()
 }
 
-/// The records of `hidden` as one query: per session, its sourceOrders merged into runs, one
-/// range each (a projection carries long runs whole, so they are few).
-fn hidden_query(fields: &Fields, hidden: &BTreeSet<(String, u64)>) -> Option<Box<dyn Query>> {
-    let mut runs: Vec<(&str, Range<u64>)> = Vec::new();
-    for (session, order) in hidden {
-        match runs.last_mut() {
-            Some((last, range)) if *last == session.as_str() && range.end == *order => {
-                range.end = order.saturating_add(1);
-            }
-            _ => runs.push((session, *order..order.saturating_add(1))),
-        }
-    }
-    let clauses: Vec<Box<dyn Query>> = runs
-        .into_iter()
-        .map(|(session, orders)| -> Box<dyn Query> {
-            let name = Term::from_field_text(fields.session, session);
-            Box::new(BooleanQuery::intersection(vec![
-                Box::new(TermQuery::new(name, IndexRecordOption::Basic)),
-                Box::new(orders_query(fields, &orders)),
-            ]))
-        })
-        .collect();
-    (!clauses.is_empty()).then(|| forward_only(Box::new(BooleanQuery::union(clauses))))
-}
-
 impl SearchIndex {
     /// The best-matching blocks for `request`, best first, with snippets from the journal.
     /// Searches what is searchable now; see [`SearchIndex::wait_searchable`].
@@ -331,8 +211,10 @@ impl SearchIndex {
             return Ok(Vec::new());
         }
         let snapshot = self.store.snapshot()?;
+        let selected = filters(&snapshot, fields, request)?;
         let mut clauses = vec![(Occur::Must, parsed.query)];
-        clauses.extend(filters(&snapshot, fields, request)?);
+        clauses.extend(signals::proximity(fields, &parsed.terms));
+        clauses.extend(selected.iter().map(|(occur, query)| (*occur, query.box_clone())));
         if let Some(hidden) = hidden_query(fields, &request.hidden) {
             clauses.push((Occur::MustNot, hidden));
         }
@@ -346,11 +228,38 @@ impl SearchIndex {
             },
             e => SearchError::Index(IndexError::tantivy(path, e)),
         };
-        let mut located = collect(&searcher, fields, &query, request.limit).map_err(tantivy)?;
+        let context = request.context.as_deref().filter(|c| !c.trim().is_empty());
+        let pool = if context.is_some() { request.limit.max(CONTEXT_POOL) } else { request.limit };
+        let mut located = collect(&searcher, fields, &query, pool).map_err(tantivy)?;
+        if let Some(context) = context {
+            let anchors = anchors(&searcher, fields, &selected, context).map_err(tantivy)?;
+            boost(&mut located, &anchors);
+        }
         located.sort_by(rank);
-        located.truncate(request.limit);
-        located.into_iter().map(|l| hit(&snapshot, l, &parsed.terms, request.snippet_chars)).collect()
+        // Copies (the same file read ten times) are one hit: the best-ranked copy, which on a
+        // tie of scores is the newest.
+        let mut hits = Vec::with_capacity(request.limit.min(located.len()));
+        let mut copies = BTreeSet::new();
+        for found in located {
+            if hits.len() == request.limit {
+                break;
+            }
+            let (hit, copy) = hit(&snapshot, found, &parsed.terms, request.snippet_chars)?;
+            if copies.insert(copy) {
+                hits.push(hit);
+            }
+        }
+        Ok(hits)
     }
+}
+
+/// What makes two blocks copies of each other: their role, kind, tool and text.
+fn copy_key(role: Role, kind: &str, tool: Option<&str>, text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same key for the same text in every process and run.
+    let mut hasher = std::hash::DefaultHasher::new();
+    (role.as_str(), kind, tool, text).hash(&mut hasher);
+    hasher.finish()
 }
 
 fn hit(
@@ -358,7 +267,7 @@ fn hit(
     located: Located,
     terms: &crate::query::Terms,
     width: usize,
-) -> Result<Hit, SearchError> {
+) -> Result<(Hit, u64), SearchError> {
     let Located { score, at } = located;
     let missing = || SearchError::Corrupted {
         reason: format!(
@@ -378,7 +287,8 @@ fn hit(
         }
         BlockView::Blob { .. } => return Err(missing()),
     };
-    Ok(Hit {
+    let copy = copy_key(view.role(), block.kind(), tool, &text);
+    let hit = Hit {
         session: at.session.clone(),
         entry_id: view.entry_id().to_owned(),
         block_index,
@@ -390,5 +300,6 @@ fn hit(
         timestamp: view.timestamp().map(str::to_owned),
         score,
         snippet: snippet(&text, terms, width),
-    })
+    };
+    Ok((hit, copy))
 }

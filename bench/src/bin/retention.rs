@@ -33,6 +33,11 @@ struct Args {
     /// its final request carries (the comparison for that signal, not the published file).
     #[arg(long)]
     show_seen: bool,
+    /// Open book with each question carrying, as `context`, the ask of the turn that stated its
+    /// fact. That points at the answer's neighbourhood (an oracle no real caller has), so it is an
+    /// upper bound for the signal, not the published file.
+    #[arg(long)]
+    oracle_context: bool,
     /// Only these windows (labels such as 32K, 1M; default all). A partial run is for trying
     /// things out: the published report is the default run.
     #[arg(long, value_delimiter = ',')]
@@ -61,6 +66,7 @@ fn exam(args: &Args) -> anyhow::Result<()> {
         sweep: !args.no_sweep,
         threads: args.threads,
         hide_seen: !args.show_seen,
+        context: args.oracle_context,
         ..ExamConfig::default()
     };
     if !args.seeds.is_empty() {

@@ -119,7 +119,7 @@ pub fn run(config: &ExamConfig, dir: &Path) -> anyhow::Result<CorpusRun> {
     let jobs: Vec<(usize, usize)> =
         (0..windows.len()).flat_map(|w| (0..sessions.len()).map(move |s| (w, s))).collect();
     let runs = parallel(&jobs, config.threads, |&(w, s)| {
-        run_session(sessions[s].clone(), 0, windows[w], &Contender::ALL, config.hide_seen)
+        run_session(sessions[s].clone(), 0, windows[w], &Contender::ALL, config.hide_seen, config.context)
             .context("a corpus session")
     })?;
     let sources = used

@@ -169,6 +169,9 @@ pub struct ExamConfig {
     pub threads: usize,
     /// Open book: each contender's search leaves out the records its final request carries.
     pub hide_seen: bool,
+    /// Open book: each question carries the ask of the turn that stated its fact as `context`
+    /// (an oracle: an upper bound for the signal, off in the published run).
+    pub context: bool,
 }
 
 impl Default for ExamConfig {
@@ -188,6 +191,7 @@ impl Default for ExamConfig {
             corpus_windows: vec![WINDOW_16K, WINDOWS[0]],
             threads: 2,
             hide_seen: true,
+            context: false,
         }
     }
 }
@@ -231,6 +235,7 @@ pub fn run_session(
     window: Window,
     contenders: &[Contender],
     hide_seen: bool,
+    context: bool,
 ) -> anyhow::Result<SessionRun> {
     let budget = window.budget();
     let capacity = u64::from(budget.capacity_tokens());
@@ -249,7 +254,7 @@ pub fn run_session(
         journal.ok_or_else(|| anyhow!("no contender with a store ran"))?;
     let empty = std::collections::BTreeSet::new();
     let seen: Vec<_> = runs.iter().map(|(_, r)| if hide_seen { &r.seen } else { &empty }).collect();
-    let open = openbook::search(&store, &name, &folder, &session, &seen)?;
+    let open = openbook::search(&store, &name, &folder, &session, &seen, context)?;
     for ((_, result), rank) in runs.iter_mut().zip(&open.rank) {
         result.open_rank.clone_from(rank);
     }
@@ -323,6 +328,7 @@ pub fn run(config: &ExamConfig) -> anyhow::Result<Exam> {
             window,
             &Contender::ALL,
             config.hide_seen,
+            config.context,
         );
         eprintln!(
             "  {} at {}, seed {seed}: {:.1} s",

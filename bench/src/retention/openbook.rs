@@ -28,7 +28,8 @@ pub struct OpenBook {
 }
 
 /// Indexes `session_name` of `store` in `folder` and asks every question once per reader in
-/// `seen`, leaving out the records that reader has (by entryId).
+/// `seen`, leaving out the records that reader has (by entryId), with the ask of the fact's turn
+/// as context when `context` is set.
 ///
 /// # Errors
 /// If the index cannot be built or searched.
@@ -38,6 +39,7 @@ pub fn search(
     folder: &Path,
     session: &Session,
     seen: &[&BTreeSet<String>],
+    context: bool,
 ) -> anyhow::Result<OpenBook> {
     let options = IndexOptions { folder: Some(folder.to_owned()), ..IndexOptions::default() };
     let index = SearchIndex::open(Arc::clone(store), options)?;
@@ -56,6 +58,9 @@ pub fn search(
             request.session = Some(session_name.to_owned());
             request.limit = TOP;
             request.hidden.clone_from(&hidden);
+            if context {
+                request.context = Some(turn_ask(session, fact.turn));
+            }
             let hits = index.search(&request)?;
             ranks.push(hits.iter().position(|h| h.entry_id == fact.entry_id));
         }
@@ -70,6 +75,18 @@ pub fn search(
     }
     index.close()?;
     Ok(book)
+}
+
+/// The words of the user message that opens `turn`: what was being worked on when a fact
+/// stated in that turn came up.
+fn turn_ask(session: &Session, turn: usize) -> String {
+    session
+        .turns
+        .get(turn)
+        .and_then(|t| t.steps.first())
+        .and_then(|step| step.iter().find(|r| r.role == annal_engine::Role::User))
+        .map(|r| r.blocks.iter().map(super::session::block_text).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
 }
 
 /// Every record of `session_name` by entryId: its sourceOrder.

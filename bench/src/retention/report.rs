@@ -138,10 +138,15 @@ fn method(out: &mut String, exam: &Exam) {
          contender stands in its compaction cycle when the session ends. Spreads are the lowest and highest \
          value over the report seeds (each seed pooled over the profiles).\n\
          - **Open book:** the real search index (`history search`) over the session's journal, asked for each \
-         fact with its area and noun only (\"billing ticket\"): words other facts share, never the codename \
-         or the value, so the question is ambiguous the way a real one is. Each contender asks with the same \
-         search, which leaves out the records its final request carries whole (the model has them; \
-         `history_search`'s `unseen`). Reported: the share of the facts \
+         fact with its area and noun (\"billing ticket\"): words other facts share, never the codename \
+         or the value, so the question is ambiguous the way a real one is. No `context` is given: the only \
+         one the exam could derive (the user message of the turn that stated the fact) points at the \
+         answer, an oracle no real caller has (`--oracle-context` measures it as an upper bound). Each \
+         contender asks with the same question and search, which leaves out the records its final request carries whole (the model has them; \
+         `history_search`'s `unseen`). The ranking's signals and constants were chosen on sessions of a \
+         tuning seed at 32K, never of a report seed: the sessions are split, tuned on one part and \
+         reported on the other. \
+         Reported: the share of the facts \
          missing from the final request whose record is the first hit (top 1) or among the first five (top 5). \
          **Decoys:** false hits, a decoy value found in a final request or any hit for it in a literal search.\n\
          - **User requests.** For `paste`, `resumed` and the real corpus, every request is checked for the \

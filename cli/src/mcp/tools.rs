@@ -73,6 +73,12 @@ pub(crate) struct SearchParams {
     /// shows you whole, so the hits are what was left out of your context.
     #[serde(default)]
     unseen_window: Option<String>,
+    /// What you are working on: the current turn's words (the user's ask, the task, the file).
+    /// Hits near where the session discussed them, in the same session, come first; the
+    /// context is not searched for itself. Give it when the query's words are ones many records
+    /// share (billing ticket) and you have no identifier.
+    #[serde(default)]
+    context: Option<String>,
 }
 
 /// The input of `history_get`.
@@ -155,7 +161,8 @@ impl HistoryServer {
     /// tool calls and output), best matches first. Ask with the exact identifiers you have (an
     /// error code, a path, a ticket id, a function name): they are found first. Without one, give
     /// the subject's words, your `session` and your `unseen_window`, so what you already see is
-    /// left out and what was left out of your context comes first. Each hit is one line: its id
+    /// left out and what was left out of your context comes first, and a `context` with the
+    /// current turn's words, so what was said where that work was discussed comes first. Each hit is one line: its id
     /// (entryId#block, for history_get), [session, #sourceOrder, role, tool, block type, error],
     /// and a snippet with the matches in **bold**.
     #[tool(name = "history_search")]
@@ -173,6 +180,7 @@ impl HistoryServer {
         request.role = params.role.map(RoleName::role);
         request.tool = params.tool.filter(|t| !t.is_empty());
         request.errors_only = params.errors.unwrap_or(false);
+        request.context = params.context.filter(|c| !c.trim().is_empty());
         request.limit = limit.min(LIMIT_MAX);
         if let Some(label) = params.unseen_window.filter(|w| !w.is_empty()) {
             let Some(&(_, window, output)) =
