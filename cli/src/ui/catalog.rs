@@ -115,7 +115,7 @@ pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summa
 
 /// The agent, from the prefix its importer gives the ids it makes (`codex:…`, `gemini:…`), or
 /// from metadata only Claude Code writes; the registry names both.
-fn agent_of(view: &RecordView<'_>) -> Option<Agent> {
+pub(crate) fn agent_of(view: &RecordView<'_>) -> Option<Agent> {
     if let Some(agent) = Agent::of_entry_id(view.entry_id()) {
         return Some(agent);
     }

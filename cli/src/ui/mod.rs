@@ -7,6 +7,7 @@
 //! request's error page, never the server's end.
 
 mod catalog;
+mod diff;
 mod guard;
 mod key;
 mod layout;

@@ -34,7 +34,9 @@ pub(crate) async fn sessions(
 ) -> Result<Html<String>, Failure> {
     blocking(&ui, move |ui| {
         let all = catalog(ui).refresh(&ui.annal)?;
-        let pick = |wanted: &Option<String>, value: &str| wanted.as_deref().is_none_or(|w| w.is_empty() || w == value);
+        let pick = |wanted: &Option<String>, value: &str| {
+            wanted.as_deref().is_none_or(|w| w.is_empty() || w == value)
+        };
         let shown: Vec<&Summary> =
             all.iter().filter(|s| pick(&query.agent, &s.agent) && pick(&query.project, &s.project)).collect();
         let table = session_table(&shown, all.len());
@@ -44,22 +46,14 @@ pub(crate) async fn sessions(
         let mut agents: Vec<&str> = all.iter().map(|s| s.agent.as_str()).filter(|a| !a.is_empty()).collect();
         agents.sort_unstable();
         agents.dedup();
-        let mut projects: Vec<&str> = all.iter().map(|s| s.project.as_str()).filter(|p| !p.is_empty()).collect();
+        let mut projects: Vec<&str> =
+            all.iter().map(|s| s.project.as_str()).filter(|p| !p.is_empty()).collect();
         projects.sort_unstable();
         projects.dedup();
         let body = html! {
             h1 { "Sessions" }
-            form.filters method="get" action="/" {
-                label { "Agent " select name="agent" {
-                    option value="" { "all" }
-                    @for agent in &agents { option value=(agent) selected[query.agent.as_deref() == Some(agent)] { (agent) } }
-                } }
-                label { "Project " select name="project" {
-                    option value="" { "all" }
-                    @for project in &projects { option value=(project) selected[query.project.as_deref() == Some(project)] { (project) } }
-                } }
-                button type="submit" { "Filter" }
-            }
+            (chips("Agent", "agent", &agents, &query))
+            (chips("Project", "project", &projects, &query))
             div #sessions data-live="1" { (table) }
         };
         Ok(Html(shell("Sessions", None, body).into_string()))
@@ -67,22 +61,65 @@ pub(crate) async fn sessions(
     .await
 }
 
+/// One filter as a row of links, the chosen one marked; each keeps the other filter.
+fn chips(label: &str, key: &str, values: &[&str], query: &ListQuery) -> Markup {
+    let chosen = match key {
+        "agent" => query.agent.as_deref(),
+        _ => query.project.as_deref(),
+    }
+    .filter(|v| !v.is_empty());
+    let other = match key {
+        "agent" => ("project", query.project.as_deref().unwrap_or("")),
+        _ => ("agent", query.agent.as_deref().unwrap_or("")),
+    };
+    let href = |value: &str| {
+        let pairs: Vec<(&str, &str)> =
+            [(key, value), other].into_iter().filter(|(_, v)| !v.is_empty()).collect();
+        link("/", &pairs)
+    };
+    html! {
+        nav.chips aria-label=(label) {
+            span.chip-label { (label) }
+            a.chip.chosen[chosen.is_none()] href=(href("")) { "all" }
+            @for value in values {
+                a.chip.chosen[chosen == Some(*value)] href=(href(value)) title=(value) { (short_folder(value)) }
+            }
+        }
+    }
+}
+
+/// A project folder by its last two parts: the list is read by project name, not by path.
+fn short_folder(path: &str) -> String {
+    let parts: Vec<&str> = path.trim_end_matches(['/', '\\']).rsplit(['/', '\\']).take(2).collect();
+    match parts.as_slice() {
+        [last, parent] if !parent.is_empty() => format!("{parent}/{last}"),
+        [last, ..] if !last.is_empty() => (*last).to_owned(),
+        _ => path.to_owned(),
+    }
+}
+
 fn session_table(shown: &[&Summary], total: usize) -> Markup {
     html! {
         p.count { (count(shown.len() as u64)) " of " (count(total as u64)) " sessions" }
         table.sessions {
-            thead { tr { th { "session" } th { "agent" } th { "project" } th { "first request" } th.num { "records" } th.num { "tokens" } th { "time" } } }
+            thead { tr { th { "session" } th { "agent" } th { "project" } th.num { "records" } th.num { "tokens" } th { "time" } } }
             tbody {
                 @for s in shown {
                     tr {
-                        td.name { a href=(link("/session", &[("name", &s.name)])) { (s.name) }
-                            @if let (Some(parent), Some(at)) = (&s.parent, s.fork_at) { br; small { "fork of " (parent) " at #" (at) } } }
-                        td { (s.agent) }
-                        td.project { (s.project) }
-                        td.request { (s.first_request) }
-                        td.num { (count(s.records)) }
-                        td.num { (count(s.tokens)) }
-                        td.time { (span(s)) }
+                        td.title {
+                            a href=(link("/session", &[("name", &s.name)])) {
+                                @if s.first_request.is_empty() { (s.name) } @else { (s.first_request) }
+                            }
+                            @if !s.first_request.is_empty() { small.name { (s.name) } }
+                            @if let (Some(parent), Some(at)) = (&s.parent, s.fork_at) { small { "fork of " (parent) " at #" (at) } }
+                        }
+                        td.agent { (s.agent) }
+                        td.project title=(s.project) { (short_folder(&s.project)) }
+                        td.num data-unit="records" { (count(s.records)) }
+                        td.num data-unit="tokens" { (count(s.tokens)) }
+                        td.time {
+                            @if let Some(last) = &s.last_time { time datetime=(last) data-relative="1" { (span(s)) } }
+                        }
                     }
                 }
             }

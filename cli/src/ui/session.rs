@@ -23,6 +23,9 @@ pub(crate) struct SessionQuery {
     from: Option<u64>,
     /// A record the page must hold (the page is the one it falls on).
     at: Option<u64>,
+    /// Only the records from this one on (up to a page), for the script that follows a session
+    /// as it grows.
+    tail: Option<u64>,
 }
 
 pub(crate) async fn page(
@@ -32,6 +35,12 @@ pub(crate) async fn page(
     blocking(&ui, move |ui| {
         let snapshot = ui.annal.snapshot()?;
         let info = session_info(&snapshot, &query.name)?;
+        if let Some(tail) = query.tail {
+            let range = tail.min(info.len)..(tail + PAGE_RECORDS).min(info.len);
+            let guards = snapshot.records(&info.name, range)?.collect::<Result<Vec<_>, _>>()?;
+            let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
+            return Ok(Html(records(&snapshot, &views)?.0.into_string()));
+        }
         let from = match (query.at, query.from) {
             (Some(at), _) => at - at % PAGE_RECORDS,
             (None, Some(from)) => from,
@@ -39,11 +48,9 @@ pub(crate) async fn page(
         }
         .min(info.len.saturating_sub(1) / PAGE_RECORDS * PAGE_RECORDS);
         let to = (from + PAGE_RECORDS).min(info.len);
-        let mut records = Vec::new();
-        for guard in snapshot.records(&info.name, from..to)? {
-            let guard = guard?;
-            records.push(record::render(&snapshot, &guard.view()?, None)?);
-        }
+        let guards = snapshot.records(&info.name, from..to)?.collect::<Result<Vec<_>, _>>()?;
+        let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
+        let (records, outline) = records(&snapshot, &views)?;
         let family = family(&snapshot.sessions()?, &info);
         let verified = ui.annal.verify(Some(&info.name))?;
         let body = html! {
@@ -64,13 +71,66 @@ pub(crate) async fn page(
                 a href=(link("/export", &[("name", &info.name), ("format", "html"), ("redact", "1")])) { "Export HTML, redacted" }
             }
             @if family.len() > 1 { section.forks { h2 { "Forks" } (tree(&family, None, &info.name)) } }
+            @if !outline.is_empty() {
+                details.outline open {
+                    summary { "Requests on this page (" (outline.len()) ")" }
+                    ol { @for (id, order, words) in &outline { li { a href={ "#" (id) } { "#" (order) " " (words) } } } }
+                }
+            }
             (pager(&info, from))
-            @for rendered in &records { (rendered) }
+            div #records data-session=(info.name) data-next=(to) data-last=[(to == info.len).then_some("1")] { (records) }
             (pager(&info, from))
         };
         Ok(Html(shell(&info.name, None, body).into_string()))
     })
     .await
+}
+
+/// A request in the page's outline: its entry id, order and first line.
+type Turn = (String, u64, String);
+
+/// The records of a page, runs of records with nothing to read of their own folded into one
+/// line each, and the outline of the requests among them: entry id, order and first line.
+fn records(
+    snapshot: &annal::Snapshot,
+    views: &[annal::snapshot::RecordView<'_>],
+) -> Result<(Markup, Vec<Turn>), Failure> {
+    let page = record::Page::of(snapshot, views)?;
+    let mut outline = Vec::new();
+    let mut parts: Vec<Markup> = Vec::with_capacity(views.len());
+    let mut quiet: Vec<Markup> = Vec::new();
+    let mut quiet_orders = (0, 0);
+    let flush = |quiet: &mut Vec<Markup>, orders: (u64, u64), parts: &mut Vec<Markup>| {
+        if quiet.is_empty() {
+            return;
+        }
+        let label = match quiet.len() {
+            1 => format!("1 record without text of its own (#{})", orders.0),
+            n => format!("{n} records without text of their own (#{}–#{})", orders.0, orders.1),
+        };
+        let run = std::mem::take(quiet);
+        parts.push(html! { details.quiet { summary { (label) } @for r in &run { (r) } } });
+    };
+    for view in views {
+        let rendered = record::render(snapshot, &page, view, None)?;
+        if page.is_quiet(snapshot, view) {
+            if quiet.is_empty() {
+                quiet_orders.0 = view.source_order();
+            }
+            quiet_orders.1 = view.source_order();
+            quiet.push(rendered);
+            continue;
+        }
+        flush(&mut quiet, quiet_orders, &mut parts);
+        if let Some(words) = page.request_words(snapshot, view) {
+            let first = words.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+            let first = crate::output::cut(&super::markdown::visible_controls(first), 100);
+            outline.push((view.entry_id().to_owned(), view.source_order(), first));
+        }
+        parts.push(rendered);
+    }
+    flush(&mut quiet, quiet_orders, &mut parts);
+    Ok((html! { @for part in &parts { (part) } }, outline))
 }
 
 /// Previous and next pages, and where this one is.

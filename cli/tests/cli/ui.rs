@@ -271,7 +271,10 @@ fn the_list_shows_every_session_and_what_the_model_saw_matches_project() {
     let server = Server::start(&sandbox);
     let list = server.get("/").body;
     for name in ["hostile", "long", "long-alt"] {
-        assert!(list.contains(&format!(">{name}</a>")), "{name} missing");
+        // Titled by its first request, the name under it; by its name when it has none.
+        let listed = list.contains(&format!("<small class=\"name\">{name}</small>"))
+            || list.contains(&format!(">{name}</a>"));
+        assert!(listed, "{name} missing");
     }
     assert!(list.contains("step 0 touches src/mod_0/lib.rs"));
     assert!(
@@ -322,7 +325,11 @@ fn the_list_names_each_agent_and_shows_what_the_user_asked() {
     sandbox.annal(&["append", "k1"], &format!("{cursor}\n")).ok();
     let server = Server::start(&sandbox);
     let list = server.get("/").body;
-    assert!(list.contains("<td>Codex CLI</td>") && list.contains("<td>Cursor</td>"), "{list}");
+    assert!(
+        list.contains("<td class=\"agent\">Codex CLI</td>")
+            && list.contains("<td class=\"agent\">Cursor</td>"),
+        "{list}"
+    );
     assert!(list.contains("fix the 解析器 🦀 please"), "{list}");
     assert!(!list.contains("/srv/プロジェクト"), "the environment is not the request: {list}");
     assert!(list.contains("why is e\u{301}t\u{e9} split?"), "{list}");
