@@ -71,6 +71,13 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// Each known session's title (its first request), by name, for search results.
+    pub(crate) fn titles(&self) -> HashMap<String, String> {
+        self.summaries.iter().map(|(name, s)| (name.clone(), s.first_request.clone())).collect()
+    }
+}
+
 /// Reads one session's summary: its first records, its last timestamp and its token count.
 pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summary, ReadError> {
     let mut summary = Summary {

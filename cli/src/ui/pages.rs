@@ -1,6 +1,7 @@
 //! The session list (newest first, filtered by agent and project, refreshed live from the
 //! server's events) and search over every original with the syntax of `annal history search`.
 
+use std::collections::HashMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -167,6 +168,8 @@ pub(crate) struct SearchQuery {
     tool: Option<String>,
     errors: Option<String>,
     fragment: Option<String>,
+    /// `1`: the last word is still being typed, and matches the words it starts.
+    prefix: Option<String>,
 }
 
 pub(crate) async fn search(
@@ -184,23 +187,11 @@ pub(crate) async fn search(
             request.role = query.role.as_deref().and_then(Role::parse);
             request.tool = query.tool.clone().filter(|t| !t.is_empty());
             request.errors_only = query.errors.as_deref() == Some("1");
+            request.prefix_last = query.prefix.as_deref() == Some("1");
             ui.annal.search(&request)?
         };
-        let results = html! {
-            p.count { (hits.len()) @if hits.len() == 50 { "+" } " hits" }
-            ol.hits {
-                @for hit in &hits {
-                    li.hit {
-                        a href=(record_link(&hit.session, hit.source_order, &hit.entry_id)) {
-                            span.session { (hit.session) } " #" (hit.source_order) " " span.role { (hit.role.as_str()) }
-                            @if let Some(tool) = &hit.tool { " " span.tool { (tool) } }
-                            @if hit.is_error { " " span.broken { "failed" } }
-                        }
-                        p.snippet { (highlighted(&hit.snippet.text, &hit.snippet.highlights)) }
-                    }
-                }
-            }
-        };
+        let titles = catalog(ui).titles();
+        let results = hit_groups(&hits, &titles);
         if query.fragment.is_some() {
             return Ok(Html(results.into_string()));
         }
@@ -210,18 +201,117 @@ pub(crate) async fn search(
     .await
 }
 
+/// The hits, best first, grouped by session (in the order of each session's best hit), each
+/// session under its title.
+fn hit_groups(hits: &[annal::Hit], titles: &HashMap<String, String>) -> Markup {
+    let mut groups: Vec<(&str, Vec<&annal::Hit>)> = Vec::new();
+    for hit in hits {
+        match groups.iter_mut().find(|(session, _)| *session == hit.session) {
+            Some((_, group)) => group.push(hit),
+            None => groups.push((&hit.session, vec![hit])),
+        }
+    }
+    html! {
+        p.count { (hits.len()) @if hits.len() == 50 { "+" } " hits" @if groups.len() > 1 { " in " (groups.len()) " sessions" } }
+        @for (session, group) in &groups {
+            section.hit-group {
+                h2 {
+                    a href=(link("/session", &[("name", session)])) {
+                        (titles.get(*session).filter(|t| !t.is_empty()).map_or(*session, String::as_str))
+                    }
+                    " " small { (session) " · " (group.len()) @if group.len() == 1 { " hit" } @else { " hits" } }
+                }
+                ol.hits {
+                    @for hit in group {
+                        li.hit {
+                            a href=(record_link(&hit.session, hit.source_order, &hit.entry_id)) {
+                                "#" (hit.source_order) " " span.role { (hit.role.as_str()) }
+                                @if let Some(tool) = &hit.tool { " " span.tool { (tool) } }
+                                @if hit.is_error { " " span.broken { "failed" } }
+                            }
+                            p.snippet { (highlighted(&hit.snippet.text, &hit.snippet.highlights, hit.kind == "toolCall")) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A tool call's input is JSON: its punctuation left out (`{"content":"x","path":"y"}` reads
+/// `content: x · path: y`) and its escapes read as what they stand for, so a hit shows the
+/// matched text rather than the JSON around it.
+fn unescaped(text: &str, json: bool) -> std::borrow::Cow<'_, str> {
+    if !json || !text.contains(['\\', '"', '{']) {
+        return text.into();
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let next = chars.peek().copied();
+        match (c, next) {
+            ('\\', Some(escaped)) => {
+                chars.next();
+                match escaped {
+                    'n' => out.push('\n'),
+                    't' => out.push('\t'),
+                    '"' | '\\' | '/' => out.push(escaped),
+                    other => {
+                        out.push('\\');
+                        out.push(other);
+                    }
+                }
+            }
+            ('{', Some('"')) | ('"', Some('}')) => {
+                chars.next();
+            }
+            ('"', Some(':')) => {
+                chars.next();
+                chars.next_if_eq(&'"');
+                out.push_str(": ");
+            }
+            ('"', Some(',')) => {
+                chars.next();
+                chars.next_if_eq(&'"');
+                out.push_str(" · ");
+            }
+            ('"', _) => {}
+            (c, _) => out.push(c),
+        }
+    }
+    out.into()
+}
+
 /// The snippet with its matches in `<mark>`, every part escaped.
-fn highlighted(text: &str, highlights: &[std::ops::Range<usize>]) -> Markup {
+fn highlighted(text: &str, highlights: &[std::ops::Range<usize>], json: bool) -> Markup {
     let mut out = String::with_capacity(text.len() + highlights.len() * 13);
     let mut at = 0;
     for range in highlights {
         let (Some(before), Some(marked)) = (text.get(at..range.start), text.get(range.clone())) else {
             continue;
         };
-        out.push_str(&html! { (before) }.into_string());
-        out.push_str(&html! { mark { (marked) } }.into_string());
+        out.push_str(&html! { (unescaped(before, json)) }.into_string());
+        out.push_str(&html! { mark { (unescaped(marked, json)) } }.into_string());
         at = range.end;
     }
-    out.push_str(&html! { (text.get(at..).unwrap_or("")) }.into_string());
+    out.push_str(&html! { (unescaped(text.get(at..).unwrap_or(""), json)) }.into_string());
     html! { (PreEscaped(out)) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_calls_json_reads_as_its_text() {
+        let json = r##"{"content":"# Obsidian sync\nfirst \"line\" 日本語\u3000🦀","file_path":"a\\b.md"}"##;
+        assert_eq!(
+            unescaped(json, true),
+            "content: # Obsidian sync\nfirst \"line\" 日本語\\u3000🦀 · file_path: a\\b.md"
+        );
+        assert_eq!(unescaped(json, false), json, "other blocks are shown as written");
+        // A snippet cut inside a string, and a quote at its edge.
+        assert_eq!(unescaped(r#"sync\nfirst \"li"#, true), "sync\nfirst \"li");
+        assert_eq!(unescaped(r#"ne","path"#, true), "ne · path");
+    }
 }

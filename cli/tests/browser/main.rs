@@ -11,6 +11,7 @@ mod support;
 
 mod driver;
 mod reading;
+mod search;
 
 use std::path::PathBuf;
 

@@ -8,5 +8,6 @@ mod eager;
 mod hostile_query;
 mod on_demand;
 mod order;
+mod prefix;
 mod segments;
 mod unicode_text;

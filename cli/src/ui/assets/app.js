@@ -44,13 +44,15 @@ function searchAsYouType() {
       results.before(problem);
     }
     const ticket = ++asked;
-    const url = `/search?fragment=1&q=${encodeURIComponent(q)}`;
+    // The last word may be half typed: it matches the words it starts.
+    const prefix = /[\p{L}\p{N}]$/u.test(q) ? "&prefix=1" : "";
+    const url = `/search?fragment=1${prefix}&q=${encodeURIComponent(q)}`;
     try {
       const html = await fragment(url);
       if (ticket !== asked) return; // a later keystroke's answer wins
       problem.textContent = "";
       results.innerHTML = html;
-      history.replaceState(null, "", `/search?q=${encodeURIComponent(q)}`);
+      history.replaceState(null, "", `/search?q=${encodeURIComponent(q)}${prefix}`);
     } catch (err) {
       // The previous results stay while the query is being typed.
       if (ticket === asked) problem.textContent = err.message;
