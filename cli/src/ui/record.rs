@@ -2,6 +2,7 @@
 //! added to a request folded and labelled, thinking folded, each tool call folded with its
 //! result (failed ones marked), edits and patches as line diffs.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use annal::snapshot::{hash_to_hex, BlockView, RecordView};
@@ -20,6 +21,8 @@ const OPEN_BYTES_MAX: usize = 4_000;
 #[derive(Debug, Default)]
 pub(crate) struct Page {
     agent: Option<Agent>,
+    /// Secrets masked in every text shown (a redacted export).
+    redact: bool,
     /// Results of calls made on the page, by call id.
     outcomes: HashMap<String, Outcome>,
     /// The entry id of the record making each call on the page, by call id.
@@ -35,9 +38,15 @@ struct Outcome {
 }
 
 impl Page {
-    /// Pairs the calls and results among `views`, records of one session in order.
-    pub(crate) fn of(snapshot: &Snapshot, views: &[RecordView<'_>]) -> Result<Page, annal::error::ReadError> {
-        let mut page = Page { agent: views.iter().find_map(super::catalog::agent_of), ..Page::default() };
+    /// Pairs the calls and results among `views`, records of one session in order; with
+    /// `redact`, every text is shown with its secrets masked.
+    pub(crate) fn of(
+        snapshot: &Snapshot,
+        views: &[RecordView<'_>],
+        redact: bool,
+    ) -> Result<Page, annal::error::ReadError> {
+        let agent = views.iter().find_map(super::catalog::agent_of);
+        let mut page = Page { agent, redact, ..Page::default() };
         for view in views {
             for block in view.blocks() {
                 match block {
@@ -47,7 +56,7 @@ impl Page {
                     BlockView::ToolResult { call_id, is_error, output, .. }
                         if page.callers.contains_key(call_id) =>
                     {
-                        let output = snapshot.text(output)?.into_owned();
+                        let output = page.shown(snapshot.text(output)?).into_owned();
                         let outcome = Outcome { output, is_error, source_order: view.source_order() };
                         page.outcomes.insert(call_id.to_owned(), outcome);
                     }
@@ -56,6 +65,17 @@ impl Page {
             }
         }
         Ok(page)
+    }
+
+    /// `text` as the page shows it: masked when the page is redacted.
+    fn shown<'t>(&self, text: Cow<'t, str>) -> Cow<'t, str> {
+        match self.redact {
+            true => match annal::text::redact(&text) {
+                Cow::Borrowed(_) => text,
+                Cow::Owned(masked) => Cow::Owned(masked),
+            },
+            false => text,
+        }
     }
 
     /// Whether a record says nothing of its own on this page: no blocks, only blank text, or
@@ -76,7 +96,7 @@ impl Page {
         }
         for block in view.blocks() {
             if let BlockView::Text { text } = block {
-                let text = snapshot.text(text).ok()?;
+                let text = self.shown(snapshot.text(text).ok()?);
                 let words = self.agent.map_or_else(|| text.to_string(), |agent| agent.user_words(&text));
                 if !words.trim().is_empty() {
                     return Some(words.trim().to_owned());
@@ -128,7 +148,7 @@ fn render_block(
 ) -> Result<Markup, annal::error::ReadError> {
     Ok(match block {
         BlockView::Text { text } => {
-            let text = snapshot.text(*text)?;
+            let text = page.shown(snapshot.text(*text)?);
             match role {
                 Role::User => request(page, &text),
                 Role::Assistant if text.len() <= OPEN_BYTES_MAX * 8 => markdown::render(&text),
@@ -136,11 +156,11 @@ fn render_block(
             }
         }
         BlockView::Thinking { text } => {
-            let text = snapshot.text(*text)?;
+            let text = page.shown(snapshot.text(*text)?);
             folded("thinking", &format!("thinking, {}", size(text.len() as u64)), markdown::plain(&text))
         }
         BlockView::ToolCall { call_id, tool, input, target } => {
-            let input = snapshot.text(*input)?;
+            let input = page.shown(snapshot.text(*input)?);
             let outcome = page.outcomes.get(*call_id);
             call(tool, target, &input, outcome)
         }
@@ -149,7 +169,7 @@ fn render_block(
                 p.paired { "Output shown with its call in " a href={ "#" (caller) } { "the record above" } }
             },
             None => {
-                let output = snapshot.text(*output)?;
+                let output = page.shown(snapshot.text(*output)?);
                 let what = if tool.is_empty() { "tool" } else { tool };
                 let failed = if *is_error { " — failed" } else { "" };
                 let label = format!("{what} output, {}{failed}", size(output.len() as u64));

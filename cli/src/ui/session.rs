@@ -39,7 +39,7 @@ pub(crate) async fn page(
             let range = tail.min(info.len)..(tail + PAGE_RECORDS).min(info.len);
             let guards = snapshot.records(&info.name, range)?.collect::<Result<Vec<_>, _>>()?;
             let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
-            return Ok(Html(records(&snapshot, &views)?.0.into_string()));
+            return Ok(Html(records(&snapshot, &views, false)?.0.into_string()));
         }
         let from = match (query.at, query.from) {
             (Some(at), _) => at - at % PAGE_RECORDS,
@@ -50,7 +50,7 @@ pub(crate) async fn page(
         let to = (from + PAGE_RECORDS).min(info.len);
         let guards = snapshot.records(&info.name, from..to)?.collect::<Result<Vec<_>, _>>()?;
         let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
-        let (records, outline) = records(&snapshot, &views)?;
+        let (records, outline) = records(&snapshot, &views, false)?;
         let family = family(&snapshot.sessions()?, &info);
         let verified = ui.annal.verify(Some(&info.name))?;
         let body = html! {
@@ -94,8 +94,9 @@ type Turn = (String, u64, String);
 fn records(
     snapshot: &annal::Snapshot,
     views: &[annal::snapshot::RecordView<'_>],
+    redact: bool,
 ) -> Result<(Markup, Vec<Turn>), Failure> {
-    let page = record::Page::of(snapshot, views)?;
+    let page = record::Page::of(snapshot, views, redact)?;
     let mut outline = Vec::new();
     let mut parts: Vec<Markup> = Vec::with_capacity(views.len());
     let mut quiet: Vec<Markup> = Vec::new();
@@ -228,10 +229,6 @@ pub(crate) async fn export(
 ) -> Result<Response, Failure> {
     blocking(&ui, move |ui| {
         let redact = query.redact.as_deref().is_some_and(|v| v == "1");
-        let mut markdown = Vec::new();
-        let options = ExportOptions { format: ExportFormat::Markdown, redact };
-        ui.annal.export(&query.name, &options, &mut markdown)?;
-        let markdown = String::from_utf8_lossy(&markdown).into_owned();
         let stem: String = query
             .name
             .chars()
@@ -239,8 +236,13 @@ pub(crate) async fn export(
             .take(80)
             .collect();
         let (body, kind, extension) = match query.format.as_str() {
-            "markdown" => (markdown, "text/markdown; charset=utf-8", "md"),
-            "html" => (standalone(&query.name, &markdown).into_string(), "text/html; charset=utf-8", "html"),
+            "markdown" => {
+                let mut markdown = Vec::new();
+                let options = ExportOptions { format: ExportFormat::Markdown, redact };
+                ui.annal.export(&query.name, &options, &mut markdown)?;
+                (String::from_utf8_lossy(&markdown).into_owned(), "text/markdown; charset=utf-8", "md")
+            }
+            "html" => (standalone(ui, &query.name, redact)?, "text/html; charset=utf-8", "html"),
             other => {
                 return Err(Failure::bad_request(format!("no export format {other:?}; markdown or html")))
             }
@@ -252,18 +254,45 @@ pub(crate) async fn export(
     .await
 }
 
-/// One HTML file that opens anywhere: the export's Markdown rendered safely, styles inside.
-fn standalone(name: &str, markdown: &str) -> Markup {
-    html! {
+/// One HTML file that opens anywhere, read with the session page's own templates: every record
+/// with its folds and diffs, the outline of requests, the stylesheet inside, a phone's viewport,
+/// and no script (folds open without one).
+fn standalone(ui: &super::Ui, name: &str, redact: bool) -> Result<String, Failure> {
+    let snapshot = ui.annal.snapshot()?;
+    let info = session_info(&snapshot, name)?;
+    let guards = snapshot.records(&info.name, 0..info.len)?.collect::<Result<Vec<_>, _>>()?;
+    let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
+    let (records, outline) = records(&snapshot, &views, redact)?;
+    let page = html! {
         (maud::DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
                 meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'";
-                title { (name) }
+                title { (info.name) " · annal" }
                 style { (PreEscaped(include_str!("assets/app.css"))) }
             }
-            body { main { (super::markdown::render(markdown)) } }
+            body {
+                main {
+                    h1.session { (info.name) }
+                    p.facts {
+                        (count(info.len)) " records"
+                        @if let (Some(first), Some(last)) = (views.first().and_then(|v| v.timestamp()), views.last().and_then(|v| v.timestamp())) {
+                            " · " (first) " – " (last)
+                        }
+                        @if redact { " · secrets masked" }
+                    }
+                    @if !outline.is_empty() {
+                        details.outline open {
+                            summary { "Requests (" (outline.len()) ")" }
+                            ol { @for (id, order, words) in &outline { li { a href={ "#" (id) } { "#" (order) " " (words) } } } }
+                        }
+                    }
+                    div #records { (records) }
+                }
+            }
         }
-    }
+    };
+    Ok(page.into_string())
 }

@@ -10,8 +10,10 @@
 mod support;
 
 mod driver;
+mod export;
 mod reading;
 mod search;
+mod seen;
 
 use std::path::PathBuf;
 

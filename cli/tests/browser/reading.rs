@@ -21,7 +21,7 @@ fn edited_file() -> (String, String) {
 
 /// A Claude Code session: a request with a reminder the agent added, an edit and its result, a
 /// record with nothing in it, a failed command, and three requests in all.
-fn edit_session() -> String {
+pub(crate) fn edit_session() -> String {
     let (old, new) = edited_file();
     let at = |s: u32| format!("2026-05-01T10:{:02}:{:02}Z", s / 60, s % 60);
     let lines = [
