@@ -55,6 +55,11 @@ impl Lines {
         self.lines.extend(other.lines);
     }
 
+    /// How many lines the diff shows, hunk headers included.
+    pub(crate) fn line_count(&self) -> usize {
+        self.lines.len()
+    }
+
     /// `+9 −2`, for a fold's label.
     pub(crate) fn tally(&self) -> String {
         format!("+{} \u{2212}{}", self.added, self.removed)

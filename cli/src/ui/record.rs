@@ -16,6 +16,9 @@ use crate::output::bytes as size;
 /// Text over this many bytes is folded even where it would be shown open.
 const OPEN_BYTES_MAX: usize = 4_000;
 
+/// An edit whose diff has at most this many lines is shown open.
+const OPEN_DIFF_LINES_MAX: usize = 60;
+
 /// What the records of one page tell each other: which agent wrote them (for the context it
 /// adds to requests) and each tool call's result, so a call and its outcome read as one fold.
 #[derive(Debug, Default)]
@@ -231,9 +234,12 @@ fn call(tool: &str, target: &str, input: &str, outcome: Option<&Outcome>) -> Mar
         (None, None) => markdown::plain(input),
     };
     let class = if failed { "call failed" } else { "call" };
-    folded(
+    // A short edit is read at a glance, as the change it is: shown open.
+    let open = edit.as_ref().is_some_and(|lines| lines.line_count() <= OPEN_DIFF_LINES_MAX);
+    folded_open(
         class,
         &label,
+        open,
         html! {
             (input_markup)
             @if let Some(outcome) = outcome {
@@ -290,8 +296,13 @@ fn body(text: &str) -> Markup {
 
 /// A block folded behind its one-line label.
 fn folded(class: &str, label: &str, content: Markup) -> Markup {
+    folded_open(class, label, false, content)
+}
+
+/// A block behind its one-line label, shown open when `open`.
+fn folded_open(class: &str, label: &str, open: bool, content: Markup) -> Markup {
     html! {
-        details class={ "block " (class) } {
+        details class={ "block " (class) } open[open] {
             summary { (label) }
             (content)
         }

@@ -25,6 +25,10 @@ pub(crate) struct SeenQuery {
 /// Messages as sent on one page.
 const PAGE_MESSAGES: usize = 200;
 
+/// Sessions and windows whose rendered pages are kept (a 17,800-record session's at 1M take
+/// about 8 MB).
+const CACHED_PAGES_MAX: usize = 8;
+
 /// One session's page at one window, rendered: kept until the session grows (its length is
 /// its head: records are only ever appended, a compaction's receipt among them).
 #[derive(Debug)]
@@ -56,8 +60,12 @@ pub(crate) async fn page(
             None => {
                 let rendered = std::sync::Arc::new(render(ui, &snapshot, &info, Budget::new(window, output))?);
                 let mut cache = super::seen_cache(ui);
-                // One session's pages at a time per window are what a reader goes through.
+                // A reader goes through one session at a time: older lengths of it go, and
+                // other sessions' pages once there are several.
                 cache.retain(|(name, _), r| name != &info.name || r.len == info.len);
+                if cache.len() >= CACHED_PAGES_MAX {
+                    cache.retain(|(name, _), _| name == &info.name);
+                }
                 cache.insert(key, rendered.clone());
                 rendered
             }

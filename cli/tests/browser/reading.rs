@@ -196,3 +196,28 @@ async fn at_400_pixels_nothing_scrolls_sideways() -> TestResult {
     }
     browser.close().await
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_last_page_of_a_session_takes_records_appended_while_it_is_open() -> TestResult {
+    let sandbox = Sandbox::new();
+    sandbox.annal(&["append", "edits"], &edit_session()).ok();
+    let server = Server::start(&sandbox);
+    let browser = Browser::start(true).await?;
+    let client = &browser.client;
+    client.goto(&server.url()).await?;
+    client.goto(&format!("http://127.0.0.1:{}/session?name=edits", server.port)).await?;
+    let line = json!({"entryId": "claude:u4", "role": "user", "timestamp": "2026-05-01T10:10:00Z",
+                      "blocks": [{"type": "text", "text": "one more thing — もう一つ 🦀"}]});
+    sandbox.annal(&["append", "edits"], &format!("{line}\n")).ok();
+    let arrived = client
+        .wait()
+        .at_most(std::time::Duration::from_secs(20))
+        .for_element(Locator::Id("claude:u4"))
+        .await?
+        .text()
+        .await?;
+    assert!(arrived.contains("one more thing — もう一つ 🦀"), "{arrived}");
+    // Once: the records before it are not added again.
+    assert_eq!(client.find_all(Locator::Css("article.record")).await?.len(), 9);
+    browser.close().await
+}
