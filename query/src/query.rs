@@ -83,6 +83,9 @@ pub(crate) struct Parsed {
 /// Whether the index has an identifier term (so it can be searched exactly).
 pub(crate) type IdentExists<'a> = &'a dyn Fn(&str) -> bool;
 
+/// The words the index has that start with a prefix (a word still being typed).
+pub(crate) type Expand<'a> = &'a dyn Fn(&str) -> Vec<String>;
+
 /// Reads query text. Built once per index: the parser and its analyzers are reused.
 pub(crate) struct QueryReader {
     parser: QueryParser,
@@ -96,21 +99,33 @@ impl QueryReader {
         QueryReader { parser, fields }
     }
 
-    /// Parses `text` (query syntax, or a literal when `literal`).
+    /// Parses `text` (query syntax, or a literal when `literal`); with `expand`, its last word
+    /// matches every word that starts with it.
     pub(crate) fn parse(
         &self,
         text: &str,
         literal: bool,
         exists: IdentExists<'_>,
+        expand: Option<Expand<'_>>,
     ) -> Result<Parsed, SearchError> {
         if text.trim().is_empty() {
             return Err(SearchError::EmptyQuery);
         }
         check_length(text)?;
+        // The last word becomes the group of the words it starts: `rest (obsidian OR obsidians)`.
+        let grouped = expand.filter(|_| !literal).and_then(|expand| {
+            let (rest, word) = last_word(text)?;
+            let mut words = expand(&word);
+            words.retain(|w| w.chars().all(char::is_alphanumeric));
+            if words.is_empty() {
+                words.push(word);
+            }
+            Some(format!("{rest}({})", words.join(" OR ")))
+        });
         let query = if literal {
             literal_query(&self.fields, text, exists)?
         } else {
-            let prepared = protect_identifiers(text, exists);
+            let prepared = protect_identifiers(grouped.as_deref().unwrap_or(text), exists);
             check_depth(&prepared)?;
             self.parser
                 .parse_query(&prepared)
@@ -119,6 +134,28 @@ impl QueryReader {
         let mut terms = Terms::default();
         terms.collect(&self.fields, query.as_ref());
         Ok(Parsed { query: guard_exclusions(query), terms })
+    }
+}
+
+/// The query before its last word, and that word as the index writes it (lower-cased), when
+/// the text ends in a plain word: not after a space, not an operator, a field or inside quotes.
+fn last_word(text: &str) -> Option<(&str, String)> {
+    let start = text
+        .rfind(|c: char| !c.is_alphanumeric())
+        .map_or(0, |at| at + text[at..].chars().next().map_or(1, char::len_utf8));
+    let (rest, word) = text.split_at(start);
+    let plain = !word.is_empty() && !matches!(word, "AND" | "OR" | "NOT");
+    let before = rest.chars().next_back();
+    let quoted = rest.matches('"').count() % 2 == 1;
+    if !plain || quoted || !before.is_none_or(char::is_whitespace) {
+        return None;
+    }
+    let mut tokens = Vec::new();
+    let mut analyzer = words();
+    analyzer.token_stream(word).process(&mut |token| tokens.push(token.text.clone()));
+    match tokens.as_slice() {
+        [one] => Some((rest, one.clone())),
+        _ => None,
     }
 }
 
@@ -299,13 +336,13 @@ mod tests {
         let (schema, fields) = crate::schema::schema();
         let reader = QueryReader::new(schema, fields);
         for bad in [r#""open quote"#, "a AND", "(a OR b", "-only"] {
-            match reader.parse(bad, false, &everywhere) {
+            match reader.parse(bad, false, &everywhere, None) {
                 Err(SearchError::Syntax { reason, .. }) => assert!(!reason.contains('\n'), "{reason}"),
                 Err(other) => panic!("{bad}: {other}"),
                 Ok(_) => panic!("{bad} parsed"),
             }
         }
-        assert!(reader.parse("--max-output", false, &everywhere).is_ok());
+        assert!(reader.parse("--max-output", false, &everywhere, None).is_ok());
     }
 
     #[test]
@@ -313,7 +350,7 @@ mod tests {
         let (schema, fields) = crate::schema::schema();
         let query = r#"Reset src/API/client.ts -skipped "api client""#;
         let reader = QueryReader::new(schema, fields);
-        let terms = reader.parse(query, false, &everywhere).map(|p| p.terms).map_err(|e| e.to_string());
+        let terms = reader.parse(query, false, &everywhere, None).map(|p| p.terms).map_err(|e| e.to_string());
         assert_eq!(
             terms,
             Ok(Terms {

@@ -21,6 +21,10 @@ use crate::snippet::{snippet, Snippet};
 /// cut may lie beyond them (see [`SearchIndex::search`]).
 const TIE_MARGIN: usize = 16;
 
+/// Words a prefix stands for at most (the first in order), as tantivy's phrase prefix caps its
+/// expansions: a one-letter prefix stays a cheap query.
+const PREFIX_WORDS_MAX: usize = 64;
+
 /// What to search for and where.
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -29,6 +33,9 @@ pub struct SearchRequest {
     pub query: String,
     /// Search the text as written (a phrase of its words, or one identifier), no syntax.
     pub literal: bool,
+    /// Match the query's last word as the start of a word (`obsid` finds `obsidian`), for a
+    /// query still being typed. Not with `literal`.
+    pub prefix_last: bool,
     /// Only this session's records; for a fork, the records it inherits as well.
     pub session: Option<String>,
     /// Only records of this role.
@@ -61,6 +68,7 @@ impl SearchRequest {
         SearchRequest {
             query: query.into(),
             literal: false,
+            prefix_last: false,
             session: None,
             role: None,
             tool: None,
@@ -206,7 +214,9 @@ impl SearchIndex {
             let term = Term::from_field_text(fields.ident, ident);
             searcher.doc_freq(&term).is_ok_and(|n| n > 0)
         };
-        let parsed = self.shared.queries.parse(&request.query, request.literal, &exists)?;
+        let expand = |prefix: &str| words_starting_with(&searcher, fields, prefix);
+        let expand: Option<crate::query::Expand<'_>> = request.prefix_last.then_some(&expand);
+        let parsed = self.shared.queries.parse(&request.query, request.literal, &exists, expand)?;
         if request.limit == 0 {
             return Ok(Vec::new());
         }
@@ -260,6 +270,23 @@ fn copy_key(role: Role, kind: &str, tool: Option<&str>, text: &str) -> u64 {
     let mut hasher = std::hash::DefaultHasher::new();
     (role.as_str(), kind, tool, text).hash(&mut hasher);
     hasher.finish()
+}
+
+/// The words the index has that start with `prefix`, in order, at most [`PREFIX_WORDS_MAX`].
+fn words_starting_with(searcher: &Searcher, fields: &Fields, prefix: &str) -> Vec<String> {
+    let mut found = BTreeSet::new();
+    for segment in searcher.segment_readers() {
+        let Ok(index) = segment.inverted_index(fields.text) else { continue };
+        let Ok(mut stream) = index.terms().range().ge(prefix.as_bytes()).into_stream() else { continue };
+        while stream.advance() && found.len() < PREFIX_WORDS_MAX {
+            let Ok(word) = std::str::from_utf8(stream.key()) else { continue };
+            if !word.starts_with(prefix) {
+                break;
+            }
+            found.insert(word.to_owned());
+        }
+    }
+    found.into_iter().take(PREFIX_WORDS_MAX).collect()
 }
 
 fn hit(

@@ -1,17 +1,22 @@
 //! The `annal ui` benchmark: how soon its pages arrive over a large history. A store is filled
-//! with generated sessions (and one of 10,000 records), `annal ui` is started on it as a user
-//! would, and the session list, the long session's first page and search as you type (every
-//! prefix of a word, as typed) are fetched over loopback, each timed to its last byte.
-//! Prints a Markdown report to stdout.
+//! with generated sessions of an agent's records (one of 2,000 records and one of 17,800
+//! among them), `annal ui` is started on it as a user would, and the session list, a session's
+//! first page, what the model saw at 32K and 1M, the HTML export and search as you type (every
+//! prefix of a word, as typed) are fetched over loopback, each timed to its last byte. Prints a
+//! Markdown report to stdout. `--screenshots DIR` also writes screenshots of each page at 1280
+//! and 400 px wide, taken by headless Chromium (`screenshots.rs`).
 //!
-//! `cargo build --release -p annal-cli && cargo run --release -p annal-bench --bin ui -- [--generate-mib 1024]`
+//! `cargo build --release -p annal-cli && cargo run --release -p annal-bench --bin ui -- [--generate-mib 1024] [--screenshots DIR]`
+
+#[path = "ui/screenshots.rs"]
+mod screenshots;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use annal::{Annal, Options, Record, Role};
+use annal::{Annal, Options, Record};
 use annal_bench::{quantile, scratch_dir};
 use annal_support::http::{request, ui_address, ui_cookie};
 use annal_support::sessions::{Profile, SessionSpec};
@@ -34,10 +39,18 @@ struct Args {
     /// Where the scratch folder goes (default: the system temp folder; use a real disk).
     #[arg(long)]
     dir: Option<PathBuf>,
+    /// Also write screenshots of each page at 1280 and 400 px wide to this folder (needs
+    /// Chromium: `ANNAL_CHROMIUM`, or `chromium` on the PATH).
+    #[arg(long)]
+    screenshots: Option<PathBuf>,
 }
 
-/// The long session's name and length.
-const LONG: (&str, u64) = ("long-session", 10_000);
+/// The long session's name and length: as long as the longest real session the viewer was
+/// tried on.
+const LONG: (&str, u64) = ("long-session", 17_800);
+
+/// A session of a typical length, for its page and its export.
+const TYPICAL: (&str, u64) = ("typical-session", 2_000);
 
 /// Fills the store; returns its bytes of records, its sessions, and words its first session's
 /// text holds (what the search below types).
@@ -55,18 +68,21 @@ fn fill(store: &Path, mib: u64) -> anyhow::Result<(u64, u64, Vec<String>)> {
         annal.append(&format!("generated-{seed:04}"), None, records)?;
         seed += 1;
     }
-    for chunk in 0..LONG.1 / 1_000 {
-        let records = (chunk * 1_000..(chunk + 1) * 1_000)
-            .map(|i| {
-                Record::text(
-                    format!("long-{i}"),
-                    if i % 2 == 0 { Role::User } else { Role::Assistant },
-                    format!("step {i}: 検索 🦀 the build prints the same lines again"),
-                )
+    for (name, len, seed) in [(LONG.0, LONG.1, 1 << 20), (TYPICAL.0, TYPICAL.1, 1 << 21)] {
+        // Entry ids are the store's: each session's own, under its name.
+        let mut records = (SessionSpec { profile: Profile::Coding, seed })
+            .records()
+            .take(len as usize)
+            .map(|mut record| {
+                record.entry_id = format!("{name}-{}", record.entry_id);
+                record
             })
-            .collect();
-        annal.append(LONG.0, None, records)?;
+            .peekable();
+        while records.peek().is_some() {
+            annal.append(name, None, records.by_ref().take(1_000).collect())?;
+        }
     }
+    annal.append(screenshots::EDIT_SESSION, None, screenshots::edit_records())?;
     ensure!(annal.catch_up(Duration::from_secs(600), |_, _| {})? == 0, "the index did not catch up");
     annal.close()?;
     Ok((bytes, seed, words))
@@ -97,6 +113,7 @@ fn words_of(records: &[Record]) -> Vec<String> {
 struct Ui {
     child: std::process::Child,
     port: u16,
+    token: String,
     cookie: String,
 }
 
@@ -113,7 +130,7 @@ impl Ui {
         BufReader::new(child.stdout.take().context("no stdout")?).read_line(&mut line)?;
         let (port, token) = ui_address(&line).context("annal ui printed no URL")?;
         let cookie = ui_cookie(port, &token).context("annal ui gave no cookie for its token")?;
-        Ok(Ui { child, port, cookie })
+        Ok(Ui { child, port, token, cookie })
     }
 
     /// Fetches `path`, timed to the answer's last byte.
@@ -162,13 +179,14 @@ fn main() -> anyhow::Result<()> {
     let (bytes, sessions, words) = fill(&store, args.generate_mib)?;
     ensure!(!words.is_empty(), "the generated text has no words to search");
     let ui = Ui::start(&binary, &store)?;
-    let long = format!("/session?name={}", LONG.0);
     let mut rows = Vec::new();
-    let seen = format!("/seen?name={}&window=128K", LONG.0);
     let pages = [
         ("session list", "/".to_owned()),
-        ("the 10,000-record session", long),
-        ("what the model saw of it, 128K", seen),
+        ("a 2,000-record session, its first page", format!("/session?name={}", TYPICAL.0)),
+        ("the 17,800-record session, its first page", format!("/session?name={}", LONG.0)),
+        ("what the model saw of it, 32K", format!("/seen?name={}&window=32K", LONG.0)),
+        ("what the model saw of it, 1M", format!("/seen?name={}&window=1M", LONG.0)),
+        ("the 2,000-record session as one HTML file", format!("/export?name={}&format=html", TYPICAL.0)),
     ];
     for (label, path) in pages {
         let first = ui.time(&path)?;
@@ -183,7 +201,8 @@ fn main() -> anyhow::Result<()> {
         for end in 2.min(chars.len())..=chars.len() {
             let prefix: String = chars[..end].iter().collect();
             let query: String = prefix.bytes().map(|b| format!("%{b:02X}")).collect();
-            let (took, body) = ui.fetch(&format!("/search?fragment=1&q={query}"))?;
+            // As the page sends it: the word being typed matches the words it starts.
+            let (took, body) = ui.fetch(&format!("/search?fragment=1&prefix=1&q={query}"))?;
             typed.push(took);
             if end == chars.len() {
                 ensure!(!body.contains(">0 hits<"), "no hit for {word:?}");
@@ -192,12 +211,16 @@ fn main() -> anyhow::Result<()> {
         }
     }
     let searches = typed.len();
+    if let Some(folder) = &args.screenshots {
+        screenshots::take(folder, ui.port, &ui.token, &ui.cookie, &words, &[TYPICAL.0, LONG.0])?;
+        eprintln!("screenshots in {}", folder.display());
+    }
     let (p50, p95) = percentiles(&mut typed);
     let whole_max = whole.iter().max().copied().unwrap_or_default();
     let whole_p50 = percentiles(&mut whole).0;
     println!("## `annal ui`\n");
     println!(
-        "{sessions} generated sessions ({:.0} MiB of records) and one of 10,000 records, in a store on this disk; `annal ui` started on it, pages fetched over loopback and timed to their last byte (the browser paints after that; each page has one stylesheet and one deferred script, both from the binary).\n",
+        "{sessions} generated sessions ({:.0} MiB of records), one of 2,000 records and one of 17,800, in a store on this disk; `annal ui` started on it, pages fetched over loopback and timed to their last byte (the browser paints after that; each page has one stylesheet and one deferred script, both from the binary).\n",
         bytes as f64 / (1u64 << 20) as f64
     );
     println!("| page | first, ms | again p50, ms | again p95, ms |\n|---|--:|--:|--:|");

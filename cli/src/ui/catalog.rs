@@ -71,6 +71,13 @@ impl Catalog {
     }
 }
 
+impl Catalog {
+    /// Each known session's title (its first request), by name, for search results.
+    pub(crate) fn titles(&self) -> HashMap<String, String> {
+        self.summaries.iter().map(|(name, s)| (name.clone(), s.first_request.clone())).collect()
+    }
+}
+
 /// Reads one session's summary: its first records, its last timestamp and its token count.
 pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summary, ReadError> {
     let mut summary = Summary {
@@ -114,21 +121,31 @@ pub(crate) fn summarize(snapshot: &Snapshot, info: &SessionInfo) -> Result<Summa
 }
 
 /// The agent, from the prefix its importer gives the ids it makes (`codex:…`, `gemini:…`), or
-/// from metadata only Claude Code writes; the registry names both.
-fn agent_of(view: &RecordView<'_>) -> Option<Agent> {
+/// from metadata only one agent writes (Claude Code, OpenCode, Gemini CLI's JSON sessions).
+pub(crate) fn agent_of(view: &RecordView<'_>) -> Option<Agent> {
     if let Some(agent) = Agent::of_entry_id(view.entry_id()) {
         return Some(agent);
     }
     let claude = ["isSidechain", "gitBranch", "parentUuid"];
-    view.meta().any(|(key, _)| claude.contains(&key)).then_some(Agent::Claude)
+    view.meta().find_map(|(key, value)| match key {
+        _ if claude.contains(&key) => Some(Agent::Claude),
+        // OpenCode's message `info` names its session (`ses_…`); Gemini CLI's JSON sessions
+        // type the model's messages `gemini`.
+        "info" if value.contains("\"sessionID\"") => Some(Agent::OpenCode),
+        "type" if value == "\"gemini\"" => Some(Agent::Gemini),
+        _ => None,
+    })
 }
 
-/// The working folder the agent recorded (`cwd`, at the top of the metadata or in its payload).
+/// The working folder the agent recorded (`cwd`, at the top of the metadata, in its payload or
+/// in OpenCode's `info.path`).
 fn project_of(view: &RecordView<'_>) -> String {
-    for (key, value) in view.meta().filter(|(key, _)| matches!(*key, "cwd" | "payload")) {
+    for (key, value) in view.meta().filter(|(key, _)| matches!(*key, "cwd" | "payload" | "info")) {
         let Ok(parsed) = serde_json::from_str::<serde_json::Value>(value) else { continue };
         let found = match key {
             "cwd" => parsed.as_str().map(str::to_owned),
+            // OpenCode: the message's `info.path.cwd`.
+            "info" => parsed.pointer("/path/cwd").and_then(|v| v.as_str()).map(str::to_owned),
             _ => parsed.get("cwd").and_then(|v| v.as_str()).map(str::to_owned),
         };
         if let Some(folder) = found.filter(|f| !f.is_empty()) {

@@ -33,29 +33,6 @@ pub(crate) fn plain(text: &str) -> Markup {
     html! { pre.plain { (visible_controls(text)) } }
 }
 
-/// A unified diff, its lines marked as added, removed or a hunk header.
-pub(crate) fn diff(text: &str) -> Markup {
-    let text = visible_controls(text);
-    html! {
-        pre.diff {
-            @for line in text.lines() {
-                @let class = match line.as_bytes().first() {
-                    Some(b'+') if !line.starts_with("+++") => "add",
-                    Some(b'-') if !line.starts_with("---") => "del",
-                    Some(b'@') if line.starts_with("@@") => "hunk",
-                    _ => "ctx",
-                };
-                span class=(class) { (line) } "\n"
-            }
-        }
-    }
-}
-
-/// Whether `text` reads as a unified diff: a hunk header, or a `diff --git` line.
-pub(crate) fn is_diff(text: &str) -> bool {
-    text.lines().take(400).any(|line| line.starts_with("@@ -") || line.starts_with("diff --git "))
-}
-
 /// Links keep only web, mail and same-page addresses; `javascript:`, `data:` and the rest go.
 fn safe_url(url: CowStr<'_>) -> CowStr<'_> {
     let lower = url.trim_start().to_ascii_lowercase();
@@ -155,15 +132,5 @@ mod tests {
             Ok(Ok(lengths)) => assert!(lengths.iter().all(|&n| n > 0), "{lengths:?}"),
             _ => panic!("rendering failed"),
         }
-    }
-
-    #[test]
-    fn diffs_are_recognised_and_marked() {
-        let text = "--- a/x.rs\n+++ b/x.rs\n@@ -1,2 +1,2 @@\n-old\n+new\n same";
-        assert!(is_diff(text));
-        let html = diff(text).into_string();
-        assert!(html.contains("<span class=\"del\">-old</span>"), "{html}");
-        assert!(html.contains("<span class=\"add\">+new</span>"), "{html}");
-        assert!(!is_diff("just text\n- a list item"));
     }
 }

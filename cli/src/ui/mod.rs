@@ -7,6 +7,7 @@
 //! request's error page, never the server's end.
 
 mod catalog;
+mod diff;
 mod guard;
 mod key;
 mod layout;
@@ -55,6 +56,8 @@ pub(crate) struct Ui {
     pub(crate) key: key::CookieKey,
     /// Session summaries, kept between requests and refreshed for sessions that grew.
     pub(crate) catalog: Mutex<catalog::Catalog>,
+    /// "What the model saw", rendered once per session, window and length.
+    pub(crate) seen: Mutex<seen::Cache>,
 }
 
 pub(crate) type Shared = Arc<Ui>;
@@ -77,7 +80,15 @@ pub(crate) fn run(location: StoreLocation, args: &UiArgs) -> anyhow::Result<()> 
             .with_context(|| format!("cannot listen on {address} (pass --port N for another port)"))?;
         let port = listener.local_addr().context("cannot read the listening address")?.port();
         let key = key::CookieKey::new(&token, port);
-        let ui = Arc::new(Ui { annal, location, token, port, key, catalog: Mutex::default() });
+        let ui = Arc::new(Ui {
+            annal,
+            location,
+            token,
+            port,
+            key,
+            catalog: Mutex::default(),
+            seen: Mutex::default(),
+        });
         // The list's summaries are read while the browser starts, so its first page is warm.
         let warming = ui.clone();
         tokio::task::spawn_blocking(move || {
@@ -185,4 +196,9 @@ pub(crate) fn session_info(snapshot: &annal::Snapshot, name: &str) -> Result<ann
 /// Locks the catalog; a panic elsewhere leaves summaries that are still whole.
 pub(crate) fn catalog(ui: &Ui) -> std::sync::MutexGuard<'_, catalog::Catalog> {
     ui.catalog.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Locks the rendered pages of "what the model saw"; a panic elsewhere leaves whole entries.
+pub(crate) fn seen_cache(ui: &Ui) -> std::sync::MutexGuard<'_, seen::Cache> {
+    ui.seen.lock().unwrap_or_else(PoisonError::into_inner)
 }

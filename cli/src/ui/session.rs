@@ -23,6 +23,9 @@ pub(crate) struct SessionQuery {
     from: Option<u64>,
     /// A record the page must hold (the page is the one it falls on).
     at: Option<u64>,
+    /// Only the records from this one on (up to a page), for the script that follows a session
+    /// as it grows.
+    tail: Option<u64>,
 }
 
 pub(crate) async fn page(
@@ -32,6 +35,12 @@ pub(crate) async fn page(
     blocking(&ui, move |ui| {
         let snapshot = ui.annal.snapshot()?;
         let info = session_info(&snapshot, &query.name)?;
+        if let Some(tail) = query.tail {
+            let range = tail.min(info.len)..(tail + PAGE_RECORDS).min(info.len);
+            let guards = snapshot.records(&info.name, range)?.collect::<Result<Vec<_>, _>>()?;
+            let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
+            return Ok(Html(records(&snapshot, &views, false)?.0.into_string()));
+        }
         let from = match (query.at, query.from) {
             (Some(at), _) => at - at % PAGE_RECORDS,
             (None, Some(from)) => from,
@@ -39,11 +48,9 @@ pub(crate) async fn page(
         }
         .min(info.len.saturating_sub(1) / PAGE_RECORDS * PAGE_RECORDS);
         let to = (from + PAGE_RECORDS).min(info.len);
-        let mut records = Vec::new();
-        for guard in snapshot.records(&info.name, from..to)? {
-            let guard = guard?;
-            records.push(record::render(&snapshot, &guard.view()?, None)?);
-        }
+        let guards = snapshot.records(&info.name, from..to)?.collect::<Result<Vec<_>, _>>()?;
+        let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
+        let (records, outline) = records(&snapshot, &views, false)?;
         let family = family(&snapshot.sessions()?, &info);
         let verified = ui.annal.verify(Some(&info.name))?;
         let body = html! {
@@ -64,13 +71,67 @@ pub(crate) async fn page(
                 a href=(link("/export", &[("name", &info.name), ("format", "html"), ("redact", "1")])) { "Export HTML, redacted" }
             }
             @if family.len() > 1 { section.forks { h2 { "Forks" } (tree(&family, None, &info.name)) } }
+            @if !outline.is_empty() {
+                details.outline open {
+                    summary { "Requests on this page (" (outline.len()) ")" }
+                    ol { @for (id, order, words) in &outline { li { a href={ "#" (id) } { "#" (order) " " (words) } } } }
+                }
+            }
             (pager(&info, from))
-            @for rendered in &records { (rendered) }
+            div #records data-session=(info.name) data-next=(to) data-last=[(to == info.len).then_some("1")] { (records) }
             (pager(&info, from))
         };
         Ok(Html(shell(&info.name, None, body).into_string()))
     })
     .await
+}
+
+/// A request in the page's outline: its entry id, order and first line.
+type Turn = (String, u64, String);
+
+/// The records of a page, runs of records with nothing to read of their own folded into one
+/// line each, and the outline of the requests among them: entry id, order and first line.
+fn records(
+    snapshot: &annal::Snapshot,
+    views: &[annal::snapshot::RecordView<'_>],
+    redact: bool,
+) -> Result<(Markup, Vec<Turn>), Failure> {
+    let page = record::Page::of(snapshot, views, redact)?;
+    let mut outline = Vec::new();
+    let mut parts: Vec<Markup> = Vec::with_capacity(views.len());
+    let mut quiet: Vec<Markup> = Vec::new();
+    let mut quiet_orders = (0, 0);
+    let flush = |quiet: &mut Vec<Markup>, orders: (u64, u64), parts: &mut Vec<Markup>| {
+        if quiet.is_empty() {
+            return;
+        }
+        let label = match quiet.len() {
+            1 => format!("1 record without text of its own (#{})", orders.0),
+            n => format!("{n} records without text of their own (#{}–#{})", orders.0, orders.1),
+        };
+        let run = std::mem::take(quiet);
+        parts.push(html! { details.quiet { summary { (label) } @for r in &run { (r) } } });
+    };
+    for view in views {
+        let rendered = record::render(snapshot, &page, view, None)?;
+        if page.is_quiet(snapshot, view) {
+            if quiet.is_empty() {
+                quiet_orders.0 = view.source_order();
+            }
+            quiet_orders.1 = view.source_order();
+            quiet.push(rendered);
+            continue;
+        }
+        flush(&mut quiet, quiet_orders, &mut parts);
+        if let Some(words) = page.request_words(snapshot, view) {
+            let first = words.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+            let first = crate::output::cut(&super::markdown::visible_controls(first), 100);
+            outline.push((view.entry_id().to_owned(), view.source_order(), first));
+        }
+        parts.push(rendered);
+    }
+    flush(&mut quiet, quiet_orders, &mut parts);
+    Ok((html! { @for part in &parts { (part) } }, outline))
 }
 
 /// Previous and next pages, and where this one is.
@@ -168,10 +229,6 @@ pub(crate) async fn export(
 ) -> Result<Response, Failure> {
     blocking(&ui, move |ui| {
         let redact = query.redact.as_deref().is_some_and(|v| v == "1");
-        let mut markdown = Vec::new();
-        let options = ExportOptions { format: ExportFormat::Markdown, redact };
-        ui.annal.export(&query.name, &options, &mut markdown)?;
-        let markdown = String::from_utf8_lossy(&markdown).into_owned();
         let stem: String = query
             .name
             .chars()
@@ -179,8 +236,13 @@ pub(crate) async fn export(
             .take(80)
             .collect();
         let (body, kind, extension) = match query.format.as_str() {
-            "markdown" => (markdown, "text/markdown; charset=utf-8", "md"),
-            "html" => (standalone(&query.name, &markdown).into_string(), "text/html; charset=utf-8", "html"),
+            "markdown" => {
+                let mut markdown = Vec::new();
+                let options = ExportOptions { format: ExportFormat::Markdown, redact };
+                ui.annal.export(&query.name, &options, &mut markdown)?;
+                (String::from_utf8_lossy(&markdown).into_owned(), "text/markdown; charset=utf-8", "md")
+            }
+            "html" => (standalone(ui, &query.name, redact)?, "text/html; charset=utf-8", "html"),
             other => {
                 return Err(Failure::bad_request(format!("no export format {other:?}; markdown or html")))
             }
@@ -192,18 +254,45 @@ pub(crate) async fn export(
     .await
 }
 
-/// One HTML file that opens anywhere: the export's Markdown rendered safely, styles inside.
-fn standalone(name: &str, markdown: &str) -> Markup {
-    html! {
+/// One HTML file that opens anywhere, read with the session page's own templates: every record
+/// with its folds and diffs, the outline of requests, the stylesheet inside, a phone's viewport,
+/// and no script (folds open without one).
+fn standalone(ui: &super::Ui, name: &str, redact: bool) -> Result<String, Failure> {
+    let snapshot = ui.annal.snapshot()?;
+    let info = session_info(&snapshot, name)?;
+    let guards = snapshot.records(&info.name, 0..info.len)?.collect::<Result<Vec<_>, _>>()?;
+    let views = guards.iter().map(|guard| guard.view()).collect::<Result<Vec<_>, _>>()?;
+    let (records, outline) = records(&snapshot, &views, redact)?;
+    let page = html! {
         (maud::DOCTYPE)
         html lang="en" {
             head {
                 meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
                 meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'";
-                title { (name) }
+                title { (info.name) " · annal" }
                 style { (PreEscaped(include_str!("assets/app.css"))) }
             }
-            body { main { (super::markdown::render(markdown)) } }
+            body {
+                main {
+                    h1.session { (info.name) }
+                    p.facts {
+                        (count(info.len)) " records"
+                        @if let (Some(first), Some(last)) = (views.first().and_then(|v| v.timestamp()), views.last().and_then(|v| v.timestamp())) {
+                            " · " (first) " – " (last)
+                        }
+                        @if redact { " · secrets masked" }
+                    }
+                    @if !outline.is_empty() {
+                        details.outline open {
+                            summary { "Requests (" (outline.len()) ")" }
+                            ol { @for (id, order, words) in &outline { li { a href={ "#" (id) } { "#" (order) " " (words) } } } }
+                        }
+                    }
+                    div #records { (records) }
+                }
+            }
         }
-    }
+    };
+    Ok(page.into_string())
 }

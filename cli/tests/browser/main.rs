@@ -10,6 +10,10 @@
 mod support;
 
 mod driver;
+mod export;
+mod reading;
+mod search;
+mod seen;
 
 use std::path::PathBuf;
 
@@ -68,7 +72,7 @@ async fn the_list_leads_to_a_search_hit_and_its_record() -> TestResult {
     client
         .wait()
         .at_most(std::time::Duration::from_secs(20))
-        .for_element(Locator::XPath("//table[@class='sessions']//a[text()='arrived-live']"))
+        .for_element(Locator::XPath("//table[@class='sessions']//small[text()='arrived-live']"))
         .await?;
     // Search as you type: the results replace themselves without a page load.
     let search = client.find(Locator::Id("q")).await?;
@@ -250,7 +254,7 @@ async fn two_servers_keep_their_cookies_and_another_port_gets_nothing_that_opens
     }
     for (server, name) in servers.iter().zip(["first-store", "second-store"]) {
         client.goto(&format!("http://127.0.0.1:{}/", server.port)).await?;
-        let listed = client.find(Locator::Css("table.sessions a")).await?.text().await?;
+        let listed = client.find(Locator::Css("table.sessions small.name")).await?.text().await?;
         assert_eq!(listed, name, "port {}", server.port);
     }
     let cookies = client.get_all_cookies().await?;
@@ -298,7 +302,7 @@ async fn format_characters_are_shown_not_obeyed() -> TestResult {
     let browser = Browser::start(true).await?;
     let client = &browser.client;
     client.goto(&server.url()).await?;
-    let listed = client.find(Locator::Css("table.sessions a")).await?.text().await?;
+    let listed = client.find(Locator::Css("table.sessions small.name")).await?.text().await?;
     assert_eq!(listed, "bidi⟨U+202E⟩txt.exe");
     let session = support::ui::path_of("/session", &[("name", "bidi\u{202e}txt.exe")]);
     client.goto(&format!("http://127.0.0.1:{}{session}", server.port)).await?;

@@ -271,7 +271,10 @@ fn the_list_shows_every_session_and_what_the_model_saw_matches_project() {
     let server = Server::start(&sandbox);
     let list = server.get("/").body;
     for name in ["hostile", "long", "long-alt"] {
-        assert!(list.contains(&format!(">{name}</a>")), "{name} missing");
+        // Titled by its first request, the name under it; by its name when it has none.
+        let listed = list.contains(&format!("<small class=\"name\">{name}</small>"))
+            || list.contains(&format!(">{name}</a>"));
+        assert!(listed, "{name} missing");
     }
     assert!(list.contains("step 0 touches src/mod_0/lib.rs"));
     assert!(
@@ -320,9 +323,28 @@ fn the_list_names_each_agent_and_shows_what_the_user_asked() {
     // Cursor wraps the request itself in tags.
     let cursor = line("cursor:k1:1", "user", "<user_query>\nwhy is e\u{301}t\u{e9} split?\n</user_query>");
     sandbox.annal(&["append", "k1"], &format!("{cursor}\n")).ok();
+    // OpenCode and Gemini CLI's JSON sessions keep the ids the agents gave: their metadata tells.
+    let opencode = json!({"entryId": "msg_1", "role": "user", "blocks": [{"type": "text", "text": "tidy the 設定 loader"}],
+        "meta": {"info": {"sessionID": "ses_1", "path": {"cwd": "/home/dev/ノート/app"}}}});
+    sandbox.annal(&["append", "ses_1"], &format!("{opencode}\n")).ok();
+    let gemini = [
+        json!({"entryId": "g-1", "role": "user", "blocks": [{"type": "text", "text": "explain the sandbox 🦀"}], "meta": {"type": "user"}}),
+        json!({"entryId": "g-2", "role": "assistant", "blocks": [{"type": "text", "text": "It isolates."}], "meta": {"type": "gemini"}}),
+    ];
+    sandbox.annal(&["append", "g1"], &format!("{}\n{}\n", gemini[0], gemini[1])).ok();
     let server = Server::start(&sandbox);
     let list = server.get("/").body;
-    assert!(list.contains("<td>Codex CLI</td>") && list.contains("<td>Cursor</td>"), "{list}");
+    assert!(
+        list.contains("<td class=\"agent\">OpenCode</td>")
+            && list.contains("<td class=\"agent\">Gemini CLI</td>"),
+        "{list}"
+    );
+    assert!(list.contains("title=\"/home/dev/ノート/app\">ノート/app</td>"), "OpenCode's project: {list}");
+    assert!(
+        list.contains("<td class=\"agent\">Codex CLI</td>")
+            && list.contains("<td class=\"agent\">Cursor</td>"),
+        "{list}"
+    );
     assert!(list.contains("fix the 解析器 🦀 please"), "{list}");
     assert!(!list.contains("/srv/プロジェクト"), "the environment is not the request: {list}");
     assert!(list.contains("why is e\u{301}t\u{e9} split?"), "{list}");

@@ -9,5 +9,6 @@ mod hostile_query;
 mod on_demand;
 mod order;
 mod ranking;
+mod prefix;
 mod segments;
 mod unicode_text;
