@@ -14,8 +14,8 @@ use annal::{AppendReceipt, PortableRecord};
 use anyhow::{anyhow, Context};
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::{write_pretty, Out};
+use crate::store::StoreLocation;
 
 /// The long help of `annal append`.
 pub(crate) const LONG_ABOUT: &str = "\
@@ -63,7 +63,7 @@ pub(crate) struct AppendArgs {
     #[arg(long, value_name = "URLS")]
     fleet: Option<String>,
     #[command(flatten)]
-    connection: crate::fleet::Connection,
+    connection: crate::store::Connection,
 }
 
 /// Everything stdin held, parsed and checked for shape, with each record's line number

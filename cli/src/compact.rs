@@ -1,5 +1,5 @@
 //! `annal compact`: commit a checkpoint of a session with its receipt, optionally with a handoff
-//! summary written by an external command (summarized-v1); and the demo's compaction step.
+//! summary written by an external command (summarized-v1).
 
 use crate::failure::said;
 use std::io::{Read, Write};
@@ -9,15 +9,14 @@ use std::time::{Duration, Instant};
 
 use annal::error::{CompactError, SummarizeError};
 use annal::{
-    Algorithm, Annal, CompactOptions, CompactOutcome, CompactStatus, ProjectOptions, Record, Role,
-    Summarizer, SummaryRequest,
+    Algorithm, CompactOptions, CompactOutcome, CompactStatus, ProjectOptions, Summarizer, SummaryRequest,
 };
 use anyhow::anyhow;
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::{count, hex, plural, write_line, Out};
-use crate::project::{write_header, BudgetArgs};
+use crate::project::BudgetArgs;
+use crate::store::StoreLocation;
 
 // Arguments of `annal compact`.
 #[derive(Debug, Args)]
@@ -246,82 +245,10 @@ fn write_outcome(
     Ok(())
 }
 
-/// The demo's step: project a session under a small window, compact it, grow it, and compact
-/// again, showing what the model would see and that the prefix stays byte-stable.
-pub(crate) fn tour(out: &mut Out, store: &Annal, session: &str) -> anyhow::Result<()> {
-    out.flush()?;
-    writeln!(out, "\n▸ Projection and compaction: what the model sees next, under a 16K-token window")?;
-    let budget = annal::Budget {
-        tail_tokens: 2_048,
-        evidence_tokens: 1_024,
-        history_tokens: 4_096,
-        ..annal::Budget::new(16_000, 2_000)
-    };
-    let options = ProjectOptions::new(budget);
-    let before = store.project(session, &options)?;
-    let mut header = Vec::new();
-    write_header(&mut header, session, &before)?;
-    for line in String::from_utf8_lossy(&header).lines() {
-        writeln!(out, "  {line}")?;
-    }
-    let rows = before
-        .messages
-        .iter()
-        .flat_map(|m| &m.blocks)
-        .filter_map(|b| match b {
-            annal::MessageBlock::Text { text } if text.starts_with("{\"entryId\"") => Some(text.as_ref()),
-            _ => None,
-        })
-        .flat_map(str::lines)
-        .take(2);
-    for row in rows {
-        writeln!(out, "  evidence row: {}", crate::output::cut(row, 150))?;
-    }
-    let marker = before.messages.iter().flat_map(|m| &m.blocks).find_map(|b| match b {
-        annal::MessageBlock::Text { text } if text.starts_with("[omitted") => Some(text.to_string()),
-        _ => None,
-    });
-    if let Some(marker) = marker {
-        writeln!(out, "  marker: {}", crate::output::cut(&marker, 150))?;
-    }
-    let compact = CompactOptions { force: true, ..CompactOptions::new(options) };
-    let outcome = store.compact(session, &compact)?;
-    writeln!(
-        out,
-        "  annal compact: checkpoint {} committed with a receipt at sourceOrder {} (same bytes as the view above).",
-        outcome.key.map(|k| hex(&k)[..16].to_owned()).unwrap_or_default(),
-        outcome.receipt.map_or_else(String::new, |r| r.to_string())
-    )?;
-    let again = store.compact(session, &compact)?;
-    writeln!(
-        out,
-        "  annal compact again: {} (no summarizer call, nothing written).",
-        if again.status == CompactStatus::Reused {
-            "the committed checkpoint is reused"
-        } else {
-            "committed"
-        }
-    )?;
-    let asked = Record::text(
-        format!("{session}-after-compaction"),
-        Role::User,
-        "Also add a --no-sort flag to the monthly report.",
-    );
-    store.append(session, None, vec![asked])?;
-    let after = store.project(session, &options)?;
-    let shared = before.messages.iter().zip(&after.messages).take_while(|(a, b)| a == b).count();
-    writeln!(
-        out,
-        "  one more request appended: the next view repeats all {shared} messages of the last one byte for \
-         byte, then adds {} (a provider's prefix cache keeps hitting).",
-        after.messages.len() - shared
-    )?;
-    Ok(())
-}
-
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use annal::Role;
 
     fn request() -> SummaryRequest {
         let mut json = Vec::new();

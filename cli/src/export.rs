@@ -9,8 +9,8 @@ use annal::{Error, ExportFormat, ExportOptions};
 use anyhow::Context;
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::Out;
+use crate::store::StoreLocation;
 
 #[derive(Debug, Args)]
 pub(crate) struct ExportArgs {

@@ -10,8 +10,8 @@ use annal::Snapshot;
 use anyhow::anyhow;
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::{write_pretty, Out};
+use crate::store::StoreLocation;
 
 // Arguments of `annal fork`.
 #[derive(Debug, Args)]

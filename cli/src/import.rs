@@ -18,8 +18,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::location::StoreLocation;
 use crate::output::{self, Align, Out, Table};
+use crate::store::StoreLocation;
 
 #[derive(Debug, Args)]
 pub(crate) struct ImportArgs {
@@ -169,7 +169,7 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
         return Err(err);
     }
     if indexing {
-        if let Err(err) = crate::history::catch_up(&store, location, Some(progress.clone())) {
+        if let Err(err) = crate::store::catch_up(&store, location, Some(progress.clone())) {
             progress.suspend(|| eprintln!("annal: {err:#}; the records are imported, searches index them"));
         }
     }

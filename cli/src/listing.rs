@@ -8,8 +8,8 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
 
-use crate::location::StoreLocation;
 use crate::output::{bytes, count, write_json_pretty, write_pretty, Align, Out, Table};
+use crate::store::StoreLocation;
 
 // Arguments of `annal sessions`.
 #[derive(Debug, Args)]

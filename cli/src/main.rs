@@ -16,13 +16,13 @@ mod generate;
 mod history;
 mod import;
 mod listing;
-mod location;
 mod mcp;
 mod output;
 mod project;
 mod reindex;
 mod render;
 mod show;
+mod store;
 mod sync;
 mod ui;
 mod verify;
@@ -33,8 +33,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
-use crate::location::StoreLocation;
 use crate::output::Out;
+use crate::store::StoreLocation;
 
 /// An append-only journal of agent sessions: every record is written once and never rewritten.
 #[derive(Debug, Parser)]

@@ -10,8 +10,8 @@ use annal::{Algorithm, Budget, MessageBlock, ProjectOptions, Projection, ViewSou
 use anyhow::anyhow;
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::{count, hex, plural, Out};
+use crate::store::StoreLocation;
 
 // The token budget, shared by `project` and `compact`.
 #[derive(Debug, Args)]

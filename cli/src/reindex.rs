@@ -11,8 +11,8 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::location::StoreLocation;
 use crate::output::{bytes, count, write_json_pretty, Out};
+use crate::store::StoreLocation;
 
 // Arguments of `annal reindex`.
 #[derive(Debug, Args)]

@@ -1,12 +1,14 @@
-//! The readable form of a stored record, shared by `show` and `demo`: a header line with
-//! sourceOrder, role, timestamp and entryId, then one paragraph per block, with long tool output
-//! cut to its first and last lines (and the first line that reports an error) and a note of how
-//! many lines were left out.
+//! What people read of the store, shared by the commands and the demo. A stored record (`show`)
+//! is a header line with sourceOrder, role, timestamp and entryId, then one paragraph per block,
+//! with long tool output cut to its first and last lines (and the first line that reports an
+//! error) and a note of how many lines were left out. A search hit (`history search`) is a
+//! header line and the snippet; an original read back by id (`history get`) its metadata, then
+//! each block's header and its text verbatim.
 
 use std::io::Write;
 
 use annal::snapshot::{BlockView, RecordView};
-use annal::Snapshot;
+use annal::{Hit, Original, OriginalBlock, Snapshot};
 
 use crate::output::{bytes, count, cut, hex, plural};
 
@@ -144,6 +146,86 @@ fn write_cut_lines(out: &mut impl Write, lines: &[&str], style: &Style) -> anyho
     }
     for line in &lines[middle.end..] {
         body(out, line)?;
+    }
+    Ok(())
+}
+
+/// The readable form of one hit: a header line and the snippet.
+pub(crate) fn write_hit(out: &mut impl Write, rank: usize, hit: &Hit, colour: bool) -> std::io::Result<()> {
+    let mut what = hit.role.as_str().to_owned();
+    if let Some(tool) = &hit.tool {
+        what.push_str(&format!(" · {tool}"));
+    }
+    if hit.kind != "text" {
+        what.push_str(&format!(" · {}", hit.kind));
+    }
+    if hit.is_error {
+        what.push_str(" · error");
+    }
+    writeln!(
+        out,
+        "{rank:>2}. {}  {}  sourceOrder {}  {what}  score {:.2}",
+        hit.session,
+        hit.id(),
+        hit.source_order,
+        hit.score
+    )?;
+    let snippet =
+        if colour { hit.snippet.marked("\x1b[1;33m", "\x1b[0m") } else { hit.snippet.marked("**", "**") };
+    writeln!(out, "    {snippet}")
+}
+
+/// The header line of one block.
+fn block_header(original: &Original, block: &OriginalBlock) -> String {
+    let mut parts = vec![format!("block {} of {}", block.index, original.block_count), block.kind.to_owned()];
+    parts.extend(block.tool.clone());
+    if block.is_error {
+        parts.push("error".into());
+    }
+    if let Some(target) = &block.target {
+        parts.push(format!("target {target}"));
+    }
+    if let Some(call) = &block.call_id {
+        parts.push(format!("call {call}"));
+    }
+    match (block.lines, &block.media_type) {
+        (Some((first, last, total)), _) if first > last => {
+            parts.push(format!("no lines from {first} (it has {})", count(total as u64)));
+        }
+        (Some((first, last, total)), _) => {
+            parts.push(format!("lines {first}–{last} of {}", count(total as u64)))
+        }
+        (None, Some(media)) => parts.push(format!("{media}, {}", bytes(block.size_bytes))),
+        (None, None) => parts.push(bytes(block.size_bytes)),
+    }
+    parts.join(" · ")
+}
+
+/// Writes the original for people: its metadata, then each block's text verbatim.
+pub(crate) fn write_original(out: &mut impl Write, original: &Original) -> std::io::Result<()> {
+    writeln!(out, "entry {}", original.entry_id)?;
+    let when = original.timestamp.as_deref().unwrap_or("-");
+    writeln!(
+        out,
+        "session {}  sourceOrder {}  role {}  {when}",
+        original.session, original.source_order, original.role
+    )?;
+    for block in &original.blocks {
+        writeln!(out, "── {} ──", block_header(original, block))?;
+        match &block.text {
+            Some(text) => {
+                out.write_all(text.as_bytes())?;
+                if !text.is_empty() && !text.ends_with('\n') {
+                    writeln!(out)?;
+                }
+            }
+            None => writeln!(
+                out,
+                "(binary; {} stored under blob {})",
+                bytes(block.size_bytes),
+                block.blob_hash.as_deref().unwrap_or("?")
+            )?,
+        }
     }
     Ok(())
 }

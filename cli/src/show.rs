@@ -6,9 +6,9 @@ use annal::error::ReadError;
 use anyhow::bail;
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::{write_line, Out};
 use crate::render::{write_record, Style};
+use crate::store::StoreLocation;
 
 // Arguments of `annal show`.
 #[derive(Debug, Args)]

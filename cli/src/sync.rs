@@ -16,8 +16,8 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::failure;
-use crate::location::StoreLocation;
 use crate::output::{self, write_json_line, Align, Out, Table};
+use crate::store::StoreLocation;
 
 #[derive(Debug, Args)]
 pub(crate) struct SyncArgs {
@@ -54,7 +54,7 @@ pub(crate) struct SyncArgs {
     #[arg(long, value_name = "URLS", conflicts_with_all = ["list", "install_service"])]
     pub(crate) publish: Option<String>,
     #[command(flatten)]
-    pub(crate) connection: crate::fleet::Connection,
+    pub(crate) connection: crate::store::Connection,
 }
 
 impl SyncArgs {
@@ -111,7 +111,7 @@ pub(crate) fn run(location: &StoreLocation, args: &SyncArgs, out: &mut Out) -> a
     let report = pass(location, &store, &options)?;
     write_report(&report, args.json, false, out)?;
     if let Some(urls) = &args.publish {
-        crate::fleet::Relay::new(urls, &args.connection)
+        crate::store::Relay::new(urls, &args.connection)
             .step(&store, false)
             .map_err(|line| failure::said(ErrorKind::Io, format!("sync stored everything, but {line}")))?;
     }
@@ -137,7 +137,7 @@ pub(crate) fn pass(
     let _ = store.index_status();
     let report = store.sync(options)?;
     if report.sources.iter().any(|s| s.records_new > 0) {
-        if let Err(err) = crate::history::catch_up(store, location, None) {
+        if let Err(err) = crate::store::catch_up(store, location, None) {
             eprintln!("annal: {err:#}; the records are stored, searches index them");
         }
     }

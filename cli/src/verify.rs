@@ -8,8 +8,8 @@ use annal::error::ReadError;
 use annal::VerifyReport;
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::{plural, write_pretty, Out};
+use crate::store::StoreLocation;
 
 // Arguments of `annal verify`.
 #[derive(Debug, Args)]

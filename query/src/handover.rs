@@ -20,6 +20,7 @@ use tantivy::indexer::{IndexWriterOptions, NoMergePolicy};
 use tantivy::query::RangeQuery;
 use tantivy::{IndexWriter, Term};
 
+use crate::clock::Clock;
 use crate::error::IndexError;
 use crate::folder::{payload, Folder};
 use crate::schema::BlockDocument;
@@ -109,6 +110,8 @@ pub(crate) struct Writing {
     /// Every position below this is committed.
     pub(crate) committed: u64,
     last_commit: Option<Instant>,
+    /// What `last_commit` is read from.
+    clock: Clock,
     /// Test hook: abort the process instead of committing.
     abort_before_commit: bool,
 }
@@ -120,11 +123,12 @@ impl std::fmt::Debug for Writing {
 }
 
 /// How the writer is configured.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct WriterSettings {
     pub(crate) memory_bytes: usize,
     pub(crate) threads: usize,
     pub(crate) abort_before_commit: bool,
+    pub(crate) clock: Clock,
 }
 
 /// Takes the writer if it is free.
@@ -168,6 +172,7 @@ pub(crate) fn try_take(folder: &Folder, settings: &WriterSettings) -> Result<Opt
         indexed: position,
         committed: position,
         last_commit: None,
+        clock: settings.clock.clone(),
         abort_before_commit: settings.abort_before_commit,
     }))
 }
@@ -202,7 +207,7 @@ impl Writing {
 
     /// How long until a commit is allowed (commits are at most one per `interval`).
     pub(crate) fn until_commit(&self, interval: Duration) -> Duration {
-        self.last_commit.map_or(Duration::ZERO, |at| interval.saturating_sub(at.elapsed()))
+        self.last_commit.map_or(Duration::ZERO, |at| interval.saturating_sub(self.clock.since(at)))
     }
 
     /// Merges the smallest committed segments into one and waits for the merge; returns
@@ -257,7 +262,7 @@ impl Writing {
         prepared.set_payload(&payload(self.indexed));
         prepared.commit().map_err(|e| IndexError::tantivy(&folder.path, e))?;
         self.committed = self.indexed;
-        self.last_commit = Some(Instant::now());
+        self.last_commit = Some(self.clock.now());
         Ok(self.committed)
     }
 }

@@ -12,6 +12,7 @@ use annal_engine::Store;
 use crossbeam_channel::{Receiver, Sender};
 use tantivy::{ReloadPolicy, TantivyDocument};
 
+use crate::clock::Clock;
 use crate::error::{IndexError, WaitError};
 use crate::folder::{folder_bytes, index_folder, Folder};
 use crate::handover::{try_take, WriterSettings};
@@ -42,6 +43,9 @@ pub struct IndexOptions {
     /// already there then starts no thread at all. Off (the default), the thread starts at
     /// open and follows the journal from then on, as a long-running process wants.
     pub indexer_on_demand: bool,
+    /// The time the commit policy reads (the last commit, the last noted load): the system's
+    /// clock, or a [`crate::ManualClock`]'s, which lets a test end a load without waiting.
+    pub clock: Clock,
     /// Crash drills only (the `crash-hooks` feature, off in every build a user gets): abort the
     /// process where a commit would happen, leaving added documents uncommitted, as a crash
     /// would.
@@ -66,6 +70,7 @@ impl Default for IndexOptions {
             // search-only open should not pay).
             writer_threads: 0,
             indexer_on_demand: false,
+            clock: Clock::system(),
             #[cfg(feature = "crash-hooks")]
             abort_before_commit: false,
         }
@@ -90,6 +95,7 @@ impl IndexOptions {
             memory_bytes: self.writer_memory_bytes,
             threads: self.writer_threads,
             abort_before_commit,
+            clock: self.clock.clone(),
         }
     }
 }
@@ -177,7 +183,7 @@ impl SearchIndex {
             .try_into()
             .map_err(|e| IndexError::tantivy(&path, e))?;
         folder.checked.clear();
-        let shared = Arc::new(Shared::new(folder, reader, searchable));
+        let shared = Arc::new(Shared::new(folder, reader, searchable, options.clock.clone()));
         let (control, receiver) = crossbeam_channel::unbounded();
         let config = Config {
             commit_interval: options.commit_interval,

@@ -17,6 +17,7 @@ use annal_engine::{PositionEntry, ReadError, Snapshot, Store};
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use tantivy::IndexReader;
 
+use crate::clock::Clock;
 use crate::error::{IndexError, WaitError};
 use crate::folder::Folder;
 use crate::handover::{try_take, Tidy, WriterSettings, Writing};
@@ -70,6 +71,8 @@ pub(crate) struct Shared {
     load_noted: Mutex<Option<Instant>>,
     /// A load was seen since the last tidy: the first commit after it merges down whole.
     load_seen: AtomicBool,
+    /// What `load_noted` is read from.
+    clock: Clock,
 }
 
 impl std::fmt::Debug for Shared {
@@ -79,7 +82,7 @@ impl std::fmt::Debug for Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(folder: Folder, reader: IndexReader, searchable: u64) -> Shared {
+    pub(crate) fn new(folder: Folder, reader: IndexReader, searchable: u64, clock: Clock) -> Shared {
         let queries = QueryReader::new(folder.index.schema(), folder.fields);
         Shared {
             folder,
@@ -89,18 +92,19 @@ impl Shared {
             changed: Condvar::new(),
             load_noted: Mutex::new(None),
             load_seen: AtomicBool::new(false),
+            clock,
         }
     }
 
     /// A bulk load goes on: commits wait for the load's end, a waiter or the load interval.
     pub(crate) fn note_load(&self) {
-        *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Instant::now());
+        *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner) = Some(self.clock.now());
         self.load_seen.store(true, Ordering::Release);
     }
 
     fn loading(&self) -> bool {
         let noted = *self.load_noted.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        let loading = noted.is_some_and(|at| at.elapsed() < LOAD_QUIET);
+        let loading = noted.is_some_and(|at| self.clock.since(at) < LOAD_QUIET);
         if loading {
             self.load_seen.store(true, Ordering::Release);
         }
@@ -235,7 +239,7 @@ pub(crate) fn index_range(
 }
 
 /// How the thread runs.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub(crate) struct Config {
     pub(crate) commit_interval: Duration,
     /// The commit interval while a bulk load goes on.

@@ -26,6 +26,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod clock;
 mod error;
 mod exclusion;
 mod filters;
@@ -45,6 +46,7 @@ mod snippet;
 mod tokenize;
 mod verified;
 
+pub use crate::clock::{Clock, ManualClock};
 pub use crate::error::{GetError, IndexError, SearchError, WaitError};
 pub use crate::folder::index_folder;
 pub use crate::index::{IndexOptions, IndexStatus, IndexedBlock, RebuildSummary, SearchIndex};

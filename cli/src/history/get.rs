@@ -4,12 +4,12 @@ use std::io::Write;
 use std::ops::RangeInclusive;
 
 use annal::error::GetError;
-use annal::{Original, OriginalBlock};
 use anyhow::{anyhow, bail};
 use clap::Args;
 
-use crate::location::StoreLocation;
-use crate::output::{bytes, count, write_pretty, Out};
+use crate::output::{write_pretty, Out};
+use crate::render::write_original;
+use crate::store::StoreLocation;
 
 pub(crate) const LONG_ABOUT: &str = "\
 Print an original verbatim from the journal, with its metadata. ID is an entryId (the whole record,
@@ -76,61 +76,6 @@ impl GetArgs {
         let lines = self.lines.as_deref().map(parse_lines).transpose()?;
         Ok(GetPlan { id: self.id, lines, raw: self.raw, json: self.json })
     }
-}
-
-/// The header line of one block.
-fn block_header(original: &Original, block: &OriginalBlock) -> String {
-    let mut parts = vec![format!("block {} of {}", block.index, original.block_count), block.kind.to_owned()];
-    parts.extend(block.tool.clone());
-    if block.is_error {
-        parts.push("error".into());
-    }
-    if let Some(target) = &block.target {
-        parts.push(format!("target {target}"));
-    }
-    if let Some(call) = &block.call_id {
-        parts.push(format!("call {call}"));
-    }
-    match (block.lines, &block.media_type) {
-        (Some((first, last, total)), _) if first > last => {
-            parts.push(format!("no lines from {first} (it has {})", count(total as u64)));
-        }
-        (Some((first, last, total)), _) => {
-            parts.push(format!("lines {first}–{last} of {}", count(total as u64)))
-        }
-        (None, Some(media)) => parts.push(format!("{media}, {}", bytes(block.size_bytes))),
-        (None, None) => parts.push(bytes(block.size_bytes)),
-    }
-    parts.join(" · ")
-}
-
-/// Writes the original for people: its metadata, then each block's text verbatim.
-pub(crate) fn write_original(out: &mut impl Write, original: &Original) -> std::io::Result<()> {
-    writeln!(out, "entry {}", original.entry_id)?;
-    let when = original.timestamp.as_deref().unwrap_or("-");
-    writeln!(
-        out,
-        "session {}  sourceOrder {}  role {}  {when}",
-        original.session, original.source_order, original.role
-    )?;
-    for block in &original.blocks {
-        writeln!(out, "── {} ──", block_header(original, block))?;
-        match &block.text {
-            Some(text) => {
-                out.write_all(text.as_bytes())?;
-                if !text.is_empty() && !text.ends_with('\n') {
-                    writeln!(out)?;
-                }
-            }
-            None => writeln!(
-                out,
-                "(binary; {} stored under blob {})",
-                bytes(block.size_bytes),
-                block.blob_hash.as_deref().unwrap_or("?")
-            )?,
-        }
-    }
-    Ok(())
 }
 
 /// Reads the original and prints it.

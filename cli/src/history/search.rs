@@ -5,12 +5,13 @@ use std::time::Instant;
 
 use annal::error::SearchError;
 use annal::Role;
-use annal::{Hit, SearchRequest};
+use annal::SearchRequest;
 use anyhow::{anyhow, bail};
 use clap::Args;
 
-use crate::location::StoreLocation;
 use crate::output::{plural, write_pretty, Out};
+use crate::render::write_hit;
+use crate::store::StoreLocation;
 use annal::json::Json;
 
 pub(crate) const LONG_ABOUT: &str = "\
@@ -88,34 +89,9 @@ impl SearchArgs {
     }
 }
 
-/// The readable form of one hit: a header line and the snippet.
-pub(crate) fn write_hit(out: &mut impl Write, rank: usize, hit: &Hit, colour: bool) -> std::io::Result<()> {
-    let mut what = hit.role.as_str().to_owned();
-    if let Some(tool) = &hit.tool {
-        what.push_str(&format!(" · {tool}"));
-    }
-    if hit.kind != "text" {
-        what.push_str(&format!(" · {}", hit.kind));
-    }
-    if hit.is_error {
-        what.push_str(" · error");
-    }
-    writeln!(
-        out,
-        "{rank:>2}. {}  {}  sourceOrder {}  {what}  score {:.2}",
-        hit.session,
-        hit.id(),
-        hit.source_order,
-        hit.score
-    )?;
-    let snippet =
-        if colour { hit.snippet.marked("\x1b[1;33m", "\x1b[0m") } else { hit.snippet.marked("**", "**") };
-    writeln!(out, "    {snippet}")
-}
-
 /// Runs the search and prints the hits.
 pub(crate) fn run(location: &StoreLocation, plan: &SearchPlan, out: &mut Out) -> anyhow::Result<()> {
-    let index = super::open_searchable(location)?;
+    let index = crate::store::open_searchable(location)?;
     let started = Instant::now();
     let hits = index.search(&plan.request).map_err(|err| match err {
         annal::Error::Search(SearchError::UnknownSession(name)) => location.unknown_session(&name),

@@ -24,8 +24,8 @@ use anyhow::{anyhow, Context};
 use clap::Args;
 use rmcp::ServiceExt;
 
-use crate::history::STALL;
-use crate::location::StoreLocation;
+use crate::store::StoreLocation;
+use crate::store::STALL;
 
 pub(crate) const LONG_ABOUT: &str = "\
 Serve the store's history to an agent as a Model Context Protocol (MCP) server on stdin and stdout.
@@ -50,7 +50,7 @@ pub(crate) struct McpArgs {
     #[arg(long, value_name = "URLS")]
     fleet: Option<String>,
     #[command(flatten)]
-    connection: crate::fleet::Connection,
+    connection: crate::store::Connection,
 }
 
 /// Serves until the client closes stdin, then closes the search index.
@@ -68,7 +68,7 @@ pub(crate) fn run(location: StoreLocation, args: &McpArgs) -> anyhow::Result<()>
     }
     if let Some(urls) = &args.fleet {
         history.fleet = Some(Arc::new(Mutex::new(Following {
-            relay: crate::fleet::Relay::new(urls, &args.connection),
+            relay: crate::store::Relay::new(urls, &args.connection),
             last: None,
         })));
     }
@@ -102,7 +102,7 @@ pub(crate) struct History {
 
 #[derive(Debug)]
 struct Following {
-    relay: crate::fleet::Relay,
+    relay: crate::store::Relay,
     last: Option<Instant>,
 }
 

@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 
 use super::SyncArgs;
-use crate::location::StoreLocation;
 use crate::output::Out;
+use crate::store::StoreLocation;
 
 /// The service's name: the systemd unit and the launchd label.
 const NAME: &str = "annal-sync";

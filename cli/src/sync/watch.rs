@@ -14,8 +14,8 @@ use anyhow::Context;
 use notify::{RecommendedWatcher, RecursiveMode, Watcher};
 
 use super::{pass, write_report, SyncArgs};
-use crate::location::StoreLocation;
 use crate::output::Out;
+use crate::store::StoreLocation;
 
 /// How long to let a burst of events settle: an agent writes a turn as several appends.
 const SETTLE: Duration = Duration::from_millis(100);
@@ -40,7 +40,7 @@ pub(super) fn run(
     let mut watched = BTreeSet::new();
     let rescan = Duration::from_secs(args.rescan_secs.max(1));
     let mut first = true;
-    let mut relay = args.publish.as_ref().map(|urls| crate::fleet::Relay::new(urls, &args.connection));
+    let mut relay = args.publish.as_ref().map(|urls| crate::store::Relay::new(urls, &args.connection));
     loop {
         let report = pass(location, store, options)?;
         let mut added = false;

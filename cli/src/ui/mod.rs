@@ -30,7 +30,7 @@ use axum::routing::get;
 use axum::Router;
 use clap::Args;
 
-use crate::location::StoreLocation;
+use crate::store::StoreLocation;
 
 // Arguments of `annal ui` (the store comes from the global `--db`).
 #[derive(Debug, Args)]

@@ -100,7 +100,7 @@ impl<T> Awaited<T> {
     }
 }
 
-/// The slot as loom checks it (`engine/tests/loom_reply.rs`): no answer is lost and no caller
+/// The slot as loom checks it (`engine/tests/loom/reply.rs`): no answer is lost and no caller
 /// sleeps forever, whatever the order of sends, clones, drops and the wait.
 #[cfg(loom)]
 pub mod loom_model {

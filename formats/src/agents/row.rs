@@ -25,6 +25,9 @@ pub(crate) struct Row {
     /// Where it keeps its sessions, whether or not they exist; per-project agents look in the
     /// project folders given.
     pub(crate) locations: fn(&Environment, &[PathBuf]) -> Vec<PathBuf>,
+    /// The folder it makes for itself at its first run (settings, logs) whether or not it has
+    /// kept a session yet; `None` for an agent that keeps nothing outside projects or an editor.
+    pub(crate) home: fn(&Environment) -> Option<PathBuf>,
     /// Whether it keeps sessions inside project folders rather than in one place.
     pub(crate) per_project: bool,
     /// Which files under its locations are its transcripts, by path, name and parent folder.

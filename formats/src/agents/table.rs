@@ -210,38 +210,7 @@ impl Agent {
     /// it has kept a session yet: one that exists while no session location does tells an agent
     /// that is installed but whose sessions annal does not find (none yet, or kept elsewhere).
     pub fn homes(self, env: &Environment) -> Vec<PathBuf> {
-        let var_or_home = |var: &str, rest: &str| env.dir_var(var).or_else(|| env.in_home(rest));
-        let config = |name: &str| env.config_dir.as_ref().map(|config| config.join(name));
-        let home: Option<PathBuf> = match self {
-            Agent::Claude => var_or_home("CLAUDE_CONFIG_DIR", ".claude"),
-            Agent::Codex => var_or_home("CODEX_HOME", ".codex"),
-            Agent::Gemini => {
-                env.dir_var("GEMINI_CLI_HOME").or_else(|| env.home.clone()).map(|h| h.join(".gemini"))
-            }
-            Agent::Pi => var_or_home("PI_CODING_AGENT_DIR", ".pi/agent"),
-            // omp joins its variable to the home folder (`omp/agent.rs`).
-            Agent::OhMyPi => env.home.as_ref().map(|home| match env.dir_var("PI_CONFIG_DIR") {
-                Some(dir) => home.join(dir.strip_prefix("/").unwrap_or(&dir)),
-                None => home.join(".omp"),
-            }),
-            Agent::Qwen => var_or_home("QWEN_HOME", ".qwen"),
-            Agent::Copilot => var_or_home("COPILOT_HOME", ".copilot"),
-            Agent::Continue => var_or_home("CONTINUE_GLOBAL_DIR", ".continue"),
-            Agent::OpenHands => var_or_home("OPENHANDS_PERSISTENCE_DIR", ".openhands"),
-            Agent::Kimi => var_or_home("KIMI_SHARE_DIR", ".kimi"),
-            Agent::Factory => {
-                env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone()).map(|h| h.join(".factory"))
-            }
-            Agent::Cursor => env.in_home(".cursor"),
-            Agent::Kiro => env.in_home(".kiro"),
-            Agent::Windsurf => env.in_home(".codeium"),
-            Agent::OpenCode => config("opencode"),
-            Agent::Goose => config("goose"),
-            Agent::Zed => config("zed"),
-            Agent::Amp => config("amp"),
-            Agent::Crush | Agent::Aider | Agent::Cline | Agent::Roo | Agent::VsCode => None,
-        };
-        home.into_iter().collect()
+        (self.row().home)(env).into_iter().collect()
     }
 
     /// The folders (or database files) where the agent keeps its sessions on this machine,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use annal_engine::{Block, Record, Role, Store, StoreOptions};
-use annal_query::{IndexOptions, SearchIndex, SearchRequest};
+use annal_query::{Clock, IndexOptions, ManualClock, SearchIndex, SearchRequest};
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -25,12 +25,14 @@ fn record(id: &str) -> Record {
 }
 
 /// A store and an index that commits at once outside a load, and during one only when a waiter
-/// asks (a load interval no test waits out) or it closes.
-fn open_for_loads(dir: &Path) -> (Arc<Store>, SearchIndex) {
+/// asks (a load interval no test waits out) or it closes. Given a [`ManualClock`]'s clock, a
+/// load lasts until the test moves it, however slowly the machine runs.
+fn open_for_loads(dir: &Path, clock: Clock) -> (Arc<Store>, SearchIndex) {
     let store = Arc::new(Store::open(dir.join("s.redb"), StoreOptions::default()).unwrap());
     let options = IndexOptions {
         commit_interval: Duration::ZERO,
         load_commit_interval: Duration::from_secs(3600),
+        clock,
         ..IndexOptions::default()
     };
     let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
@@ -102,7 +104,8 @@ fn every_commit_alone_still_leaves_at_most_four_segments() {
 #[test]
 fn a_load_is_searchable_when_waited_for_and_ends_in_few_segments() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, index) = open_for_loads(dir.path());
+    let hand = ManualClock::new();
+    let (store, index) = open_for_loads(dir.path(), hand.clock());
     for batch in 0..30 {
         load_batch(&store, &index, &format!("s{}", batch % 3), batch);
     }
@@ -128,18 +131,19 @@ fn a_load_into_a_new_index_ends_in_one_segment_and_a_small_one_in_few() {
         let dir = tempfile::tempdir().unwrap();
         let store = Arc::new(Store::open(dir.path().join("s.redb"), StoreOptions::default()).unwrap());
         // One indexing thread, so each commit is one segment.
+        // The clock stands still: however busy the machine, the load has not ended between the
+        // waiters' commits, so the indexer neither commits nor merges on its own.
+        let hand = ManualClock::new();
         let options = IndexOptions {
             commit_interval: Duration::ZERO,
             load_commit_interval: Duration::from_secs(3600),
             writer_threads: 1,
+            clock: hand.clock(),
             ..IndexOptions::default()
         };
         let index = SearchIndex::open(Arc::clone(&store), options).unwrap();
         for commit in 0..3 {
             for batch in 0..records_per_commit / 1_000 {
-                // Noted before every batch: a load ends a second after its last sign, and on a
-                // busy machine the indexer would otherwise commit (and merge) on its own between
-                // the waiters' commits, leaving segments of other sizes.
                 index.note_load();
                 let records = (0..1_000).map(|i| record(&format!("load{commit}x{batch}x{i}"))).collect();
                 store.append(&format!("s{commit}"), None, records).unwrap();
@@ -165,14 +169,16 @@ fn a_load_into_a_new_index_ends_in_one_segment_and_a_small_one_in_few() {
 #[test]
 fn live_commits_after_a_load_leave_its_large_segments_alone() {
     let dir = tempfile::tempdir().unwrap();
-    let (store, index) = open_for_loads(dir.path());
+    let hand = ManualClock::new();
+    let (store, index) = open_for_loads(dir.path(), hand.clock());
     for batch in 0..20 {
         load_batch(&store, &index, "loaded", batch);
         // A waiter mid-load commits what is there: the load leaves several segments.
         index.wait_searchable(WAIT).unwrap();
     }
-    // The load is over a second after its last sign; the next commit merges down to four.
-    std::thread::sleep(Duration::from_millis(1_500));
+    // The load is over a second after its last sign (on the index's clock, moved here rather
+    // than waited out); the next commit merges down to four.
+    hand.advance(Duration::from_millis(1_500));
     store.append("live", None, vec![record("first-live")]).unwrap();
     index.wait_searchable(WAIT).unwrap();
     let folder = index.folder().to_path_buf();

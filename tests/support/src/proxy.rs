@@ -5,6 +5,9 @@
 use std::net::TcpListener;
 use std::time::Duration;
 
+/// The longest a cut after a publish waits for the server's acknowledgement to drop.
+const ACK_WAIT: Duration = Duration::from_secs(30);
+
 /// A TCP proxy in front of one server, for cutting a client off: after the next publish with
 /// headers passes (the server gets it, the client never sees its acknowledgement), or
 /// entirely, until it is let through again.
@@ -115,6 +118,9 @@ fn forward(state: &std::sync::Arc<ProxyState>, client: std::net::TcpStream, serv
     let upward = std::sync::Arc::clone(state);
     let dropping = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let dropped = std::sync::Arc::clone(&dropping);
+    // The downward half tells the upward half when it has dropped a message for the client
+    // (the acknowledgement), so the cut waits on that rather than on a guess of the time.
+    let (reply_dropped, reply_was_dropped) = std::sync::mpsc::channel::<()>();
     let (mut from_client, mut to_server) = (client, server);
     std::thread::spawn(move || {
         let mut buffer = vec![0; 64 << 10];
@@ -132,14 +138,13 @@ fn forward(state: &std::sync::Arc<ProxyState>, client: std::net::TcpStream, serv
             }
             let cut = publish && upward.take_mode(1);
             if cut {
-                // The client loses the connection first, so no acknowledgement can reach it;
-                // then the server gets the message.
-                // The server gets the message; its acknowledgement is dropped on the way
-                // back, and then the connection is cut.
+                // The server gets the message; its acknowledgement is dropped on the way back,
+                // and then the connection is cut (at the latest after ACK_WAIT, should no
+                // acknowledgement come: the client sees none either way).
                 dropping.store(true, std::sync::atomic::Ordering::SeqCst);
                 let _ = to_server.write_all(&buffer[..n]);
                 let _ = to_server.flush();
-                std::thread::sleep(Duration::from_millis(300));
+                let _ = reply_was_dropped.recv_timeout(ACK_WAIT);
                 let _ = from_client.shutdown(std::net::Shutdown::Both);
                 upward.cuts.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 break;
@@ -159,10 +164,12 @@ fn forward(state: &std::sync::Arc<ProxyState>, client: std::net::TcpStream, serv
                 break;
             }
             let swallowing = downward.swallowing.load(std::sync::atomic::Ordering::SeqCst);
-            if !dropped.load(std::sync::atomic::Ordering::SeqCst)
-                && !swallowing
-                && to_client.write_all(&buffer[..n]).is_err()
-            {
+            if dropped.load(std::sync::atomic::Ordering::SeqCst) {
+                // `MSG ` (or `HMSG `): a message to one of the client's inboxes, as a reply is.
+                if buffer[..n].windows(4).any(|w| w == b"MSG ") {
+                    let _ = reply_dropped.send(());
+                }
+            } else if !swallowing && to_client.write_all(&buffer[..n]).is_err() {
                 break;
             }
         }

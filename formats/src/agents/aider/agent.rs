@@ -15,6 +15,8 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Aider],
     overrides: &[],
     locations,
+    // No folder of its own outside the projects or the editor's storage.
+    home: |_| None,
     per_project: true,
     session_file: Some(session_file),
     not_readable: None,

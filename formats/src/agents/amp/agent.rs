@@ -15,6 +15,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Amp],
     overrides: &[],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,6 +27,12 @@ pub(super) const ROW: Row = Row {
         import: r#"one JSON document per thread, rewritten as it goes on; `amp threads export` prints the same | `amp/threads/T-<id>.json` in the XDG data folder (`~/.local/share`, `XDG_DATA_HOME`), the editor extension's `globalStorage/sourcegraph.amp/threads3/` | closed source: threads as `Dicklesworthstone/cross_agent_sessions_resumer` `src/providers/amp.rs` reads them (thread `v` 5). Current Amp keeps threads on its server and writes none here: export one with `amp threads export` and `annal import` the file"#,
     },
 };
+
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.config_dir.as_ref().map(|config| config.join("amp"))
+}
 
 /// The CLI's `amp/threads` in the XDG data folder, and the editor extension's
 /// `threads3` in each editor's global storage.

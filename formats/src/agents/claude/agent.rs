@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Claude],
     overrides: &["CLAUDE_CONFIG_DIR"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -37,10 +38,15 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("CLAUDE_CONFIG_DIR").or_else(|| env.in_home(".claude"))
+}
+
 /// Where it keeps its sessions, whether or not they exist.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let root = env.dir_var("CLAUDE_CONFIG_DIR").or_else(|| env.in_home(".claude"));
-    root.map(|r| r.join("projects")).into_iter().collect()
+    home(env).map(|r| r.join("projects")).into_iter().collect()
 }
 
 /// Which files under its locations are its transcripts.

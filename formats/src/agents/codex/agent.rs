@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Codex],
     overrides: &["CODEX_HOME"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -31,10 +32,15 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("CODEX_HOME").or_else(|| env.in_home(".codex"))
+}
+
 /// Where it keeps its sessions, whether or not they exist.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let root = env.dir_var("CODEX_HOME").or_else(|| env.in_home(".codex"));
-    root.map(|r| vec![r.join("sessions"), r.join("archived_sessions")]).unwrap_or_default()
+    home(env).map(|r| vec![r.join("sessions"), r.join("archived_sessions")]).unwrap_or_default()
 }
 
 /// Which files under its locations are its transcripts.

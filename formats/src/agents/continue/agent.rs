@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Continue],
     overrides: &["CONTINUE_GLOBAL_DIR"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,10 +27,15 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("CONTINUE_GLOBAL_DIR").or_else(|| env.in_home(".continue"))
+}
+
 /// Where it keeps its sessions, whether or not they exist.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let root = env.dir_var("CONTINUE_GLOBAL_DIR").or_else(|| env.in_home(".continue"));
-    root.map(|r| r.join("sessions")).into_iter().collect()
+    home(env).map(|r| r.join("sessions")).into_iter().collect()
 }
 
 /// `sessions/<session>.json` beside the `sessions.json` index.

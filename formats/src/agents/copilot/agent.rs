@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Copilot],
     overrides: &["COPILOT_HOME", "XDG_STATE_HOME"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,14 +27,17 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("COPILOT_HOME").or_else(|| env.in_home(".copilot"))
+}
+
 /// `COPILOT_HOME`, else `~/.copilot`. Versions before 1.0 used `.copilot` in `XDG_STATE_HOME`
 /// when that was set; current ones move it to `~/.copilot` at start, so it is looked in too,
 /// for sessions of a CLI not run since.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let mut roots: Vec<PathBuf> = match env.dir_var("COPILOT_HOME") {
-        Some(root) => vec![root],
-        None => env.in_home(".copilot").into_iter().collect(),
-    };
+    let mut roots: Vec<PathBuf> = home(env).into_iter().collect();
     if env.dir_var("COPILOT_HOME").is_none() {
         roots.extend(env.dir_var("XDG_STATE_HOME").map(|state| state.join(".copilot")));
     }

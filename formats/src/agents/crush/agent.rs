@@ -13,6 +13,8 @@ pub(super) const ROW: Row = Row {
     formats: &[],
     overrides: &[],
     locations,
+    // No folder of its own outside the projects or the editor's storage.
+    home: |_| None,
     per_project: true,
     session_file: None,
     not_readable: None,

@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::CursorTranscript],
     overrides: &[],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,13 +27,18 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.in_home(".cursor")
+}
+
 /// The editor's global storage, in its user data folder, the CLI's chats, and the
 /// agent transcripts both keep per project.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
     let mut places: Vec<PathBuf> =
         env.config_dir.iter().map(|config| config.join("Cursor/User/globalStorage")).collect();
-    places.extend(env.in_home(".cursor/chats"));
-    places.extend(env.in_home(".cursor/projects"));
+    places.extend(home(env).into_iter().flat_map(|root| [root.join("chats"), root.join("projects")]));
     places
 }
 

@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Factory],
     overrides: &["FACTORY_HOME_OVERRIDE"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,10 +27,15 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone()).map(|h| h.join(".factory"))
+}
+
 /// Droid takes `FACTORY_HOME_OVERRIDE` for the home folder it keeps `.factory` in.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let home = env.dir_var("FACTORY_HOME_OVERRIDE").or_else(|| env.home.clone());
-    home.map(|h| h.join(".factory/sessions")).into_iter().collect()
+    home(env).map(|root| root.join("sessions")).into_iter().collect()
 }
 
 /// `sessions/<cwd>/<session>.jsonl` (with `<session>.settings.json` beside it, not read);

@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Gemini],
     overrides: &["GEMINI_CLI_HOME"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,10 +27,15 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("GEMINI_CLI_HOME").or_else(|| env.home.clone()).map(|h| h.join(".gemini"))
+}
+
 /// Where it keeps its sessions, whether or not they exist.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let home = env.dir_var("GEMINI_CLI_HOME").or_else(|| env.home.clone());
-    home.map(|h| h.join(".gemini").join("tmp")).into_iter().collect()
+    home(env).map(|root| root.join("tmp")).into_iter().collect()
 }
 
 /// Sub-agents' logs sit one folder deeper: `chats/<parent session>/<session>.jsonl`.

@@ -13,6 +13,7 @@ pub(super) const ROW: Row = Row {
     formats: &[],
     overrides: &["GOOSE_PATH_ROOT"],
     locations,
+    home,
     per_project: false,
     session_file: None,
     not_readable: None,
@@ -24,6 +25,12 @@ pub(super) const ROW: Row = Row {
         import: r#"SQLite `sessions.db` | `~/.local/share/goose/sessions/` (macOS: `~/Library/Application Support/Block/goose/sessions/`; `GOOSE_PATH_ROOT`) | `block/goose` `crates/goose/src/session/` schema version 16"#,
     },
 };
+
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.config_dir.as_ref().map(|config| config.join("goose"))
+}
 
 /// goose ignores a relative root. Its data folder is `goose` in the XDG data folder
 /// on Linux, `Block/goose` in the platform's elsewhere (`data/` under it on Windows).

@@ -15,6 +15,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Kimi],
     overrides: &["KIMI_SHARE_DIR"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -27,10 +28,15 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("KIMI_SHARE_DIR").or_else(|| env.in_home(".kimi"))
+}
+
 /// Where it keeps its sessions, whether or not they exist.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let root = env.dir_var("KIMI_SHARE_DIR").or_else(|| env.in_home(".kimi"));
-    root.map(|r| r.join("sessions")).into_iter().collect()
+    home(env).map(|r| r.join("sessions")).into_iter().collect()
 }
 
 /// `sessions/<work dir>/<session>/context.jsonl`, sub-agents in

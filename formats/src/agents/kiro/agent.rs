@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::KiroLog],
     overrides: &[],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,13 +27,19 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.in_home(".kiro")
+}
+
 /// Kiro CLI's data folder in the platform's local data folder, and the Amazon Q
 /// Developer CLI's it was renamed from.
 /// Newer builds keep a log per session in `~/.kiro/sessions/cli`.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
     let mut places: Vec<PathBuf> =
         env.data_dirs().into_iter().flat_map(|d| [d.join("kiro-cli"), d.join("amazon-q")]).collect();
-    places.extend(env.in_home(".kiro/sessions/cli"));
+    places.extend(home(env).map(|root| root.join("sessions/cli")));
     places
 }
 

@@ -21,6 +21,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Pi],
     overrides: &["PI_CONFIG_DIR"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -34,13 +35,19 @@ pub(super) const ROW: Row = Row {
     },
 };
 
-fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let Some(home) = &env.home else { return Vec::new() };
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    let home = env.home.as_ref()?;
     // omp joins the variable to the home folder as Node's `path.join` does, a leading `/` too.
-    let root = match env.dir_var("PI_CONFIG_DIR") {
+    Some(match env.dir_var("PI_CONFIG_DIR") {
         Some(dir) => home.join(dir.strip_prefix("/").unwrap_or(&dir)),
         None => home.join(".omp"),
-    };
+    })
+}
+
+fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
+    let Some(root) = home(env) else { return Vec::new() };
     let mut places = vec![root.join("agent/sessions"), root.join("profiles")];
     places.extend(env.dir_var("XDG_DATA_HOME").map(|data| data.join("omp/sessions")));
     places

@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::OpenCode],
     overrides: &[],
     locations,
+    home,
     per_project: false,
     session_file: None,
     not_readable: None,
@@ -25,6 +26,12 @@ pub(super) const ROW: Row = Row {
         import: r#"SQLite `opencode.db` (1.2 and later); JSON tree `storage/` (before); `opencode export` JSON | `~/.local/share/opencode/` (`XDG_DATA_HOME`) | `packages/opencode/src/session/session.sql.ts` at `063e8306`, first migration `20260127222353_familiar_lady_ursula` (1.2.0); `storage/json-migration.ts` at `062aa8c0`"#,
     },
 };
+
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.config_dir.as_ref().map(|config| config.join("opencode"))
+}
 
 /// Where it keeps its sessions, whether or not they exist.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {

@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::OpenHands],
     overrides: &["OPENHANDS_CONVERSATIONS_DIR", "OPENHANDS_PERSISTENCE_DIR"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,10 +27,16 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("OPENHANDS_PERSISTENCE_DIR").or_else(|| env.in_home(".openhands"))
+}
+
 /// The CLI's conversations (`OPENHANDS_CONVERSATIONS_DIR`, else `conversations` in
 /// `OPENHANDS_PERSISTENCE_DIR` or `~/.openhands`), and the older server's sessions.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let root = env.dir_var("OPENHANDS_PERSISTENCE_DIR").or_else(|| env.in_home(".openhands"));
+    let root = home(env);
     let conversations =
         env.dir_var("OPENHANDS_CONVERSATIONS_DIR").or_else(|| root.as_ref().map(|r| r.join("conversations")));
     let sessions = env.in_home(".openhands/sessions");

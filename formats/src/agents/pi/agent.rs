@@ -15,6 +15,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Pi],
     overrides: &["PI_CODING_AGENT_DIR"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -27,10 +28,16 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    let root = env.dir_var("PI_CODING_AGENT_DIR").map(|dir| expand_tilde(env, dir));
+    root.or_else(|| env.in_home(".pi/agent"))
+}
+
 /// Pi expands a leading `~` in its override itself.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    let root = env.dir_var("PI_CODING_AGENT_DIR").map(|dir| expand_tilde(env, dir));
-    root.or_else(|| env.in_home(".pi/agent")).map(|r| r.join("sessions")).into_iter().collect()
+    home(env).map(|r| r.join("sessions")).into_iter().collect()
 }
 
 /// `sessions/--<cwd>--/<time>_<id>.jsonl`.

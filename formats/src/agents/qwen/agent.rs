@@ -14,6 +14,7 @@ pub(super) const ROW: Row = Row {
     formats: &[TranscriptFormat::Qwen],
     overrides: &["QWEN_HOME", "QWEN_RUNTIME_DIR"],
     locations,
+    home,
     per_project: false,
     session_file: Some(session_file),
     not_readable: None,
@@ -26,12 +27,17 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.dir_var("QWEN_HOME").or_else(|| env.in_home(".qwen"))
+}
+
 /// Chats live under the runtime folder (`QWEN_RUNTIME_DIR`), which defaults to the
 /// configuration folder (`QWEN_HOME`, else `~/.qwen`): both are looked in.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
     let runtime = env.dir_var("QWEN_RUNTIME_DIR");
-    let config = env.dir_var("QWEN_HOME").or_else(|| env.in_home(".qwen"));
-    runtime.into_iter().chain(config).map(|root| root.join("projects")).collect()
+    runtime.into_iter().chain(home(env)).map(|root| root.join("projects")).collect()
 }
 
 /// `projects/<project>/chats/<session>.jsonl`, sub-agents in

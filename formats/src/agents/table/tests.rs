@@ -132,3 +132,20 @@ fn names_entry_prefixes_and_wrappers() {
                   <command-args>résumé du dépôt</command-args>";
     assert_eq!(Agent::Claude.user_words(claude).trim(), "/init\nrésumé du dépôt");
 }
+
+#[test]
+fn each_home_is_one_agents_and_follows_its_override() {
+    let env = Environment::with_home("/home/ユーザー 名");
+    let homes: Vec<PathBuf> = Agent::ALL.iter().flat_map(|agent| agent.homes(&env)).collect();
+    let distinct: BTreeSet<&PathBuf> = homes.iter().collect();
+    assert_eq!(distinct.len(), homes.len(), "two agents share a home: {homes:?}");
+    for agent in Agent::ALL.into_iter().filter(|agent| agent.per_project()) {
+        assert_eq!(agent.homes(&env), Vec::<PathBuf>::new(), "{agent}");
+    }
+    let moved = env.clone().var("CLAUDE_CONFIG_DIR", "/srv/クロード🙂");
+    assert_eq!(Agent::Claude.homes(&moved), [PathBuf::from("/srv/クロード🙂")]);
+    // Pi expands a leading `~` in its variable, for its home as for its sessions.
+    let pi = env.var("PI_CODING_AGENT_DIR", "~/pi e\u{301}");
+    assert_eq!(Agent::Pi.homes(&pi), [PathBuf::from("/home/ユーザー 名/pi e\u{301}")]);
+    assert_eq!(Agent::Pi.locations(&pi, &[]), [PathBuf::from("/home/ユーザー 名/pi e\u{301}/sessions")]);
+}

@@ -13,6 +13,7 @@ pub(super) const ROW: Row = Row {
     formats: &[],
     overrides: &[],
     locations,
+    home,
     per_project: false,
     session_file: None,
     not_readable: Some("Cascade keeps each conversation encrypted (cascade/<id>.pb)"),
@@ -25,10 +26,14 @@ pub(super) const ROW: Row = Row {
     },
 };
 
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.in_home(".codeium")
+}
+
 /// Windsurf and its preview build keep Cascade's conversations under `~/.codeium`.
 fn locations(env: &Environment, _projects: &[PathBuf]) -> Vec<PathBuf> {
-    ["windsurf", "windsurf-next"]
-        .iter()
-        .filter_map(|build| env.in_home(&format!(".codeium/{build}/cascade")))
-        .collect()
+    let builds = ["windsurf", "windsurf-next"];
+    home(env).into_iter().flat_map(|root| builds.map(|build| root.join(build).join("cascade"))).collect()
 }

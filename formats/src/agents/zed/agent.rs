@@ -13,6 +13,7 @@ pub(super) const ROW: Row = Row {
     formats: &[],
     overrides: &[],
     locations,
+    home,
     per_project: false,
     session_file: None,
     not_readable: None,
@@ -24,6 +25,12 @@ pub(super) const ROW: Row = Row {
         import: r#"SQLite `threads.db`, table `threads`: a row per thread whose `data` is its JSON (zstd, or plain in older rows), replaced on every save | `zed/threads/` in the XDG data folder (`~/.local/share`), `Zed/threads/` in the platform's (macOS `~/Library/Application Support`), the Flatpak's `~/.var/app/dev.zed.Zed/data/zed/threads/` | `zed-industries/zed` `crates/agent/src/db.rs` at `0642ec7e` (`DbThread` 0.3.0: `updated_at`, `cumulative_token_usage` and `request_token_usage` move with every save); the older 0.1/0.2 thread format is read too; the mid-2025 LMDB `threads-db.1.mdb` and text threads are not"#,
     },
 };
+
+/// The folder it makes for itself at its first run (settings, logs), whether or not it has kept
+/// a session yet.
+fn home(env: &Environment) -> Option<PathBuf> {
+    env.config_dir.as_ref().map(|config| config.join("zed"))
+}
 
 /// Zed's data folder: `zed` in the XDG data folder (`Zed` in the platform's elsewhere),
 /// or the Flatpak's.

@@ -1,6 +1,9 @@
 //! `annal demo`: a guided tour on a generated coding session in a temporary store. It needs no
 //! setup, leaves nothing behind, and prints each step with a short note on what it shows.
 
+mod compact;
+mod search;
+
 use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -12,9 +15,9 @@ use anyhow::{anyhow, Context};
 
 use crate::generate::{coding_session, GeneratedSession, SessionSpec};
 use crate::listing::{write_sessions, Stats};
-use crate::location::StoreLocation;
 use crate::output::{bytes, count, plural, Out};
 use crate::render::{write_record, Style};
+use crate::store::StoreLocation;
 use crate::verify::summary;
 
 const SESSION: &str = "ledger-fix";
@@ -48,8 +51,8 @@ pub(crate) fn run(out: &mut Out) -> anyhow::Result<()> {
     retry(out, &store, &session)?;
     conflict(out, &store, &session)?;
     fork(out, &store, &session)?;
-    crate::history::tour::search_and_get(out, &store, SESSION)?;
-    crate::compact::tour(out, &store, SESSION)?;
+    search::search_and_get(out, &store, SESSION)?;
+    compact::tour(out, &store, SESSION)?;
     verify(out, &store)?;
     stats(out, &store, &location)?;
     heading(out, "Try it on your own store")?;

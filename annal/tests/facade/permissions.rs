@@ -1,7 +1,6 @@
 //! Every file annal writes beside a store (the search index, its segments and locks, the
 //! durability log) is protected as the store file is, at creation and when an index left
 //! readable by others is opened again.
-#![cfg(unix)]
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

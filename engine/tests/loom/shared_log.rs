@@ -3,8 +3,6 @@
 //! on) and pairing reads, in every interleaving. Every append takes a position no other took, a read sees a gapless run that
 //! holds everything acknowledged before it began and never loses what an earlier read saw, and
 //! the end holds every value once. Run by `.ci/run` with `RUSTFLAGS="--cfg loom"`.
-#![cfg(loom)]
-#![allow(clippy::unwrap_used)]
 
 use annal_engine::shared_loom_model::{Machine, FRAME_BYTES};
 use loom::thread;

@@ -8,9 +8,8 @@ use annal::snapshot::BlockView;
 use annal::{Annal, SearchRequest, Snapshot};
 use anyhow::bail;
 
-use super::get::write_original;
-use super::search::write_hit;
 use crate::output::{count, cut, Out};
+use crate::render::{write_hit, write_original};
 
 /// Hits the tour shows.
 const SHOWN: usize = 3;

@@ -2,8 +2,6 @@
 //! sent, hears "unanswered" only when every sender dropped without one, and never sleeps
 //! forever (loom fails a model in which a thread blocks for good). Run by `.ci/run` with
 //! `RUSTFLAGS="--cfg loom"`.
-#![cfg(loom)]
-#![allow(clippy::unwrap_used)]
 
 use annal_engine::reply_loom_model::reply;
 use loom::thread;

@@ -1,8 +1,6 @@
 //! Model check (loom) of the durable-position watermark: a reader never observes a position
 //! above what the writer has made durable, and a waiter wakes once its position is reached.
 //! Run by `.ci/run` with `RUSTFLAGS="--cfg loom"`.
-#![cfg(loom)]
-#![allow(clippy::unwrap_used)]
 
 use std::time::Duration;
 

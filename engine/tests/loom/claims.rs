@@ -2,8 +2,6 @@
 //! `RUSTFLAGS="--cfg loom"`: every interleaving of the registry's claim, commit and release is
 //! explored (up to `LOOM_MAX_PREEMPTIONS`). The durable claims table applies the same
 //! transitions inside serialised write transactions, so these results carry over to it.
-#![cfg(loom)]
-#![allow(clippy::unwrap_used)]
 
 use annal_engine::loom_model::{Outcome, Registry};
 use loom::sync::atomic::{AtomicUsize, Ordering::SeqCst};
