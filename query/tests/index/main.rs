@@ -8,7 +8,7 @@ mod eager;
 mod hostile_query;
 mod on_demand;
 mod order;
-mod ranking;
 mod prefix;
+mod ranking;
 mod segments;
 mod unicode_text;

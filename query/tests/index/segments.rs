@@ -182,12 +182,18 @@ fn live_commits_after_a_load_leave_its_large_segments_alone() {
     store.append("live", None, vec![record("first-live")]).unwrap();
     index.wait_searchable(WAIT).unwrap();
     let folder = index.folder().to_path_buf();
+    // The load's segments: the live record's own one-document segment stands apart when the
+    // end-of-load merge ran on a commit just before it (the indexer may commit between the
+    // clock's move and the append), and is no segment of the load.
+    let of_load = || -> Vec<(String, u64)> {
+        committed_segments(&folder).into_iter().filter(|(_, docs)| *docs > 1).collect()
+    };
     // A waiter is told of a commit before the merge that follows it.
     let started = std::time::Instant::now();
-    while committed_segments(&folder).len() > 4 && started.elapsed() < WAIT {
+    while of_load().len() > 4 && started.elapsed() < WAIT {
         std::thread::sleep(Duration::from_millis(20));
     }
-    let after_load = committed_segments(&folder);
+    let after_load = of_load();
     assert!(after_load.len() <= 4, "{after_load:?}");
     let largest = after_load.iter().max_by_key(|(_, docs)| *docs).unwrap().clone();
     assert!(largest.1 >= 500, "{after_load:?}");

@@ -182,8 +182,10 @@ fn filters_by_role_tool_errors_and_source_order() {
 fn a_fork_searches_what_it_inherits_up_to_its_fork_point() {
     let dir = tempfile::tempdir().unwrap();
     let annal = Annal::open(dir.path().join("s.redb")).unwrap();
+    let needles = ["a needle here", "a needle there"];
     let parent: Vec<_> = (0..6)
-        .map(|i| text(&format!("p{i}"), Role::Assistant, if i % 3 == 1 { "a needle here" } else { "hay" }))
+        // Texts differ: copies of one text are one hit (the newest), and this is about forks.
+        .map(|i| text(&format!("p{i}"), Role::Assistant, if i % 3 == 1 { needles[i / 3] } else { "hay" }))
         .collect();
     annal.append("parent", None, parent).unwrap();
     annal.fork("parent", 3, "child").unwrap();
