@@ -30,6 +30,8 @@ pub(crate) struct Doc {
     words: Vec<String>,
     /// The block's identifier terms.
     idents: BTreeSet<String>,
+    /// What makes blocks copies of each other, which search lists once: role, kind, tool, text.
+    pub(crate) copy: (Role, &'static str, Option<String>, String),
 }
 
 /// A document as a hit names it: session, sourceOrder, block.
@@ -57,10 +59,13 @@ pub(crate) fn documents(sessions: &[(&'static str, u64, &[Record])]) -> Vec<Doc>
     for &(session, first, records) in sessions {
         for (order, record) in (first..).zip(records) {
             for (block, content) in record.blocks.iter().enumerate() {
-                let (text, tool, error) = match content {
-                    Block::Text { text } | Block::Thinking { text } => (text, None, false),
-                    Block::ToolCall { input, tool, .. } => (input, Some(tool), false),
-                    Block::ToolResult { output, tool, is_error, .. } => (output, Some(tool), *is_error),
+                let (text, tool, error, kind) = match content {
+                    Block::Text { text } => (text, None, false, "text"),
+                    Block::Thinking { text } => (text, None, false, "thinking"),
+                    Block::ToolCall { input, tool, .. } => (input, Some(tool), false, "toolCall"),
+                    Block::ToolResult { output, tool, is_error, .. } => {
+                        (output, Some(tool), *is_error, "toolResult")
+                    }
                     Block::Blob { .. } => continue,
                 };
                 assert!(!text.contains('\\'), "the oracle reads text without escapes: {text:?}");
@@ -73,11 +78,18 @@ pub(crate) fn documents(sessions: &[(&'static str, u64, &[Record])]) -> Vec<Doc>
                     error,
                     words: words(text),
                     idents: idents(text),
+                    copy: (record.role, kind, tool.cloned(), text.clone()),
                 });
             }
         }
     }
     docs
+}
+
+/// The copy key of the document `id` names (every hit names an indexed document).
+pub(crate) fn copy_of<'d>(docs: &'d [Doc], id: &DocId) -> &'d (Role, &'static str, Option<String>, String) {
+    let doc = docs.iter().find(|d| d.session == id.0 && d.order == id.1 && d.block == id.2);
+    &doc.unwrap_or_else(|| panic!("{id:?} is no document of the fixture")).copy
 }
 
 /// Runs of letters and digits (Unicode), lower-cased.

@@ -239,27 +239,34 @@ impl SearchIndex {
             e => SearchError::Index(IndexError::tantivy(path, e)),
         };
         let context = request.context.as_deref().filter(|c| !c.trim().is_empty());
-        let pool = if context.is_some() { request.limit.max(CONTEXT_POOL) } else { request.limit };
-        let mut located = collect(&searcher, fields, &query, pool).map_err(tantivy)?;
-        if let Some(context) = context {
-            let anchors = anchors(&searcher, fields, &selected, context).map_err(tantivy)?;
-            boost(&mut located, &anchors);
-        }
-        located.sort_by(rank);
+        let mut pool = if context.is_some() { request.limit.max(CONTEXT_POOL) } else { request.limit };
         // Copies (the same file read ten times) are one hit: the best-ranked copy, which on a
-        // tie of scores is the newest.
-        let mut hits = Vec::with_capacity(request.limit.min(located.len()));
-        let mut copies = BTreeSet::new();
-        for found in located {
-            if hits.len() == request.limit {
-                break;
+        // tie of scores is the newest. When copies leave fewer hits than asked and the pool was
+        // full, a larger pool is collected, so a limit is filled whenever enough blocks differ.
+        loop {
+            let mut located = collect(&searcher, fields, &query, pool).map_err(tantivy)?;
+            let more = located.len() >= pool;
+            if let Some(context) = context {
+                let anchors = anchors(&searcher, fields, &selected, context).map_err(tantivy)?;
+                boost(&mut located, &anchors);
             }
-            let (hit, copy) = hit(&snapshot, found, &parsed.terms, request.snippet_chars)?;
-            if copies.insert(copy) {
-                hits.push(hit);
+            located.sort_by(rank);
+            let mut hits = Vec::with_capacity(request.limit.min(located.len()));
+            let mut copies = BTreeSet::new();
+            for found in located {
+                if hits.len() == request.limit {
+                    break;
+                }
+                let (hit, copy) = hit(&snapshot, found, &parsed.terms, request.snippet_chars)?;
+                if copies.insert(copy) {
+                    hits.push(hit);
+                }
             }
+            if hits.len() == request.limit || !more {
+                return Ok(hits);
+            }
+            pool = pool.saturating_mul(2);
         }
-        Ok(hits)
     }
 }
 
