@@ -243,12 +243,16 @@ impl SearchIndex {
         // Copies (the same file read ten times) are one hit: the best-ranked copy, which on a
         // tie of scores is the newest. When copies leave fewer hits than asked and the pool was
         // full, a larger pool is collected, so a limit is filled whenever enough blocks differ.
+        // The context's anchors do not depend on the pool: found once.
+        let anchors = match context {
+            Some(context) => Some(anchors(&searcher, fields, &selected, context).map_err(tantivy)?),
+            None => None,
+        };
         loop {
             let mut located = collect(&searcher, fields, &query, pool).map_err(tantivy)?;
             let more = located.len() >= pool;
-            if let Some(context) = context {
-                let anchors = anchors(&searcher, fields, &selected, context).map_err(tantivy)?;
-                boost(&mut located, &anchors);
+            if let Some(anchors) = &anchors {
+                boost(&mut located, anchors);
             }
             located.sort_by(rank);
             let mut hits = Vec::with_capacity(request.limit.min(located.len()));
