@@ -60,6 +60,21 @@ pub enum FleetError {
         /// What the client said.
         reason: String,
     },
+    /// An append without an expected position lost the race for the session's next position
+    /// to other writers on every try until its timeout: nothing of it was written. Busy, not
+    /// a conflict: the caller asked for no position, so there is nothing to read again;
+    /// retrying later (or with a longer timeout) places it.
+    #[error(
+        "fleet: session {session:?}: other writers took the next position on each of {tries} tries in {timeout_ms} ms; nothing was written (try again)"
+    )]
+    Contended {
+        /// The shared session.
+        session: String,
+        /// How many times it tried.
+        tries: u32,
+        /// The timeout it tried for.
+        timeout_ms: u64,
+    },
     /// A session's messages on the stream do not chain; nothing after the first bad one was
     /// applied to it.
     #[error("fleet: session {session:?} stopped at stream message {sequence}: {reason}")]
@@ -93,7 +108,7 @@ impl FleetError {
             FleetError::BadOptions(_) | FleetError::Refused { .. } => ErrorKind::BadInput,
             FleetError::Forked { .. } => ErrorKind::Forked,
             FleetError::Unreachable { .. } | FleetError::Stream { .. } => ErrorKind::Io,
-            FleetError::NotAcknowledged { .. } => ErrorKind::Busy,
+            FleetError::NotAcknowledged { .. } | FleetError::Contended { .. } => ErrorKind::Busy,
             FleetError::Stopped { .. } | FleetError::StoppedEarlier(_) => ErrorKind::Corrupted,
             FleetError::Append(err) => err.kind(),
             FleetError::Fork(err) => err.kind(),

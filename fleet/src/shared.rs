@@ -67,7 +67,8 @@ impl<'a> SharedSession<'a> {
     ///
     /// # Errors
     /// [`AppendError::Conflict`] (as [`FleetError::Append`]) when another writer took the
-    /// position; invalid records as a local append gives them; [`FleetError::NotAcknowledged`]
+    /// expected position; [`FleetError::Contended`] when, without one, other writers took
+    /// every position it tried for the whole timeout; invalid records as a local append gives them; [`FleetError::NotAcknowledged`]
     /// when a record was sent and no acknowledgement came back in time (the stream may hold
     /// it: retry with the same entryIds, which finds it); [`FleetError::Forked`] when the
     /// records went to this host's fork of the session instead (no server could be reached,
@@ -132,6 +133,15 @@ impl<'a> SharedSession<'a> {
                     self.append_offline(&mut state, expected_next, records)?;
                     let fork = state.offline.get(&self.name).cloned().unwrap_or_default();
                     return Err(FleetError::Forked { session: self.name.clone(), fork, records: count });
+                }
+                // Lost every race for the timeout: busy, not a conflict (no position asked).
+                Err(FleetError::Append(AppendError::Conflict { .. })) if expected_next.is_none() => {
+                    let timeout_ms = self.fleet.options().timeout.as_millis() as u64;
+                    return Err(FleetError::Contended {
+                        session: self.name.clone(),
+                        tries: race + 1,
+                        timeout_ms,
+                    });
                 }
                 other => return other,
             }
