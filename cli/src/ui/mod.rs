@@ -17,6 +17,7 @@ mod record;
 mod reveal;
 mod seen;
 mod session;
+mod sidebar;
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};

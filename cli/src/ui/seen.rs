@@ -10,7 +10,7 @@ use axum::response::Html;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 
-use super::layout::{link, record_link, shell};
+use super::layout::{beside, link, record_link};
 use super::{blocking, markdown, session_info, Failure, Shared};
 use crate::output::{bytes as size, count};
 
@@ -101,7 +101,8 @@ pub(crate) async fn page(
                 section.left-out { (PreEscaped(&rendered.omissions)) }
             }
         };
-        Ok(Html(shell(&format!("What the model saw: {}", info.name), None, body).into_string()))
+        let sidebar = super::sidebar::sidebar(ui, &info.name)?;
+        Ok(Html(beside(&format!("What the model saw: {}", info.name), sidebar, body).into_string()))
     })
     .await
 }

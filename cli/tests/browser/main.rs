@@ -14,6 +14,7 @@ mod export;
 mod reading;
 mod search;
 mod seen;
+mod sidebar;
 
 use std::path::PathBuf;
 
