@@ -7,6 +7,7 @@
 //! request's error page, never the server's end.
 
 mod catalog;
+mod charts;
 mod diff;
 mod guard;
 mod key;

@@ -180,6 +180,20 @@ function liveTail() {
   events.addEventListener("changed", grow);
 }
 
+// What the model saw answers before its chart of tokens per request is drawn: the chart is
+// asked for then, and put where the page left room for it.
+async function pendingChart() {
+  const pending = document.querySelector("figure.chart[data-pending]");
+  if (!pending) return;
+  try {
+    const holder = document.createElement("div");
+    holder.innerHTML = await fragment(pending.dataset.pending);
+    pending.replaceWith(...holder.childNodes);
+  } catch (err) {
+    pending.querySelector("p").textContent = err.message;
+  }
+}
+
 // The sidebar keeps the session being read in view, wherever it is in the list.
 function sidebarCurrent() {
   const bar = document.getElementById("sidebar");
@@ -190,6 +204,7 @@ function sidebarCurrent() {
 document.addEventListener("DOMContentLoaded", () => {
   localTimes(document);
   sidebarCurrent();
+  pendingChart();
   searchAsYouType();
   liveSessions();
   liveTail();
