@@ -271,3 +271,35 @@ fn first_text(snapshot: &Snapshot, view: &RecordView<'_>, agent: Option<Agent>) 
     }
     Ok(String::new())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(name: &str, written: u64, last_time: Option<&str>) -> Summary {
+        Summary {
+            name: name.to_owned(),
+            written,
+            last_time: last_time.map(str::to_owned),
+            ..Summary::default()
+        }
+    }
+
+    #[test]
+    fn sessions_without_times_sit_beside_the_sessions_written_before_them() {
+        // Written in this order; times out of order, as imports of old sessions give them.
+        let mut list = vec![
+            summary("無時間-first", 0, None),
+            summary("march", 10, Some("2026-03-01T09:00:00Z")),
+            summary("january", 20, Some("2026-01-01T09:00:00Z")),
+            summary("imported 🦀", 30, None),
+            summary("may", 40, Some("2026-05-01T09:00:00Z")),
+            summary("e\u{301}t\u{e9}", 50, None),
+        ];
+        newest_first(&mut list);
+        let names: Vec<&str> = list.iter().map(|s| s.name.as_str()).collect();
+        // "imported" takes March (the newest written before it), above March as written later;
+        // nothing was written before the first, so it has no time to take and goes last.
+        assert_eq!(names, ["e\u{301}t\u{e9}", "may", "imported 🦀", "march", "january", "無時間-first"]);
+    }
+}
