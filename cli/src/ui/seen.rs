@@ -98,14 +98,6 @@ pub(crate) async fn page(
         if query.part.as_deref() == Some("chart") {
             return Ok(Html(rendered.chart(ui, &info.name).to_owned()));
         }
-        if rendered.chart.get().is_none() {
-            // Drawn after this page is answered; the page's script asks for it (`part=chart`).
-            let (rendered, session) = (rendered.clone(), info.name.clone());
-            // Without a thread, the script's request draws it.
-            let _ = std::thread::Builder::new().name("annal-ui-chart".into()).spawn(move || {
-                rendered.chart(&shared, &session);
-            });
-        }
         let pages = rendered.pages.len();
         let page = query.page.unwrap_or(0).min(pages - 1);
         let shown = rendered.messages.len().min((page + 1) * PAGE_MESSAGES) - (page * PAGE_MESSAGES).min(rendered.messages.len());
@@ -148,7 +140,16 @@ pub(crate) async fn page(
             }
         };
         let sidebar = super::sidebar::sidebar(ui, &info.name)?;
-        Ok(Html(beside(&format!("What the model saw: {}", info.name), sidebar, body).into_string()))
+        let page = beside(&format!("What the model saw: {}", info.name), sidebar, body).into_string();
+        if rendered.chart.get().is_none() {
+            // Drawn once this page is made, so the two do not share the cores; the page's
+            // script asks for it (`part=chart`). Without a thread, that request draws it.
+            let session = info.name.clone();
+            let _ = std::thread::Builder::new().name("annal-ui-chart".into()).spawn(move || {
+                rendered.chart(&shared, &session);
+            });
+        }
+        Ok(Html(page))
     })
     .await
 }
