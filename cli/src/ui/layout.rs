@@ -11,6 +11,15 @@ const JS: &str = include_str!("assets/app.js");
 
 /// A whole page: title, navigation and `body`; `search` pre-fills the search box.
 pub(crate) fn shell(title: &str, search: Option<&str>, body: Markup) -> Markup {
+    page(title, search, None, body)
+}
+
+/// A page about one session: `body` beside the sidebar of sessions.
+pub(crate) fn beside(title: &str, sidebar: Markup, body: Markup) -> Markup {
+    page(title, None, Some(sidebar), body)
+}
+
+fn page(title: &str, search: Option<&str>, sidebar: Option<Markup>, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -30,7 +39,11 @@ pub(crate) fn shell(title: &str, search: Option<&str>, body: Markup) -> Markup {
                             autocomplete="off" aria-label="Search";
                     }
                 }
-                main { (body) }
+                @if let Some(sidebar) = sidebar {
+                    div.frame { (sidebar) main { (body) } }
+                } @else {
+                    main { (body) }
+                }
             }
         }
     }

@@ -7,6 +7,7 @@
 //! request's error page, never the server's end.
 
 mod catalog;
+mod charts;
 mod diff;
 mod guard;
 mod key;
@@ -17,6 +18,7 @@ mod record;
 mod reveal;
 mod seen;
 mod session;
+mod sidebar;
 
 use std::io::Write as _;
 use std::net::{Ipv4Addr, SocketAddr};

@@ -103,7 +103,12 @@ fn session_table(shown: &[&Summary], total: usize) -> Markup {
     html! {
         p.count { (count(shown.len() as u64)) " of " (count(total as u64)) " sessions" }
         table.sessions {
-            thead { tr { th { "session" } th { "agent" } th { "project" } th.num { "records" } th.num { "tokens" } th { "time" } } }
+            thead {
+                tr {
+                    th { "session" } th { "agent" } th { "model" } th { "project" } th.num { "records" }
+                    th.num title=(TOKENS_SOURCE) { "tokens" } th { "time" }
+                }
+            }
             tbody {
                 @for s in shown {
                     tr {
@@ -115,14 +120,30 @@ fn session_table(shown: &[&Summary], total: usize) -> Markup {
                             @if let (Some(parent), Some(at)) = (&s.parent, s.fork_at) { small { "fork of " (parent) " at #" (at) } }
                         }
                         td.agent { (s.agent) }
+                        td.model title="the model the agent recorded on the session's first and last records" { (s.models.join(", ")) }
                         td.project title=(s.project) { (short_folder(&s.project)) }
                         td.num data-unit="records" { (count(s.records)) }
-                        td.num data-unit="tokens" { (count(s.tokens)) }
-                        td.time {
-                            @if let Some(last) = &s.last_time { time datetime=(last) data-relative="1" { (span(s)) } }
-                        }
+                        td.num data-unit="tokens" title=(TOKENS_SOURCE) { (count(s.tokens)) }
+                        td.time { (when(s)) }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Where the list's tokens come from.
+const TOKENS_SOURCE: &str = "the store's estimate of the records' tokens, as projections count them";
+
+/// When a session was written: its time span, or for a session whose records carry no time,
+/// that it has none and where the list places it.
+fn when(summary: &Summary) -> Markup {
+    html! {
+        @if let Some(last) = &summary.last_time {
+            time datetime=(last) data-relative="1" { (span(summary)) }
+        } @else {
+            span.untimed title="its records carry no time; listed as of when it was written to the store, beside the sessions written just before it" {
+                "no time recorded"
             }
         }
     }

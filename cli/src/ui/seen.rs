@@ -2,6 +2,8 @@
 //! retention exam), beside the originals: what was kept verbatim, cut, reduced to a marker or
 //! put behind the evidence index, each from the projection's own list of omissions.
 
+use std::sync::{Arc, OnceLock};
+
 use annal::{
     Budget, Message, MessageBlock, Omission, OmissionReason, ProjectOptions, Projection, ViewSource,
 };
@@ -10,8 +12,8 @@ use axum::response::Html;
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 
-use super::layout::{link, record_link, shell};
-use super::{blocking, markdown, session_info, Failure, Shared};
+use super::layout::{beside, link, record_link};
+use super::{blocking, charts, markdown, session_info, Failure, Shared};
 use crate::output::{bytes as size, count};
 
 #[derive(Debug, Deserialize)]
@@ -20,6 +22,9 @@ pub(crate) struct SeenQuery {
     window: Option<String>,
     /// The page of messages as sent (from 0).
     page: Option<usize>,
+    /// `chart`: only the chart of tokens per request, for the script that puts it in the page
+    /// when it was still being drawn.
+    part: Option<String>,
 }
 
 /// Messages as sent on one page.
@@ -29,23 +34,59 @@ const PAGE_MESSAGES: usize = 200;
 /// about 8 MB).
 const CACHED_PAGES_MAX: usize = 8;
 
-/// One session's page at one window, rendered: kept until the session grows (its length is
-/// its head: records are only ever appended, a compaction's receipt among them).
+/// One session's page at one window: its facts, timeline and omission list rendered, its
+/// messages as sent kept as the projection gave them and each page of them rendered when first
+/// asked for (a 17,800-record session's 1M view renders to 8 MB, and a reader looks at one
+/// page), and its chart of tokens per request drawn once, after the first page is answered (a
+/// projection per request it draws). Kept until the session grows (its length is its head:
+/// records are only ever appended, a compaction's receipt among them).
 #[derive(Debug)]
 pub(crate) struct Rendered {
     len: u64,
+    budget: Budget,
     head: String,
     omissions: String,
-    messages: Vec<String>,
+    messages: Vec<Message<'static>>,
+    pages: Vec<OnceLock<String>>,
+    /// The user requests the chart draws, by sourceOrder.
+    requests: Vec<u64>,
+    chart: OnceLock<String>,
+}
+
+impl Rendered {
+    /// Page `page` of the messages as sent (the last when past it), rendered once.
+    fn page(&self, page: usize) -> &str {
+        let page = page.min(self.pages.len() - 1);
+        self.pages[page].get_or_init(|| {
+            let end = ((page + 1) * PAGE_MESSAGES).min(self.messages.len());
+            let shown = self.messages.get(page * PAGE_MESSAGES..end).unwrap_or(&[]);
+            html! { @for m in shown { (message(m)) } }.into_string()
+        })
+    }
+
+    /// The chart of tokens per request, drawn once: a caller that comes while another draws it
+    /// waits for that drawing. A failed projection is the chart's one line, not the page's end.
+    fn chart(&self, ui: &super::Ui, session: &str) -> &str {
+        self.chart.get_or_init(|| {
+            let drawn = match charts::per_request(ui, session, self.budget, &self.requests) {
+                Ok(points) => charts::chart(session, self.budget, &points),
+                Err(failure) => {
+                    html! { figure.chart { p.failure { "Cannot draw the chart: " (failure.message) } } }
+                }
+            };
+            drawn.into_string()
+        })
+    }
 }
 
 /// Rendered pages by session and window label.
-pub(crate) type Cache = std::collections::HashMap<(String, &'static str), std::sync::Arc<Rendered>>;
+pub(crate) type Cache = std::collections::HashMap<(String, &'static str), Arc<Rendered>>;
 
 pub(crate) async fn page(
     State(ui): State<Shared>,
     Query(query): Query<SeenQuery>,
 ) -> Result<Html<String>, Failure> {
+    let shared = ui.clone();
     blocking(&ui, move |ui| {
         let label = query.window.as_deref().unwrap_or("32K");
         let Some(&(label, window, output)) = Budget::WINDOWS.iter().find(|(l, ..)| *l == label) else {
@@ -53,34 +94,22 @@ pub(crate) async fn page(
         };
         let snapshot = ui.annal.snapshot()?;
         let info = session_info(&snapshot, &query.name)?;
-        let key = (info.name.clone(), label);
-        let cached = super::seen_cache(ui).get(&key).filter(|r| r.len == info.len).cloned();
-        let rendered = match cached {
-            Some(rendered) => rendered,
-            None => {
-                let rendered = std::sync::Arc::new(render(ui, &snapshot, &info, Budget::new(window, output))?);
-                let mut cache = super::seen_cache(ui);
-                // A reader goes through one session at a time: older lengths of it go, and
-                // other sessions' pages once there are several.
-                cache.retain(|(name, _), r| name != &info.name || r.len == info.len);
-                if cache.len() >= CACHED_PAGES_MAX {
-                    cache.retain(|(name, _), _| name == &info.name);
-                }
-                cache.insert(key, rendered.clone());
-                rendered
-            }
-        };
-        let pages = rendered.messages.len().div_ceil(PAGE_MESSAGES).max(1);
+        let rendered = rendered(ui, &snapshot, &info, label, Budget::new(window, output))?;
+        if query.part.as_deref() == Some("chart") {
+            return Ok(Html(rendered.chart(ui, &info.name).to_owned()));
+        }
+        let pages = rendered.pages.len();
         let page = query.page.unwrap_or(0).min(pages - 1);
-        let shown = &rendered.messages[(page * PAGE_MESSAGES).min(rendered.messages.len())..((page + 1) * PAGE_MESSAGES).min(rendered.messages.len())];
+        let shown = rendered.messages.len().min((page + 1) * PAGE_MESSAGES) - (page * PAGE_MESSAGES).min(rendered.messages.len());
         let page_link = |page: usize| link("/seen", &[("name", &info.name), ("window", label), ("page", &page.to_string())]);
         let pager = html! {
             nav.pager {
                 @if page > 0 { a href=(page_link(0)) { "First" } a rel="prev" href=(page_link(page - 1)) { "Previous" } }
-                span { "messages " (count((page * PAGE_MESSAGES) as u64)) "–" (count((page * PAGE_MESSAGES + shown.len()).saturating_sub(1) as u64)) " of " (count(rendered.messages.len() as u64)) }
+                span { "messages " (count((page * PAGE_MESSAGES) as u64)) "–" (count((page * PAGE_MESSAGES + shown).saturating_sub(1) as u64)) " of " (count(rendered.messages.len() as u64)) }
                 @if page + 1 < pages { a rel="next" href=(page_link(page + 1)) { "Next" } a href=(page_link(pages - 1)) { "Last" } }
             }
         };
+        let chart_link = link("/seen", &[("name", &info.name), ("window", label), ("part", "chart")]);
         let body = html! {
             h1.session { "What the model saw: " a href=(link("/session", &[("name", &info.name)])) { (info.name) } }
             nav.presets {
@@ -91,47 +120,95 @@ pub(crate) async fn page(
                 }
             }
             (PreEscaped(&rendered.head))
+            @match rendered.chart.get() {
+                Some(chart) => (PreEscaped(chart)),
+                None => figure.chart data-pending=(chart_link) {
+                    p.pending {
+                        "The chart of tokens sent with each request is being drawn (" (rendered.requests.len()) " views). "
+                        a href=(page_link(page)) { "Reload" } " to see it."
+                    }
+                },
+            }
             div.seen {
                 section.sent {
                     h2 { "Sent to the model (" (count(rendered.messages.len() as u64)) " messages)" }
                     (pager)
-                    @for m in shown { (PreEscaped(m)) }
+                    (PreEscaped(rendered.page(page)))
                     @if pages > 1 { (pager) }
                 }
                 section.left-out { (PreEscaped(&rendered.omissions)) }
             }
         };
-        Ok(Html(shell(&format!("What the model saw: {}", info.name), None, body).into_string()))
+        let sidebar = super::sidebar::sidebar(ui, &info.name)?;
+        let page = beside(&format!("What the model saw: {}", info.name), sidebar, body).into_string();
+        if rendered.chart.get().is_none() {
+            // Drawn once this page is made, so the two do not share the cores; the page's
+            // script asks for it (`part=chart`). Without a thread, that request draws it.
+            let session = info.name.clone();
+            let _ = std::thread::Builder::new().name("annal-ui-chart".into()).spawn(move || {
+                rendered.chart(&shared, &session);
+            });
+        }
+        Ok(Html(page))
     })
     .await
 }
 
+/// The session's page at a window from the cache, or rendered and kept.
+fn rendered(
+    ui: &super::Ui,
+    snapshot: &annal::Snapshot,
+    info: &annal::SessionInfo,
+    label: &'static str,
+    budget: Budget,
+) -> Result<Arc<Rendered>, Failure> {
+    let key = (info.name.clone(), label);
+    if let Some(cached) = super::seen_cache(ui).get(&key).filter(|r| r.len == info.len) {
+        return Ok(cached.clone());
+    }
+    let rendered = Arc::new(render(ui, snapshot, info, budget)?);
+    let mut cache = super::seen_cache(ui);
+    // A reader goes through one session at a time: older lengths of it go, and other
+    // sessions' pages once there are several.
+    cache.retain(|(name, _), r| name != &info.name || r.len == info.len);
+    if cache.len() >= CACHED_PAGES_MAX {
+        cache.retain(|(name, _), _| name == &info.name);
+    }
+    cache.insert(key, rendered.clone());
+    Ok(rendered)
+}
+
 /// The parts of the page that depend on the session and window only: its facts, timeline and
-/// chart, the omission list, and each message as sent.
+/// the omission list rendered, the messages as sent kept for their pages, the requests the
+/// chart will draw.
 fn render(
     ui: &super::Ui,
     snapshot: &annal::Snapshot,
     info: &annal::SessionInfo,
     budget: Budget,
 ) -> Result<Rendered, Failure> {
-    let receipts = receipts(snapshot, &info.name, info.len)?;
-    let requests = per_request(ui, snapshot, &info.name, budget, info.len)?;
+    let digests = snapshot.digests(&info.name, 0..info.len)?;
+    let receipts = charts::receipts(snapshot, &info.name, &digests)?;
     let projection = ui.annal.project(&info.name, &ProjectOptions::new(budget))?;
     let head = html! {
         (facts(&projection, budget, &info.name))
-        (timeline(&info.name, info.len, &projection, &receipts))
-        (chart(&info.name, budget, &requests))
+        (charts::timeline(&info.name, info.len, &projection, &receipts))
     };
     let omissions = html! {
         h2 { "Left out or reduced (" (projection.omissions.len()) ")" }
         @if projection.omissions.is_empty() { p { "Nothing: every original is sent verbatim." } }
         @else { (omissions(&info.name, &projection.omissions)) }
     };
+    let pages = projection.messages.len().div_ceil(PAGE_MESSAGES).max(1);
     Ok(Rendered {
         len: info.len,
+        budget,
         head: head.into_string(),
         omissions: omissions.into_string(),
-        messages: projection.messages.iter().map(|m| message(m).into_string()).collect(),
+        messages: projection.messages,
+        pages: (0..pages).map(|_| OnceLock::new()).collect(),
+        requests: charts::requests(&digests),
+        chart: OnceLock::new(),
     })
 }
 
@@ -170,168 +247,8 @@ fn facts(projection: &Projection<'_>, budget: Budget, session: &str) -> Markup {
     }
 }
 
-/// The most requests the chart derives a view for (spread evenly, the last always among them):
-/// each is a projection of its own.
-const CHART_REQUESTS_MAX: usize = 40;
-
-/// For user requests of the session (each user record, up to [`CHART_REQUESTS_MAX`]): its
-/// sourceOrder and the tokens the view derived from the originals up to it carries.
-fn per_request(
-    ui: &super::Ui,
-    snapshot: &annal::Snapshot,
-    session: &str,
-    budget: Budget,
-    len: u64,
-) -> Result<Vec<(u64, u64)>, Failure> {
-    let users: Vec<u64> = snapshot
-        .digests(session, 0..len)?
-        .into_iter()
-        .filter(|(_, digest)| digest.role == annal::Role::User)
-        .map(|(order, _)| order)
-        .collect();
-    let step = users.len().div_ceil(CHART_REQUESTS_MAX).max(1);
-    let mut picked: Vec<u64> = users.iter().rev().step_by(step).copied().collect();
-    picked.reverse();
-    let options = ProjectOptions::new(budget);
-    let mut points = Vec::with_capacity(picked.len());
-    for order in picked {
-        let view = ui.annal.project_originals_until(session, &options, order + 1)?;
-        points.push((order, view.stats.tokens.total));
-    }
-    Ok(points)
-}
-
-/// Tokens sent with each request against the room for the view and the compaction trigger, on
-/// a scale of tokens (left) and of the requests' records (below).
-fn chart(session: &str, budget: Budget, points: &[(u64, u64)]) -> Markup {
-    const WIDTH: u64 = 1000;
-    const HEIGHT: u64 = 120;
-    // Room for the tokens' scale on the left and the records' below.
-    const LEFT: u64 = 70;
-    const BELOW: u64 = 18;
-    let capacity = u64::from(budget.capacity_tokens());
-    let trigger = u64::from(budget.trigger_tokens());
-    let top = points.iter().map(|(_, tokens)| *tokens).max().unwrap_or(0).max(capacity).max(1);
-    let y = |tokens: u64| HEIGHT - tokens.min(top) * HEIGHT / top;
-    let slot = (WIDTH - LEFT) / (points.len() as u64).max(1);
-    // Zero, the room, the tallest bar and the trigger, each where it leaves the others legible.
-    let mut ticks: Vec<u64> = Vec::new();
-    for tokens in [0, capacity, top, trigger] {
-        if ticks.iter().all(|t| y(*t).abs_diff(y(tokens)) >= 12) {
-            ticks.push(tokens);
-        }
-    }
-    html! {
-        figure.chart {
-            svg viewBox={ "0 0 " (WIDTH) " " (HEIGHT + BELOW) } width="100%" role="img" aria-label="Tokens sent with each request" {
-                line.axis x1=(LEFT) x2=(LEFT) y1="0" y2=(HEIGHT) {}
-                line.axis x1=(LEFT) x2=(WIDTH) y1=(HEIGHT) y2=(HEIGHT) {}
-                @for tokens in &ticks {
-                    text.tick x=(LEFT - 6) y=(y(*tokens).clamp(10, HEIGHT)) text-anchor="end" { (short_tokens(*tokens)) }
-                }
-                @for (index, (order, tokens)) in points.iter().enumerate() {
-                    a href=(link("/session", &[("name", session), ("at", &order.to_string())])) {
-                        rect.bar x=(LEFT + index as u64 * slot + 1) y=(y(*tokens)) width=(slot.saturating_sub(2).max(1)) height=(HEIGHT - y(*tokens)) {
-                            title { "request after #" (order) ": " (count(*tokens)) " tokens" }
-                        }
-                    }
-                }
-                @if let (Some((first, _)), Some((last, _))) = (points.first(), points.last()) {
-                    text.tick x=(LEFT) y=(HEIGHT + BELOW - 4) { "#" (first) }
-                    text.tick x=(WIDTH) y=(HEIGHT + BELOW - 4) text-anchor="end" { "#" (last) }
-                    text.tick x=((LEFT + WIDTH) / 2) y=(HEIGHT + BELOW - 4) text-anchor="middle" { "user requests, by record" }
-                }
-                line.capacity x1=(LEFT) x2=(WIDTH) y1=(y(capacity)) y2=(y(capacity)) { title { "room for the view: " (count(capacity)) " tokens" } }
-                line.trigger x1=(LEFT) x2=(WIDTH) y1=(y(trigger)) y2=(y(trigger)) { title { "compaction trigger: " (count(trigger)) " tokens" } }
-            }
-            figcaption {
-                "Tokens sent with " (points.len()) " user requests, each derived from the originals up to it (checkpoints aside), against "
-                span.key.capacity { "the room for the view" } " and " span.key.trigger { "the compaction trigger" } "."
-            }
-        }
-    }
-}
-
-/// `12.3K`, `1.2M`: a scale's label.
-fn short_tokens(tokens: u64) -> String {
-    match tokens {
-        0..=999 => tokens.to_string(),
-        1_000..=999_999 => format!("{:.1}K", tokens as f64 / 1e3),
-        _ => format!("{:.1}M", tokens as f64 / 1e6),
-    }
-}
-
-/// The sourceOrders of the session's compaction receipts.
-fn receipts(snapshot: &annal::Snapshot, session: &str, len: u64) -> Result<Vec<u64>, Failure> {
-    let mut found = Vec::new();
-    for guard in snapshot.records(session, 0..len)? {
-        let guard = guard?;
-        if guard.view()?.meta().any(|(key, _)| key == annal::snapshot::RECEIPT_META_KEY) {
-            found.push(guard.source_order());
-        }
-    }
-    Ok(found)
-}
-
-/// The session from its first record to its last, one lane for each kind of reduction (so a
-/// long span of one kind hides no other), the verbatim tail and each compaction receipt, with
-/// record numbers below (an SVG drawn with attributes only, which the page's policy allows
-/// where inline styles are refused).
-fn timeline(session: &str, len: u64, projection: &Projection<'_>, receipts: &[u64]) -> Markup {
-    const WIDTH: u64 = 1000;
-    const LEFT: u64 = 70;
-    const LANES: [(&str, &str); 4] =
-        [("marker", "markers"), ("cut", "cut"), ("tool-records", "evidence"), ("tail", "tail")];
-    let x = |order: u64| LEFT + order.min(len) * (WIDTH - LEFT) / len.max(1);
-    let lane_y = |class: &str| {
-        let lane = match class {
-            "marker" => 0,
-            "user-cut" | "block-cut" => 1,
-            "tool-records" => 2,
-            _ => 3,
-        };
-        4 + lane * 14
-    };
-    let tail = projection.stats.tail_start;
-    let ticks: Vec<u64> = (0..=4).map(|i| len.saturating_sub(1) * i / 4).collect();
-    html! {
-        figure.timeline {
-            svg viewBox={ "0 0 " (WIDTH) " 78" } width="100%" role="img" aria-label="What the view kept, along the session" {
-                rect.kept x=(LEFT) y="2" width=(WIDTH - LEFT) height="56" { title { "records 0–" (len.saturating_sub(1)) ": sent as written unless marked" } }
-                @for (class, label) in LANES {
-                    text.tick x=(LEFT - 6) y=(lane_y(if class == "cut" { "user-cut" } else { class }) + 9) text-anchor="end" { (label) }
-                }
-                @for omission in &projection.omissions {
-                    @let (class, label) = reason(omission);
-                    @let from = x(omission.first.source_order);
-                    rect class=(class) x=(from) y=(lane_y(class)) width=((x(omission.last.source_order + 1) - from).max(2)) height="10" {
-                        title { "#" (omission.first.source_order) "–#" (omission.last.source_order) ": " (label) }
-                    }
-                }
-                rect.tail x=(x(tail)) y=(lane_y("tail")) width=((WIDTH - x(tail)).max(2)) height="10" { title { "the recent tail, from #" (tail) } }
-                @for receipt in receipts {
-                    line.receipt x1=(x(*receipt)) x2=(x(*receipt)) y1="0" y2="60" { title { "compaction receipt #" (receipt) } }
-                }
-                @for (index, tick) in ticks.iter().enumerate() {
-                    @if index == 0 || ticks[index - 1] != *tick {
-                        line.axis x1=(x(*tick)) x2=(x(*tick)) y1="58" y2="62" {}
-                        text.tick x=(x(*tick)) y="74" text-anchor=(match index { 0 => "start", 4 => "end", _ => "middle" }) { "#" (count(*tick)) }
-                    }
-                }
-            }
-            figcaption {
-                "Along the session, by record: " span.key.marker { "reduced to a marker" } " " span.key.cut { "cut to head and tail" } " "
-                span.key.evidence { "behind the evidence index" } " " span.key.tail { "the recent tail, sent as written" }
-                @if !receipts.is_empty() {
-                    " · compaction receipts: "
-                    @for receipt in receipts { a href=(link("/session", &[("name", session), ("at", &receipt.to_string())])) { "#" (receipt) } " " }
-                }
-            }
-        }
-    }
-}
-
-fn reason(omission: &Omission) -> (&'static str, String) {
+/// An omission's class on the page and its label.
+pub(crate) fn reason(omission: &Omission) -> (&'static str, String) {
     match omission.reason {
         OmissionReason::Marker => ("marker", "reduced to a marker".to_owned()),
         OmissionReason::UserCut => ("user-cut", "user message cut to head and tail".to_owned()),

@@ -9,7 +9,7 @@ use axum::response::{Html, IntoResponse, Redirect, Response};
 use maud::{html, Markup, PreEscaped};
 use serde::Deserialize;
 
-use super::layout::{link, shell};
+use super::layout::{beside, link};
 use super::{blocking, record, session_info, Failure, Shared};
 use crate::output::count;
 
@@ -53,6 +53,7 @@ pub(crate) async fn page(
         let (records, outline) = records(&snapshot, &views, false)?;
         let family = family(&snapshot.sessions()?, &info);
         let verified = ui.annal.verify(Some(&info.name))?;
+        let sidebar = super::sidebar::sidebar(ui, &info.name)?;
         let body = html! {
             h1.session { (info.name) }
             p.facts {
@@ -81,7 +82,7 @@ pub(crate) async fn page(
             div #records data-session=(info.name) data-next=(to) data-last=[(to == info.len).then_some("1")] { (records) }
             (pager(&info, from))
         };
-        Ok(Html(shell(&info.name, None, body).into_string()))
+        Ok(Html(beside(&info.name, sidebar, body).into_string()))
     })
     .await
 }

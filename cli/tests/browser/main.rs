@@ -14,6 +14,7 @@ mod export;
 mod reading;
 mod search;
 mod seen;
+mod sidebar;
 
 use std::path::PathBuf;
 
@@ -134,7 +135,8 @@ async fn what_the_model_saw_of_a_compacted_corpus_session_matches_project() -> T
         browser.client.find_all(Locator::Css("figure.timeline rect[class]:not(.kept):not(.tail)")).await?;
     assert_eq!(drawn.len(), expected.len());
     assert_eq!(browser.client.find_all(Locator::Css("figure.timeline line.receipt")).await?.len(), 1);
-    // A bar of tokens sent for each user request, up to 40.
+    // A bar of tokens sent for each user request, up to 40 (the chart comes after the page).
+    browser.client.wait().for_element(Locator::Css("figure.chart rect.bar")).await?;
     let bars = browser.client.find_all(Locator::Css("figure.chart rect.bar")).await?.len();
     assert!((1..=40).contains(&bars), "{bars} bars");
     browser.screenshot("what-the-model-saw").await?;

@@ -35,6 +35,9 @@ async fn the_messages_sent_come_a_page_at_a_time_under_charts_with_scales() -> T
         assert_eq!(pager, format!("messages {first}–{} of 450", first + shown - 1));
         let text = client.find(Locator::Css("article.message")).await?.text().await?;
         assert!(text.contains(&format!("message {first}: 検索")), "{text}");
+        // The chart is drawn after the first page is answered; the page's script puts it in.
+        client.wait().for_element(Locator::Css("figure.chart svg")).await?;
+        assert!(client.find_all(Locator::Css("figure.chart[data-pending]")).await?.is_empty());
     }
     // The chart's scale: zero, the trigger and the room for the view; the requests' records below.
     let ticks = client

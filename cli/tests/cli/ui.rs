@@ -305,9 +305,13 @@ fn the_list_shows_every_session_and_what_the_model_saw_matches_project() {
         .collect();
     assert_eq!(shown, expected);
     assert!(!expected.is_empty(), "the 16K window should leave records out");
-    // Tokens per request: 225 user requests, every sixth drawn (at most 40), the last among them.
-    assert_eq!(page.matches("<rect class=\"bar\"").count(), 38);
-    assert!(page.contains("request after #448: "), "the last request is drawn");
+    // Tokens per request, drawn after the page (its script asks for `part=chart`): 225 user
+    // requests, every sixth drawn (at most 40), the last among them.
+    let chart = server.get("/seen?name=long&window=16K&part=chart").body;
+    assert_eq!(chart.matches("<rect class=\"bar\"").count(), 38, "{chart}");
+    assert!(chart.contains("request after #448: "), "the last request is drawn");
+    // Once drawn, the page holds it.
+    assert_eq!(server.get("/seen?name=long&window=16K").body.matches("<rect class=\"bar\"").count(), 38);
     assert_eq!(server.get("/seen?name=long&window=7K").status, 400);
     assert_eq!(server.get("/session?name=absent").status, 404);
 }

@@ -70,7 +70,9 @@ function localTimes(root) {
     const when = new Date(time.getAttribute("datetime"));
     if (Number.isNaN(when.getTime())) continue;
     time.title = time.getAttribute("datetime");
-    time.textContent = time.dataset.relative ? `${ago(now - when.getTime())} · ${format.format(when)}` : format.format(when);
+    const relative = time.dataset.relative;
+    time.textContent = relative === "short" ? ago(now - when.getTime())
+      : relative ? `${ago(now - when.getTime())} · ${format.format(when)}` : format.format(when);
   }
 }
 
@@ -178,8 +180,31 @@ function liveTail() {
   events.addEventListener("changed", grow);
 }
 
+// What the model saw answers before its chart of tokens per request is drawn: the chart is
+// asked for then, and put where the page left room for it.
+async function pendingChart() {
+  const pending = document.querySelector("figure.chart[data-pending]");
+  if (!pending) return;
+  try {
+    const holder = document.createElement("div");
+    holder.innerHTML = await fragment(pending.dataset.pending);
+    pending.replaceWith(...holder.childNodes);
+  } catch (err) {
+    pending.querySelector("p").textContent = err.message;
+  }
+}
+
+// The sidebar keeps the session being read in view, wherever it is in the list.
+function sidebarCurrent() {
+  const bar = document.getElementById("sidebar");
+  const current = bar && bar.querySelector("a[aria-current]");
+  if (current) bar.scrollTop = current.parentElement.offsetTop - bar.clientHeight / 3;
+}
+
 document.addEventListener("DOMContentLoaded", () => {
   localTimes(document);
+  sidebarCurrent();
+  pendingChart();
   searchAsYouType();
   liveSessions();
   liveTail();
