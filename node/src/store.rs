@@ -5,14 +5,14 @@
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use annal::error::ErrorKind;
 use annal::json::Json;
 use annal::{Annal, Error, ExportFormat, ExportOptions};
+use annal_bindings::Failure;
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 
 use crate::args::{optional, portable_records, whole, BudgetOptions, OpenOptions, SearchOptions};
-use crate::errors::Failure;
+use crate::errors::to_napi;
 use crate::items;
 use crate::task::{failed, spawn, Job};
 
@@ -39,7 +39,7 @@ impl Task for Opening {
 
     fn compute(&mut self) -> napi::Result<Annal> {
         let options = self.options.take().unwrap_or_default();
-        Annal::open_with(&self.path, &options).map_err(|err| Failure::of(&err, &self.path).into_napi())
+        Annal::open_with(&self.path, &options).map_err(|err| to_napi(Failure::of(&err, &self.path)))
     }
 
     fn resolve(&mut self, _env: Env, annal: Annal) -> napi::Result<NativeStore> {
@@ -51,7 +51,7 @@ impl Task for Opening {
 /// Opens the store at `path` (created if missing) and its search index beside it.
 #[napi(js_name = "openStore", ts_return_type = "Promise<NativeStore>")]
 pub fn open_store(path: String, options: Option<OpenOptions>) -> napi::Result<AsyncTask<Opening>> {
-    let options = options.unwrap_or_default().options()?;
+    let options = options.unwrap_or_default().options().map_err(to_napi)?;
     Ok(AsyncTask::new(Opening { path: PathBuf::from(path), options: Some(options) }))
 }
 
@@ -60,10 +60,7 @@ impl NativeStore {
     fn run(&self, call: impl FnOnce(&Annal) -> Result<String, Error> + Send + 'static) -> AsyncTask<Job> {
         let open = self.handle.read().unwrap_or_else(PoisonError::into_inner).clone();
         let Some(annal) = open else {
-            return failed(Failure::new(
-                ErrorKind::Closed,
-                format!("store {} is closed", self.path.display()),
-            ));
+            return failed(Failure::closed(&self.path));
         };
         let path = self.path.clone();
         spawn(move || call(&annal).map_err(|err| Failure::of(&err, &path)))
@@ -122,7 +119,7 @@ impl NativeStore {
         expected_next: Option<f64>,
     ) -> AsyncTask<Job> {
         let checked = optional(expected_next, "expectedNext")
-            .and_then(|e| Ok((e, items::records(&ids, &items).map_err(Failure::bad_input)?)));
+            .and_then(|e| Ok((e, annal_bindings::records(&ids, &items, items::record)?)));
         self.run_checked(checked, move |annal, (expected, records)| {
             Ok(annal::json::receipt(&annal.append(&session, expected, records)?).into_string())
         })
@@ -132,7 +129,7 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<string>")]
     pub fn items(&self, session: String, start: f64, end: Option<f64>) -> AsyncTask<Job> {
         self.run_checked(range(start, end), move |annal, orders| {
-            let found = items::read(annal, &session, orders)?;
+            let found = annal_bindings::read(annal, &session, orders)?;
             Ok(serde_json::Value::from(
                 found.into_iter().map(|(order, text)| serde_json::json!([order, text])).collect::<Vec<_>>(),
             )
@@ -145,7 +142,7 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<string>")]
     pub fn generation_head(&self, id: String, generation: f64) -> AsyncTask<Job> {
         self.run_checked(whole::<u64>(generation, "generation"), move |annal, generation| {
-            let head = items::head(annal, &id, generation)?;
+            let head = annal_bindings::head(annal, &id, generation)?;
             Ok(serde_json::json!([head.name, head.records, head.generation, head.sealed_at, head.next_taken])
                 .to_string())
         })
