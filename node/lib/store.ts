@@ -156,6 +156,20 @@ export class Store {
     return parse(await call(() => this.inner.sessionsNamed(names)));
   }
 
+  /** `sessionsNamed`, with the mark of the snapshot they were read in (null for a store
+   * without a log), for `unchangedSince`. */
+  async sessionsMarked(names: string[]): Promise<[string | null, Array<SessionInfo | null>]> {
+    return parse(await call(() => this.inner.sessionsMarked(names)));
+  }
+
+  /** Whether no session was appended to, forked or made, by any process, since the snapshot
+   * `mark` came from: told at once, on this thread, without waiting for a lock or a sync. False
+   * when something did change, or when that cannot be told at once (another writer holds the
+   * store's log): read the store then. */
+  unchangedSince(mark: string): boolean {
+    return this.inner.unchangedSince(mark);
+  }
+
   /** Every session, in name order. */
   async sessions(): Promise<SessionInfo[]> {
     return parse(await call(() => this.inner.sessions()));

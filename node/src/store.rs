@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
 use annal::json::Json;
-use annal::{Annal, Error, ExportFormat, ExportOptions};
+use annal::{Annal, Error, ExportFormat, ExportOptions, Snapshot};
 use annal_bindings::Failure;
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
@@ -176,17 +176,30 @@ impl NativeStore {
     /// one call where a thread of several generations would take one each.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn sessions_named(&self, names: Vec<String>) -> AsyncTask<Job> {
+        self.run(move |annal| named_facts(&annal.snapshot()?, &names))
+    }
+
+    /// [`NativeStore::sessions_named`] with the mark of the snapshot they were read in:
+    /// `[mark | null, [facts | null, ...]]`, the mark for [`NativeStore::unchanged_since`].
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn sessions_marked(&self, names: Vec<String>) -> AsyncTask<Job> {
         self.run(move |annal| {
             let snapshot = annal.snapshot()?;
-            let mut facts = Vec::with_capacity(names.len());
-            for name in &names {
-                facts.push(match snapshot.session(name)? {
-                    Some(info) => annal::json::session(&info).into_string(),
-                    None => "null".to_owned(),
-                });
-            }
-            Ok(format!("[{}]", facts.join(",")))
+            let mark = snapshot.mark().map(|mark| serde_json::Value::from(mark.to_hex()));
+            Ok(format!("[{},{}]", mark.unwrap_or_default(), named_facts(&snapshot, &names)?))
         })
+    }
+
+    /// Whether no session was appended to, forked or made, by any process, since the snapshot
+    /// whose mark is `mark`, told on the JavaScript thread: it never waits for a lock or a sync
+    /// (`Annal::mark_now`). False when it did change, when that cannot be told at once (another
+    /// writer holds the log), or on any failure: the caller then reads the store as usual.
+    #[napi]
+    pub fn unchanged_since(&self, mark: String) -> bool {
+        let open = self.handle.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let Some(annal) = open else { return false };
+        let Some(then) = annal::snapshot::ChangeMark::from_hex(&mark) else { return false };
+        matches!(annal.mark_now(), Ok(Some(now)) if now == then)
     }
 
     /// Every session, in name order.
@@ -296,6 +309,19 @@ impl NativeStore {
             }
         })
     }
+}
+
+/// The facts of each session of `names` in `snapshot` (`null` for one there is none of), as one
+/// JSON array.
+fn named_facts(snapshot: &Snapshot, names: &[String]) -> Result<String, Error> {
+    let mut facts = Vec::with_capacity(names.len());
+    for name in names {
+        facts.push(match snapshot.session(name)? {
+            Some(info) => annal::json::session(&info).into_string(),
+            None => "null".to_owned(),
+        });
+    }
+    Ok(format!("[{}]", facts.join(",")))
 }
 
 /// A `[start, end)` range of positions given from JavaScript.

@@ -35,6 +35,7 @@ import {
   ThreadLog,
   type Typed,
   key,
+  loadable,
   nextVersion,
   pack,
   packValue,
@@ -173,7 +174,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
   // Reading.
 
   private async tuple(log: ThreadLog, entry: Checkpoint, config?: RunnableConfig): Promise<CheckpointTuple> {
-    const loads = (typed: Typed) => this.serde.loadsTyped(typed[0], typed[1]);
+    const loads = (typed: Typed) => this.serde.loadsTyped(typed[0], loadable(typed));
     const checkpoint = (await loads(entry.checkpoint)) as LangGraphCheckpoint;
     const values: Record<string, unknown> = {};
     for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
@@ -207,7 +208,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
     const sends = [];
     for (const [, channel, value] of log.orderedWrites(entry.ns, entry.parent ?? "")) {
       if (channel === TASKS) {
-        sends.push(await this.serde.loadsTyped(value[0], value[1]));
+        sends.push(await this.serde.loadsTyped(value[0], loadable(value)));
       }
     }
     checkpoint.channel_values[TASKS] = sends;
@@ -251,7 +252,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
               continue;
             }
             if (filter) {
-              const metadata = (await this.serde.loadsTyped(entry.metadata[0], entry.metadata[1])) as Record<string, unknown>;
+              const metadata = (await this.serde.loadsTyped(entry.metadata[0], loadable(entry.metadata))) as Record<string, unknown>;
               if (!Object.entries(filter).every(([name, value]) => isDeepStrictEqual(metadata?.[name], value))) {
                 continue;
               }

@@ -75,6 +75,26 @@ export function unpack(packed: Packed, blocks: ReadonlyArray<Block> = []): Typed
   return [packed[0], Buffer.from(packed[1], "base64")];
 }
 
+/** The text of each JSON value read so far, by its bytes. */
+const TEXTS = new WeakMap<Uint8Array, string>();
+const DECODER = new TextDecoder();
+
+/** A typed value as a serializer's `loadsTyped` takes it: a JSON value as its text, decoded
+ * once and kept while its bytes are (the latest checkpoint's values are read at every
+ * `getTuple`, and decoding their UTF-8 took twice as long as parsing them); any other type as
+ * its bytes. */
+export function loadable(typed: Typed): Uint8Array | string {
+  if (typed[0] !== "json") {
+    return typed[1];
+  }
+  let text = TEXTS.get(typed[1]);
+  if (text === undefined) {
+    text = DECODER.decode(typed[1]);
+    TEXTS.set(typed[1], text);
+  }
+  return text;
+}
+
 /** One checkpoint as stored: where its record is, and what it holds (still serialized). */
 export interface Checkpoint {
   ns: string;
@@ -114,20 +134,31 @@ export class ThreadLog {
   dropped = new Set<string>();
   /** The newest generation ending in a delete receipt: it and those before it are dead. */
   floor = -1;
+  /** The store's mark when a refresh last read every generation (null until then, and while a
+   * refresh runs): while the store still has it, there is nothing new to read. */
+  private mark: string | null = null;
 
   constructor(readonly threadId: string) {}
 
   /** Reads what was appended since the last refresh, in this process or another: the length
-   * of every generation and whether the next exists, in one call, then the new records. */
+   * of every generation and whether the next exists, in one call, then the new records. When
+   * the store says nothing changed since the last refresh read it, on this thread, nothing is
+   * read: a read of the latest checkpoint then never leaves the JavaScript thread. */
   async refresh(store: Store): Promise<void> {
+    if (this.mark !== null && store.unchangedSince(this.mark)) {
+      return;
+    }
+    this.mark = null;
     for (;;) {
       const names = [...this.generations.map((g) => g.name), threadSession(this.threadId, this.generations.length)];
-      const facts = await store.sessionsNamed(names);
+      const [mark, facts] = await store.sessionsMarked(names);
       for (let index = 0; index < this.generations.length; index += 1) {
         await this.read(store, index, facts[index]?.records ?? 0);
       }
       const next = facts[facts.length - 1];
       if (next === null) {
+        // Every generation was read to where this snapshot had it, and it had no next one.
+        this.mark = mark;
         return;
       }
       const parent = this.generations.findIndex((g) => g.name === next.parent);
