@@ -121,6 +121,17 @@ export class Store {
     return parse(await call(() => this.inner.append(session, texts, options.expectedNext)));
   }
 
+  /** `append`, then `sessionsMarked(names)` in a snapshot begun after it, in one call. */
+  async appendMarked(
+    session: string,
+    records: PortableRecord[],
+    options: { expectedNext?: number },
+    names: string[],
+  ): Promise<[Receipt, [string | null, Array<SessionInfo | null>]]> {
+    const texts = records.map((record) => JSON.stringify(record));
+    return parse(await call(() => this.inner.appendMarked(session, texts, options.expectedNext, names)));
+  }
+
   /** Appends OpenAI Responses-API items (each as its JSON text), one record each under `ids`. */
   async appendItems(
     session: string,

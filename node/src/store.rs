@@ -109,6 +109,25 @@ impl NativeStore {
         })
     }
 
+    /// [`NativeStore::append`], then what [`NativeStore::sessions_marked`] reads of `names` in a
+    /// snapshot begun after it: `[receipt, [mark | null, [facts | null, ...]]]`. A caller that
+    /// keeps what it read learns in the same call whether anything but its append changed.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn append_marked(
+        &self,
+        session: String,
+        records: Vec<String>,
+        expected_next: Option<f64>,
+        names: Vec<String>,
+    ) -> AsyncTask<Job> {
+        let checked =
+            optional(expected_next, "expectedNext").and_then(|e| Ok((e, portable_records(&records)?)));
+        self.run_checked(checked, move |annal, (expected, records)| {
+            let receipt = annal::json::receipt(&annal.append_portable(&session, expected, records)?);
+            Ok(format!("[{},{}]", receipt.as_str(), marked_facts(annal, &names)?))
+        })
+    }
+
     /// Appends OpenAI Responses-API items (JSON texts), one record each under `ids`.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn append_items(
@@ -183,11 +202,7 @@ impl NativeStore {
     /// `[mark | null, [facts | null, ...]]`, the mark for [`NativeStore::unchanged_since`].
     #[napi(ts_return_type = "Promise<string>")]
     pub fn sessions_marked(&self, names: Vec<String>) -> AsyncTask<Job> {
-        self.run(move |annal| {
-            let snapshot = annal.snapshot()?;
-            let mark = snapshot.mark().map(|mark| serde_json::Value::from(mark.to_hex()));
-            Ok(format!("[{},{}]", mark.unwrap_or_default(), named_facts(&snapshot, &names)?))
-        })
+        self.run(move |annal| marked_facts(annal, &names))
     }
 
     /// Whether no session was appended to, forked or made, by any process, since the snapshot
@@ -322,6 +337,13 @@ fn named_facts(snapshot: &Snapshot, names: &[String]) -> Result<String, Error> {
         });
     }
     Ok(format!("[{}]", facts.join(",")))
+}
+
+/// The facts of `names` in a snapshot begun now, with its mark: `[mark | null, [...]]`.
+fn marked_facts(annal: &Annal, names: &[String]) -> Result<String, Error> {
+    let snapshot = annal.snapshot()?;
+    let mark = snapshot.mark().map(|mark| serde_json::Value::from(mark.to_hex()));
+    Ok(format!("[{},{}]", mark.unwrap_or_default(), named_facts(&snapshot, names)?))
 }
 
 /// A `[start, end)` range of positions given from JavaScript.

@@ -1,6 +1,7 @@
 //! `AnnalSaver` reads: a read answered on the JavaScript thread, from what the saver read
-//! before, only while the store says nothing changed since; what another handle on the store
-//! (as another process) puts is read at the next call; and a value read back is what was put.
+//! before (or learnt with its own put), only while the store says nothing changed since; what
+//! another handle on the store (as another process) puts is read at the next call; and a value
+//! read back is what was put.
 
 import assert from "node:assert/strict";
 import * as path from "node:path";
@@ -70,6 +71,14 @@ test("getTuple answers from what it read only until another handle puts", async 
     const ours = new AnnalSaver(file);
     await ours.store(); // made before the second handle opens it
     const theirs = new AnnalSaver(file);
+    // Each trip to the thread pool to read the thread again, counted.
+    const store = await ours.store();
+    const reread = store.sessionsMarked.bind(store);
+    let trips = 0;
+    store.sessionsMarked = (names) => {
+      trips += 1;
+      return reread(names);
+    };
     await put(ours, 0);
     await put(ours, 1, checkpointAt(0).id);
     for (let read = 0; read < 3; read += 1) {
@@ -77,10 +86,12 @@ test("getTuple answers from what it read only until another handle puts", async 
       assert.equal(tuple?.checkpoint.id, checkpointAt(1).id);
       assert.deepEqual(tuple?.checkpoint.channel_values.messages, checkpointAt(1).channel_values.messages);
     }
+    assert.equal(trips, 1, "only the first put reads the thread: the rest answer from what was read");
     // Another handle on the file, as another process: its put is read at the next call.
     assert.equal((await theirs.getTuple(THREAD))?.checkpoint.id, checkpointAt(1).id);
     await put(theirs, 2, checkpointAt(1).id);
     const after = await ours.getTuple(THREAD);
+    assert.equal(trips, 2, "the other handle's put is read");
     assert.equal(after?.checkpoint.id, checkpointAt(2).id);
     assert.deepEqual(after?.checkpoint.channel_values, checkpointAt(2).channel_values);
     const listed = [];

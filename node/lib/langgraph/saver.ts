@@ -25,7 +25,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 
 import { BadInputError, ConflictError } from "../errors";
-import { type Block, type OpenOptions, type PortableRecord, Store } from "../store";
+import { type Block, type OpenOptions, type PortableRecord, type SessionInfo, Store } from "../store";
 import { CrossLanguageSerializer } from "./serde";
 import { MESSAGES_CHANNEL, knownMessages, messageRecord, newMessages } from "./messages";
 import {
@@ -116,9 +116,14 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
       const name = generation?.name ?? threadSession(threadId, target);
       const start = generation?.read ?? 0;
       const records = await make(log, name, start);
+      // Every generation once this append made its own, and the name of the one after.
+      const count = Math.max(log.generations.length, target + 1);
+      const names = [...log.generations.map((g) => g.name), ...(generation ? [] : [name]), threadSession(threadId, count)];
       let next: number;
+      let after: [string | null, Array<SessionInfo | null>];
       try {
-        next = (await store.append(name, records, { expectedNext: start })).next;
+        const [receipt, read] = await store.appendMarked(name, records, { expectedNext: start }, names);
+        [next, after] = [receipt.next, read];
       } catch (error) {
         if (error instanceof ConflictError) {
           continue;
@@ -132,6 +137,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
       const last = records[records.length - 1];
       log.apply(target, next - 1, (last.meta ?? {})[META_KEY], last.blocks ?? []);
       generation.read = next;
+      log.settle(...after);
       return log;
     }
     throw new ConflictError(`thread ${JSON.stringify(threadId)}: other writers kept getting in first`);

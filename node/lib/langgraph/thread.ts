@@ -13,7 +13,7 @@
 
 import { compareWritesSortKeys, writesSortKey } from "@langchain/langgraph-checkpoint";
 
-import type { Block, Store } from "../store";
+import type { Block, SessionInfo, Store } from "../store";
 
 /** The metadata key of every record a checkpointer appends. */
 export const META_KEY = "langgraph";
@@ -165,6 +165,21 @@ export class ThreadLog {
       const forkAt = next.forkAt ?? 0;
       this.generations.push({ name: next.name, parent: parent < 0 ? null : parent, forkAt, read: forkAt });
       await this.read(store, this.generations.length - 1, next.records);
+    }
+  }
+
+  /** After a write of this saver's, applied here: takes `mark` as the last refresh's when
+   * `facts` (of every generation and the name after them, read in the snapshot `mark` is of)
+   * show nothing this log has not read, so the next read of an unchanged store stays on the
+   * JavaScript thread; otherwise the next refresh reads. */
+  settle(mark: string | null, facts: Array<SessionInfo | null>): void {
+    this.mark = null;
+    const count = this.generations.length;
+    if (mark === null || facts.length !== count + 1 || facts[count] !== null) {
+      return;
+    }
+    if (this.generations.every((generation, index) => facts[index]?.records === generation.read)) {
+      this.mark = mark;
     }
   }
 
