@@ -25,7 +25,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 
 import { BadInputError, ConflictError } from "../errors";
-import { type Block, type OpenOptions, type PortableRecord, type SessionInfo, Store } from "../store";
+import { type Block, type OpenOptions, type PortableRecord, type Receipt, type SessionInfo, Store } from "../store";
 import { CrossLanguageSerializer } from "./serde";
 import { MESSAGES_CHANNEL, knownMessages, messageRecord, newMessages } from "./messages";
 import {
@@ -116,20 +116,16 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
       const name = generation?.name ?? threadSession(threadId, target);
       const start = generation?.read ?? 0;
       const records = await make(log, name, start);
-      // Every generation once this append made its own, and the name of the one after.
-      const count = Math.max(log.generations.length, target + 1);
-      const names = [...log.generations.map((g) => g.name), ...(generation ? [] : [name]), threadSession(threadId, count)];
-      let next: number;
-      let after: [string | null, Array<SessionInfo | null>];
+      let answer: [Receipt, [string | null, Array<SessionInfo | null>]];
       try {
-        const [receipt, read] = await store.appendMarked(name, records, { expectedNext: start }, names);
-        [next, after] = [receipt.next, read];
+        answer = await store.appendMarked(name, records, { expectedNext: start }, log.names(generation ? [] : [name]));
       } catch (error) {
         if (error instanceof ConflictError) {
           continue;
         }
         throw error;
       }
+      const [{ next }, after] = answer;
       if (generation === undefined) {
         generation = { name, parent: null, forkAt: 0, read: 0 };
         log.generations.push(generation);

@@ -150,8 +150,7 @@ export class ThreadLog {
     }
     this.mark = null;
     for (;;) {
-      const names = [...this.generations.map((g) => g.name), threadSession(this.threadId, this.generations.length)];
-      const [mark, facts] = await store.sessionsMarked(names);
+      const [mark, facts] = await store.sessionsMarked(this.names());
       for (let index = 0; index < this.generations.length; index += 1) {
         await this.read(store, index, facts[index]?.records ?? 0);
       }
@@ -166,6 +165,13 @@ export class ThreadLog {
       this.generations.push({ name: next.name, parent: parent < 0 ? null : parent, forkAt, read: forkAt });
       await this.read(store, this.generations.length - 1, next.records);
     }
+  }
+
+  /** The name of every generation, then of each of `making` (made by an append under way), then
+   * of the one after them. */
+  names(making: string[] = []): string[] {
+    const names = [...this.generations.map((g) => g.name), ...making];
+    return [...names, threadSession(this.threadId, names.length)];
   }
 
   /** After a write of this saver's, applied here: takes `mark` as the last refresh's when
