@@ -284,6 +284,31 @@ impl Annal {
         Ok(self.store.snapshot()?)
     }
 
+    /// What the journal holds now, to compare with a snapshot's [`Snapshot::mark`]: the same
+    /// mark means no session was appended to, forked or made since that snapshot began, by any
+    /// process, so what was read from it still holds. `None` when that cannot be told without
+    /// waiting (another thread or process is appending or checkpointing): read a snapshot then.
+    /// It never waits for a lock or a sync, so an event loop may ask.
+    ///
+    /// # Errors
+    /// [`Error::Read`].
+    ///
+    /// # Examples
+    /// ```
+    /// use annal::{Annal, Record, Role};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let annal = Annal::open(dir.path().join("s.redb"))?;
+    /// let read = annal.snapshot()?.mark();
+    /// assert_eq!(annal.mark_now()?, read);
+    /// annal.append("s", None, vec![Record::text("u1", Role::User, "hi")])?;
+    /// assert_ne!(annal.mark_now()?, read);
+    /// # Ok(()) }
+    /// ```
+    pub fn mark_now(&self) -> Result<Option<crate::snapshot::ChangeMark>, Error> {
+        Ok(self.store.mark_now()?)
+    }
+
     /// Every session, in name order.
     ///
     /// # Errors

@@ -18,6 +18,6 @@
 //! ```
 
 pub use annal_engine::{
-    hash_to_hex, BlockView, Digest, EntryLocation, Hash, Payload, PositionEntry, RecordGuard, RecordView,
-    Records, TableSize, RECEIPT_META_KEY,
+    hash_to_hex, BlockView, ChangeMark, Digest, EntryLocation, Hash, Payload, PositionEntry, RecordGuard,
+    RecordView, Records, TableSize, RECEIPT_META_KEY,
 };

@@ -55,6 +55,7 @@ pub use crate::kind::ErrorKind;
 #[cfg(any(loom, test))]
 #[doc(hidden)]
 pub use crate::log::loom_model as shared_loom_model;
+pub use crate::log::ChangeMark;
 pub use crate::open::log_path;
 pub use crate::options::{Limits, Sharing, StoreOptions};
 pub use crate::portable::{

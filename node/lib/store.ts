@@ -121,6 +121,17 @@ export class Store {
     return parse(await call(() => this.inner.append(session, texts, options.expectedNext)));
   }
 
+  /** `append`, then `sessionsMarked(names)` in a snapshot begun after it, in one call. */
+  async appendMarked(
+    session: string,
+    records: PortableRecord[],
+    options: { expectedNext?: number },
+    names: string[],
+  ): Promise<[Receipt, [string | null, Array<SessionInfo | null>]]> {
+    const texts = records.map((record) => JSON.stringify(record));
+    return parse(await call(() => this.inner.appendMarked(session, texts, options.expectedNext, names)));
+  }
+
   /** Appends OpenAI Responses-API items (each as its JSON text), one record each under `ids`. */
   async appendItems(
     session: string,
@@ -154,6 +165,20 @@ export class Store {
   /** The facts of each session named (`null` for one there is none of), in one snapshot. */
   async sessionsNamed(names: string[]): Promise<Array<SessionInfo | null>> {
     return parse(await call(() => this.inner.sessionsNamed(names)));
+  }
+
+  /** `sessionsNamed`, with the mark of the snapshot they were read in (null for a store
+   * without a log), for `unchangedSince`. */
+  async sessionsMarked(names: string[]): Promise<[string | null, Array<SessionInfo | null>]> {
+    return parse(await call(() => this.inner.sessionsMarked(names)));
+  }
+
+  /** Whether no session was appended to, forked or made, by any process, since the snapshot
+   * `mark` came from: told at once, on this thread, without waiting for a lock or a sync. False
+   * when something did change, or when that cannot be told at once (another writer holds the
+   * store's log): read the store then. */
+  unchangedSince(mark: string): boolean {
+    return this.inner.unchangedSince(mark);
   }
 
   /** Every session, in name order. */

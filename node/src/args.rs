@@ -1,12 +1,9 @@
 //! Arguments crossing from JavaScript: numbers checked as whole positions and budgets, and the
 //! option objects that become open, budget and search options.
 
-use std::time::Duration;
-
-use annal::{Budget, PortableRecord, ProjectOptions, Role, SearchRequest, Sharing};
+use annal::{PortableRecord, ProjectOptions, SearchRequest};
+use annal_bindings::{BudgetArgs, Failure, SearchArgs};
 use napi_derive::napi;
-
-use crate::errors::Failure;
 
 /// How a store is opened.
 #[napi(object)]
@@ -24,19 +21,9 @@ pub struct OpenOptions {
 
 impl OpenOptions {
     pub(crate) fn options(self) -> Result<annal::Options, Failure> {
-        let sharing = match self.sharing.as_deref().unwrap_or("processes") {
-            "processes" => Sharing::Processes,
-            "exclusive" => Sharing::Exclusive,
-            other => {
-                return Err(Failure::bad_input(format!(
-                    "sharing {other:?}: expected \"processes\" or \"exclusive\""
-                )))
-            }
-        };
-        let wait = self.search_wait_seconds.unwrap_or(30.0);
-        let search_wait = Duration::try_from_secs_f64(wait).map_err(|_| {
-            Failure::bad_input(format!("searchWaitSeconds {wait}: expected a number of seconds, 0 or more"))
-        })?;
+        let sharing = annal_bindings::sharing(self.sharing.as_deref().unwrap_or("processes"))?;
+        let search_wait =
+            annal_bindings::seconds(self.search_wait_seconds.unwrap_or(30.0), "searchWaitSeconds")?;
         Ok(annal::Options {
             sharing,
             read_only: self.read_only.unwrap_or(false),
@@ -66,13 +53,14 @@ impl BudgetOptions {
     /// The options: the default part budgets for the window, each part given replacing its
     /// default.
     pub(crate) fn options(&self) -> Result<ProjectOptions, Failure> {
-        let window = whole(self.window.unwrap_or(200_000.0), "window")?;
-        let max_output = whole(self.max_output.unwrap_or(32_000.0), "maxOutput")?;
-        let mut budget = Budget::new(window, max_output);
-        budget.tail_tokens = optional(self.tail, "tail")?.unwrap_or(budget.tail_tokens);
-        budget.evidence_tokens = optional(self.evidence, "evidence")?.unwrap_or(budget.evidence_tokens);
-        budget.history_tokens = optional(self.history, "history")?.unwrap_or(budget.history_tokens);
-        Ok(ProjectOptions::new(budget))
+        let budget = BudgetArgs {
+            window: whole(self.window.unwrap_or(200_000.0), "window")?,
+            max_output: whole(self.max_output.unwrap_or(32_000.0), "maxOutput")?,
+            tail: optional(self.tail, "tail")?,
+            evidence: optional(self.evidence, "evidence")?,
+            history: optional(self.history, "history")?,
+        };
+        Ok(budget.options())
     }
 }
 
@@ -90,38 +78,26 @@ pub struct SearchOptions {
     pub end: Option<f64>,
 }
 
-/// The most hits one search returns: the index sets room aside for each hit asked for.
-const SEARCH_LIMIT_MAX: usize = 10_000;
-
 impl SearchOptions {
     pub(crate) fn request(self, query: String) -> Result<SearchRequest, Failure> {
-        let role = match self.role.as_deref() {
-            None => None,
-            Some(name) => Some(Role::parse(name).ok_or_else(|| {
-                Failure::bad_input(format!("role {name:?}: expected user, assistant, tool or system"))
-            })?),
+        let args = SearchArgs {
+            limit: whole(self.limit.unwrap_or(10.0), "limit")?,
+            start: optional(self.start, "start")?,
+            end: optional(self.end, "end")?,
+            session: self.session,
+            role: self.role,
+            tool: self.tool,
+            errors_only: self.errors_only.unwrap_or(false),
+            literal: self.literal.unwrap_or(false),
         };
-        let limit: usize = whole(self.limit.unwrap_or(10.0), "limit")?;
-        if limit > SEARCH_LIMIT_MAX {
-            return Err(Failure::bad_input(format!("limit {limit}: at most {SEARCH_LIMIT_MAX} hits")));
-        }
-        let mut request = SearchRequest::new(query);
-        request.session = self.session;
-        request.role = role;
-        request.tool = self.tool;
-        request.errors_only = self.errors_only.unwrap_or(false);
-        request.literal = self.literal.unwrap_or(false);
-        request.limit = limit;
-        let start = optional(self.start, "start")?.unwrap_or(0);
-        request.source_orders = start..optional(self.end, "end")?.unwrap_or(u64::MAX);
-        Ok(request)
+        args.request(query)
     }
 }
 
 /// A whole number given from JavaScript as the unsigned type `T` (a count, a position, a token
 /// budget): a negative, fractional or too large one is bad input naming `what`.
 pub(crate) fn whole<T: TryFrom<u64>>(value: f64, what: &str) -> Result<T, Failure> {
-    let refused = || Failure::bad_input(format!("{what} {value}: out of range (a whole number, 0 or more)"));
+    let refused = || annal_bindings::out_of_range(what, value);
     // 2^53: past it a JavaScript number no longer holds every whole number.
     if !(0.0..=9_007_199_254_740_992.0).contains(&value) || value.fract() != 0.0 {
         return Err(refused());

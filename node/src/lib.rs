@@ -8,7 +8,7 @@
 #![allow(unsafe_code)]
 
 pub mod args;
-pub mod errors;
+mod errors;
 mod items;
 pub mod store;
 pub mod task;
@@ -19,12 +19,12 @@ use napi_derive::napi;
 /// `<id>~pop<N>`.
 #[napi(js_name = "generationName")]
 pub fn generation_name(id: String, generation: u32) -> String {
-    items::generation_name(&id, u64::from(generation))
+    annal_bindings::generation_name(&id, u64::from(generation))
 }
 
 /// What separates an Agents session's id from the number of a later generation.
 #[napi(js_name = "GENERATION_MARK")]
-pub const GENERATION_MARK: &str = items::GENERATION_MARK;
+pub const GENERATION_MARK: &str = annal_bindings::GENERATION_MARK;
 
 /// The metadata key of the record that seals an Agents session's generation.
 #[napi(js_name = "SEAL_KEY")]
@@ -37,5 +37,5 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// Each kind of failure, as the names of the error classes the package throws for it.
 #[napi(js_name = "errorKinds")]
 pub fn error_kinds() -> Vec<String> {
-    annal::error::ErrorKind::ALL.iter().map(|&kind| errors::class_of(kind).to_owned()).collect()
+    annal::error::ErrorKind::ALL.iter().map(|&kind| annal_bindings::class_of(kind).to_owned()).collect()
 }

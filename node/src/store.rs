@@ -5,14 +5,14 @@
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
-use annal::error::ErrorKind;
 use annal::json::Json;
-use annal::{Annal, Error, ExportFormat, ExportOptions};
+use annal::{Annal, Error, ExportFormat, ExportOptions, Snapshot};
+use annal_bindings::Failure;
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 use napi_derive::napi;
 
 use crate::args::{optional, portable_records, whole, BudgetOptions, OpenOptions, SearchOptions};
-use crate::errors::Failure;
+use crate::errors::to_napi;
 use crate::items;
 use crate::task::{failed, spawn, Job};
 
@@ -39,7 +39,7 @@ impl Task for Opening {
 
     fn compute(&mut self) -> napi::Result<Annal> {
         let options = self.options.take().unwrap_or_default();
-        Annal::open_with(&self.path, &options).map_err(|err| Failure::of(&err, &self.path).into_napi())
+        Annal::open_with(&self.path, &options).map_err(|err| to_napi(Failure::of(&err, &self.path)))
     }
 
     fn resolve(&mut self, _env: Env, annal: Annal) -> napi::Result<NativeStore> {
@@ -51,7 +51,7 @@ impl Task for Opening {
 /// Opens the store at `path` (created if missing) and its search index beside it.
 #[napi(js_name = "openStore", ts_return_type = "Promise<NativeStore>")]
 pub fn open_store(path: String, options: Option<OpenOptions>) -> napi::Result<AsyncTask<Opening>> {
-    let options = options.unwrap_or_default().options()?;
+    let options = options.unwrap_or_default().options().map_err(to_napi)?;
     Ok(AsyncTask::new(Opening { path: PathBuf::from(path), options: Some(options) }))
 }
 
@@ -60,10 +60,7 @@ impl NativeStore {
     fn run(&self, call: impl FnOnce(&Annal) -> Result<String, Error> + Send + 'static) -> AsyncTask<Job> {
         let open = self.handle.read().unwrap_or_else(PoisonError::into_inner).clone();
         let Some(annal) = open else {
-            return failed(Failure::new(
-                ErrorKind::Closed,
-                format!("store {} is closed", self.path.display()),
-            ));
+            return failed(Failure::closed(&self.path));
         };
         let path = self.path.clone();
         spawn(move || call(&annal).map_err(|err| Failure::of(&err, &path)))
@@ -112,6 +109,25 @@ impl NativeStore {
         })
     }
 
+    /// [`NativeStore::append`], then what [`NativeStore::sessions_marked`] reads of `names` in a
+    /// snapshot begun after it: `[receipt, [mark | null, [facts | null, ...]]]`. A caller that
+    /// keeps what it read learns in the same call whether anything but its append changed.
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn append_marked(
+        &self,
+        session: String,
+        records: Vec<String>,
+        expected_next: Option<f64>,
+        names: Vec<String>,
+    ) -> AsyncTask<Job> {
+        let checked =
+            optional(expected_next, "expectedNext").and_then(|e| Ok((e, portable_records(&records)?)));
+        self.run_checked(checked, move |annal, (expected, records)| {
+            let receipt = annal::json::receipt(&annal.append_portable(&session, expected, records)?);
+            Ok(format!("[{},{}]", receipt.as_str(), marked_facts(annal, &names)?))
+        })
+    }
+
     /// Appends OpenAI Responses-API items (JSON texts), one record each under `ids`.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn append_items(
@@ -122,7 +138,7 @@ impl NativeStore {
         expected_next: Option<f64>,
     ) -> AsyncTask<Job> {
         let checked = optional(expected_next, "expectedNext")
-            .and_then(|e| Ok((e, items::records(&ids, &items).map_err(Failure::bad_input)?)));
+            .and_then(|e| Ok((e, annal_bindings::records(&ids, &items, items::record)?)));
         self.run_checked(checked, move |annal, (expected, records)| {
             Ok(annal::json::receipt(&annal.append(&session, expected, records)?).into_string())
         })
@@ -132,7 +148,7 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<string>")]
     pub fn items(&self, session: String, start: f64, end: Option<f64>) -> AsyncTask<Job> {
         self.run_checked(range(start, end), move |annal, orders| {
-            let found = items::read(annal, &session, orders)?;
+            let found = annal_bindings::read(annal, &session, orders)?;
             Ok(serde_json::Value::from(
                 found.into_iter().map(|(order, text)| serde_json::json!([order, text])).collect::<Vec<_>>(),
             )
@@ -145,7 +161,7 @@ impl NativeStore {
     #[napi(ts_return_type = "Promise<string>")]
     pub fn generation_head(&self, id: String, generation: f64) -> AsyncTask<Job> {
         self.run_checked(whole::<u64>(generation, "generation"), move |annal, generation| {
-            let head = items::head(annal, &id, generation)?;
+            let head = annal_bindings::head(annal, &id, generation)?;
             Ok(serde_json::json!([head.name, head.records, head.generation, head.sealed_at, head.next_taken])
                 .to_string())
         })
@@ -179,17 +195,26 @@ impl NativeStore {
     /// one call where a thread of several generations would take one each.
     #[napi(ts_return_type = "Promise<string>")]
     pub fn sessions_named(&self, names: Vec<String>) -> AsyncTask<Job> {
-        self.run(move |annal| {
-            let snapshot = annal.snapshot()?;
-            let mut facts = Vec::with_capacity(names.len());
-            for name in &names {
-                facts.push(match snapshot.session(name)? {
-                    Some(info) => annal::json::session(&info).into_string(),
-                    None => "null".to_owned(),
-                });
-            }
-            Ok(format!("[{}]", facts.join(",")))
-        })
+        self.run(move |annal| named_facts(&annal.snapshot()?, &names))
+    }
+
+    /// [`NativeStore::sessions_named`] with the mark of the snapshot they were read in:
+    /// `[mark | null, [facts | null, ...]]`, the mark for [`NativeStore::unchanged_since`].
+    #[napi(ts_return_type = "Promise<string>")]
+    pub fn sessions_marked(&self, names: Vec<String>) -> AsyncTask<Job> {
+        self.run(move |annal| marked_facts(annal, &names))
+    }
+
+    /// Whether no session was appended to, forked or made, by any process, since the snapshot
+    /// whose mark is `mark`, told on the JavaScript thread: it never waits for a lock or a sync
+    /// (`Annal::mark_now`). False when it did change, when that cannot be told at once (another
+    /// writer holds the log), or on any failure: the caller then reads the store as usual.
+    #[napi]
+    pub fn unchanged_since(&self, mark: String) -> bool {
+        let open = self.handle.read().unwrap_or_else(PoisonError::into_inner).clone();
+        let Some(annal) = open else { return false };
+        let Some(then) = annal::snapshot::ChangeMark::from_hex(&mark) else { return false };
+        matches!(annal.mark_now(), Ok(Some(now)) if now == then)
     }
 
     /// Every session, in name order.
@@ -299,6 +324,26 @@ impl NativeStore {
             }
         })
     }
+}
+
+/// The facts of each session of `names` in `snapshot` (`null` for one there is none of), as one
+/// JSON array.
+fn named_facts(snapshot: &Snapshot, names: &[String]) -> Result<String, Error> {
+    let mut facts = Vec::with_capacity(names.len());
+    for name in names {
+        facts.push(match snapshot.session(name)? {
+            Some(info) => annal::json::session(&info).into_string(),
+            None => "null".to_owned(),
+        });
+    }
+    Ok(format!("[{}]", facts.join(",")))
+}
+
+/// The facts of `names` in a snapshot begun now, with its mark: `[mark | null, [...]]`.
+fn marked_facts(annal: &Annal, names: &[String]) -> Result<String, Error> {
+    let snapshot = annal.snapshot()?;
+    let mark = snapshot.mark().map(|mark| serde_json::Value::from(mark.to_hex()));
+    Ok(format!("[{},{}]", mark.unwrap_or_default(), named_facts(&snapshot, names)?))
 }
 
 /// A `[start, end)` range of positions given from JavaScript.

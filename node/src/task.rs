@@ -4,7 +4,9 @@
 
 use napi::bindgen_prelude::{AsyncTask, Env, Task};
 
-use crate::errors::Failure;
+use annal_bindings::Failure;
+
+use crate::errors::to_napi;
 
 /// The work of one call, run once on a pool thread.
 pub type Work = Box<dyn FnOnce() -> Result<String, Failure> + Send>;
@@ -36,8 +38,8 @@ impl Task for Job {
     type JsValue = String;
 
     fn compute(&mut self) -> napi::Result<String> {
-        let work = self.work.take().ok_or_else(|| Failure::bad_input("a task ran twice"))?;
-        work().map_err(Failure::into_napi)
+        let work = self.work.take().ok_or_else(|| to_napi(Failure::bad_input("a task ran twice")))?;
+        work().map_err(to_napi)
     }
 
     fn resolve(&mut self, _env: Env, output: String) -> napi::Result<String> {

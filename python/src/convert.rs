@@ -4,13 +4,14 @@
 
 use std::time::Duration;
 
-use annal::{AppendReceipt, Block, Budget, PortableRecord, ProjectOptions, Role, SearchRequest, Sharing};
+use annal::{AppendReceipt, Block, PortableRecord, SearchRequest, Sharing};
+use annal_bindings::{BudgetArgs, SearchArgs};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{IntoPyDict, PyBytes, PyDict, PyList, PyTuple};
 use serde_json::Value;
 
-use crate::errors::bad_input;
+use crate::errors::{bad_input, failed};
 
 /// `json.loads` and `json.dumps`, looked up once: an import on every call cost a receipt's
 /// conversion about a tenth of an append's own work.
@@ -57,100 +58,42 @@ pub(crate) fn json_text(object: &Bound<'_, PyAny>, what: &str) -> PyResult<Strin
 
 /// The sharing mode named `name`: `processes` (default) or `exclusive`.
 pub(crate) fn sharing(py: Python<'_>, name: &str) -> PyResult<Sharing> {
-    match name {
-        "processes" => Ok(Sharing::Processes),
-        "exclusive" => Ok(Sharing::Exclusive),
-        other => Err(bad_input(py, format!("sharing {other:?}: expected \"processes\" or \"exclusive\""))),
-    }
+    annal_bindings::sharing(name).map_err(|failure| failed(py, failure))
 }
 
 /// A seconds value as a duration; negative, NaN or endless values are bad input.
 pub(crate) fn seconds(py: Python<'_>, value: f64, what: &str) -> PyResult<Duration> {
-    Duration::try_from_secs_f64(value)
-        .map_err(|_| bad_input(py, format!("{what} {value}: expected a number of seconds, 0 or more")))
+    annal_bindings::seconds(value, what).map_err(|failure| failed(py, failure))
 }
 
-/// The token budget a projection or compaction is asked for.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct BudgetArgs {
-    pub(crate) window: u32,
-    pub(crate) max_output: u32,
-    pub(crate) tail: Option<u32>,
-    pub(crate) evidence: Option<u32>,
-    pub(crate) history: Option<u32>,
+/// The token budget of a projection or compaction, its numbers as given from Python, each
+/// checked.
+pub(crate) fn budget(
+    py: Python<'_>,
+    window: i64,
+    max_output: i64,
+    tail: Option<i64>,
+    evidence: Option<i64>,
+    history: Option<i64>,
+) -> PyResult<BudgetArgs> {
+    Ok(BudgetArgs {
+        window: whole(py, window, "window")?,
+        max_output: whole(py, max_output, "max_output")?,
+        tail: whole_opt(py, tail, "tail")?,
+        evidence: whole_opt(py, evidence, "evidence")?,
+        history: whole_opt(py, history, "history")?,
+    })
 }
 
-impl BudgetArgs {
-    /// The budget's numbers as given from Python, each checked.
-    pub(crate) fn new(
-        py: Python<'_>,
-        window: i64,
-        max_output: i64,
-        tail: Option<i64>,
-        evidence: Option<i64>,
-        history: Option<i64>,
-    ) -> PyResult<BudgetArgs> {
-        Ok(BudgetArgs {
-            window: whole(py, window, "window")?,
-            max_output: whole(py, max_output, "max_output")?,
-            tail: whole_opt(py, tail, "tail")?,
-            evidence: whole_opt(py, evidence, "evidence")?,
-            history: whole_opt(py, history, "history")?,
-        })
-    }
-
-    /// The options: the default part budgets for the window, with each part given replacing its
-    /// default.
-    pub(crate) fn options(self) -> ProjectOptions {
-        let mut budget = Budget::new(self.window, self.max_output);
-        budget.tail_tokens = self.tail.unwrap_or(budget.tail_tokens);
-        budget.evidence_tokens = self.evidence.unwrap_or(budget.evidence_tokens);
-        budget.history_tokens = self.history.unwrap_or(budget.history_tokens);
-        ProjectOptions::new(budget)
-    }
-}
-
-/// What a search is filtered by.
-#[derive(Debug, Default)]
-pub(crate) struct SearchArgs {
-    pub(crate) session: Option<String>,
-    pub(crate) role: Option<String>,
-    pub(crate) tool: Option<String>,
-    pub(crate) errors_only: bool,
-    pub(crate) literal: bool,
-    pub(crate) limit: usize,
-    pub(crate) start: Option<u64>,
-    pub(crate) end: Option<u64>,
-}
-
-impl SearchArgs {
-    pub(crate) fn request(self, py: Python<'_>, query: String) -> PyResult<SearchRequest> {
-        let role = match self.role.as_deref() {
-            None => None,
-            Some(name) => Some(Role::parse(name).ok_or_else(|| {
-                bad_input(py, format!("role {name:?}: expected user, assistant, tool or system"))
-            })?),
-        };
-        if self.limit > SEARCH_LIMIT_MAX {
-            return Err(bad_input(py, format!("limit {}: at most {SEARCH_LIMIT_MAX} hits", self.limit)));
-        }
-        let mut request = SearchRequest::new(query);
-        request.session = self.session;
-        request.role = role;
-        request.tool = self.tool;
-        request.errors_only = self.errors_only;
-        request.literal = self.literal;
-        request.limit = self.limit;
-        request.source_orders = self.start.unwrap_or(0)..self.end.unwrap_or(u64::MAX);
-        Ok(request)
-    }
+/// The request of a search with `args`, its filters checked.
+pub(crate) fn search_request(py: Python<'_>, args: SearchArgs, query: String) -> PyResult<SearchRequest> {
+    args.request(query).map_err(|failure| failed(py, failure))
 }
 
 /// A whole number given from Python as the unsigned type `T` (a count, a position, a token
 /// budget): a negative or too large one is bad input naming `what`.
 pub(crate) fn whole<T: TryFrom<i64>>(py: Python<'_>, value: i64, what: &str) -> PyResult<T> {
-    T::try_from(value)
-        .map_err(|_| bad_input(py, format!("{what} {value}: out of range (a whole number, 0 or more)")))
+    T::try_from(value).map_err(|_| failed(py, annal_bindings::out_of_range(what, value)))
 }
 
 /// [`whole`] for an optional argument.
@@ -161,9 +104,6 @@ pub(crate) fn whole_opt<T: TryFrom<i64>>(
 ) -> PyResult<Option<T>> {
     value.map(|value| whole(py, value, what)).transpose()
 }
-
-/// The most hits one search returns: the index sets room aside for each hit asked for.
-pub(crate) const SEARCH_LIMIT_MAX: usize = 10_000;
 
 /// Records given from Python (a list or tuple of dicts in the portable format, as json.dumps
 /// takes either), each one's JSON text made once and read once. A blob block's `data` may be

@@ -1,35 +1,22 @@
-//! What a failed call raises in Python: each `annal::Error` as one of the exception classes of
-//! `annal.errors`, one class per [`ErrorKind`], carrying the one
-//! line the command line prints for the same failure.
+//! What a failed call raises in Python: each failure (`annal_bindings::Failure`, the class of its
+//! kind and the one line the command line prints for it) as an instance of that class of
+//! `annal.errors`.
 
 use std::path::Path;
 
 use annal::error::ErrorKind;
 use annal::Error;
+use annal_bindings::Failure;
 use pyo3::prelude::*;
-
-/// The `annal.errors` class of each kind of failure: one class a kind, so the class a caller
-/// catches says what the command line's exit status and the MCP server's tool error say.
-pub(crate) fn class_of(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::BadInput => "BadInputError",
-        ErrorKind::NotFound => "NotFoundError",
-        ErrorKind::Conflict => "ConflictError",
-        ErrorKind::Busy => "BusyError",
-        ErrorKind::ReadOnly => "ReadOnlyError",
-        ErrorKind::Closed => "ClosedError",
-        ErrorKind::Poisoned => "PoisonedError",
-        ErrorKind::Corrupted => "CorruptedError",
-        ErrorKind::Unsupported => "UnsupportedError",
-        ErrorKind::Io => "StorageIoError",
-        ErrorKind::Internal => "InternalError",
-        ErrorKind::Forked => "ForkedError",
-    }
-}
 
 /// The exception for `err`, raised by a call on the store at `store`.
 pub(crate) fn to_py(py: Python<'_>, err: &Error, store: &Path) -> PyErr {
-    raise(py, class_of(err.kind()), annal::error::message_in(err, store), err.conflict_positions())
+    failed(py, Failure::of(err, store))
+}
+
+/// The exception of `annal.errors` for `failure`.
+pub(crate) fn failed(py: Python<'_>, failure: Failure) -> PyErr {
+    raise(py, failure.class(), failure.message, failure.conflict)
 }
 
 /// An exception of `annal.errors`' class `class` with `message` (and a conflict's positions).
@@ -50,5 +37,10 @@ pub(crate) fn raise(py: Python<'_>, class: &str, message: String, conflict: Opti
 
 /// Bad input found before the store was asked: a record or item that does not parse, say.
 pub(crate) fn bad_input(py: Python<'_>, message: String) -> PyErr {
-    raise(py, class_of(ErrorKind::BadInput), message, None)
+    failed(py, Failure::bad_input(message))
+}
+
+/// A failure of `kind` found without the store: its class with `message`.
+pub(crate) fn of_kind(py: Python<'_>, kind: ErrorKind, message: String) -> PyErr {
+    failed(py, Failure::new(kind, message))
 }

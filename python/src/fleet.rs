@@ -5,12 +5,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use annal::fleet::{Fleet as Connection, FleetOptions, FollowOptions, PublishOptions};
+use annal::responses::record_from_responses_item;
 use pyo3::prelude::*;
 use serde_json::json;
 
 use crate::convert::{portable_records, receipt_to_python, seconds, to_python, whole_opt};
-use crate::errors::{bad_input, raise};
-use crate::items;
+use crate::errors::{bad_input, failed, of_kind};
 use crate::store::Store;
 
 /// A connection to a fleet's servers and its stream (created if missing). Share one between
@@ -36,7 +36,7 @@ impl Fleet {
         timeout_seconds: f64,
     ) -> PyResult<Fleet> {
         let fleet_error = |py: Python<'_>, err: annal::fleet::FleetError| {
-            raise(py, crate::errors::class_of(err.kind()), annal::error::message(&err), None)
+            of_kind(py, err.kind(), annal::error::message(&err))
         };
         let mut options = FleetOptions::from_urls(urls).map_err(|err| fleet_error(py, err))?;
         if let Some(stream) = stream {
@@ -139,7 +139,8 @@ impl Fleet {
         expected_next: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
-        let records = items::records(&ids, &items).map_err(|message| bad_input(py, message))?;
+        let records = annal_bindings::records(&ids, &items, record_from_responses_item)
+            .map_err(|failure| failed(py, failure))?;
         let fleet = Arc::clone(&self.connection);
         let receipt =
             store.run(py, move |annal| annal.shared(&fleet, &session).append(expected_next, records))?;

@@ -8,7 +8,6 @@ mod errors;
 mod fleet;
 mod guard;
 mod imports;
-mod items;
 mod store;
 
 use pyo3::prelude::*;
@@ -17,7 +16,7 @@ use pyo3::prelude::*;
 /// `<id>~pop<N>`.
 #[pyfunction]
 fn generation_name(id: &str, generation: u64) -> String {
-    items::generation_name(id, generation)
+    annal_bindings::generation_name(id, generation)
 }
 
 /// The extension module: `Store`, the version it was built as, the names an Agents SDK
@@ -29,12 +28,14 @@ fn _annal(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<fleet::Fleet>()?;
     module.add_function(wrap_pyfunction!(generation_name, module)?)?;
     module.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    module.add("GENERATION_MARK", items::GENERATION_MARK)?;
+    module.add("GENERATION_MARK", annal_bindings::GENERATION_MARK)?;
     module.add("SEAL_KEY", annal::responses::RESPONSES_SEAL_KEY)?;
     // Each kind of failure and the class raised for it, so the Python side can check it has
     // every class and tests can check each one against the command line.
-    let kinds: Vec<(&str, &str)> =
-        annal::error::ErrorKind::ALL.iter().map(|&kind| (kind.as_str(), errors::class_of(kind))).collect();
+    let kinds: Vec<(&str, &str)> = annal::error::ErrorKind::ALL
+        .iter()
+        .map(|&kind| (kind.as_str(), annal_bindings::class_of(kind)))
+        .collect();
     module.add("ERROR_KINDS", kinds)?;
     Ok(())
 }

@@ -7,18 +7,21 @@ use std::sync::{Arc, PoisonError, RwLock};
 use annal::error::ErrorKind;
 use annal::import::TranscriptFormat;
 use annal::json::Json;
+use annal::responses::record_from_responses_item;
 use annal::{Annal, Error, ExportFormat, ExportOptions, Options};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 use serde_json::{json, Value};
 
+use annal_bindings::{Failure, SearchArgs};
+
 use crate::convert::{
-    json_to_python, portable_records, receipt_to_python, seconds, text_to_python, to_python, whole,
-    whole_opt, BudgetArgs, SearchArgs,
+    budget, json_to_python, portable_records, receipt_to_python, search_request, seconds, text_to_python,
+    to_python, whole, whole_opt,
 };
-use crate::errors::{bad_input, class_of, raise, to_py};
+use crate::errors::{bad_input, failed, of_kind, to_py};
 use crate::imports::ImportFailure;
-use crate::{guard, imports, items};
+use crate::{guard, imports};
 
 /// An annal store: an append-only journal of agent sessions, with projections under a token
 /// budget, compaction, full-text search over every original, forks, export and verification.
@@ -34,9 +37,7 @@ impl Store {
     /// The open store, or `ClosedError`.
     fn annal(&self, py: Python<'_>) -> PyResult<Arc<Annal>> {
         let open = self.handle.read().unwrap_or_else(PoisonError::into_inner).clone();
-        open.ok_or_else(|| {
-            raise(py, class_of(ErrorKind::Closed), format!("store {} is closed", self.path.display()), None)
-        })
+        open.ok_or_else(|| failed(py, Failure::closed(&self.path)))
     }
 
     /// Runs `call` on the store without the interpreter lock; its error raised as annal's.
@@ -165,7 +166,8 @@ impl Store {
         expected_next: Option<i64>,
     ) -> PyResult<Py<PyAny>> {
         let expected_next = whole_opt(py, expected_next, "expected_next")?;
-        let records = items::records(&ids, &items).map_err(|message| bad_input(py, message))?;
+        let records = annal_bindings::records(&ids, &items, record_from_responses_item)
+            .map_err(|failure| failed(py, failure))?;
         let receipt = self.run(py, move |annal| annal.append(&session, expected_next, records))?;
         receipt_to_python(py, &receipt)
     }
@@ -180,7 +182,7 @@ impl Store {
         end: Option<i64>,
     ) -> PyResult<Vec<(u64, String)>> {
         let (start, end) = range(py, start, end)?;
-        self.run(py, move |annal| items::read(annal, &session, start..end))
+        self.run(py, move |annal| annal_bindings::read(annal, &session, start..end))
     }
 
     /// Where the Agents SDK session `id` stands, from `generation` on: (annal session, records,
@@ -193,7 +195,7 @@ impl Store {
         generation: i64,
     ) -> PyResult<(String, u64, u64, Option<u64>, bool)> {
         let generation = whole(py, generation, "generation")?;
-        let head = self.run(py, move |annal| items::head(annal, &id, generation))?;
+        let head = self.run(py, move |annal| annal_bindings::head(annal, &id, generation))?;
         Ok((head.name, head.records, head.generation, head.sealed_at, head.next_taken))
     }
 
@@ -241,7 +243,7 @@ impl Store {
         history: Option<i64>,
         responses_items: bool,
     ) -> PyResult<Py<PyAny>> {
-        let options = BudgetArgs::new(py, window, max_output, tail, evidence, history)?.options();
+        let options = budget(py, window, max_output, tail, evidence, history)?.options();
         let text = self.run(py, move |annal| {
             let view = annal.project(&session, &options)?;
             let json = annal::json::projection(&view).into_string();
@@ -269,7 +271,7 @@ impl Store {
         history: Option<i64>,
         force: bool,
     ) -> PyResult<Py<PyAny>> {
-        let budget = BudgetArgs::new(py, window, max_output, tail, evidence, history)?;
+        let budget = budget(py, window, max_output, tail, evidence, history)?;
         let mut options = annal::CompactOptions::new(budget.options());
         options.force = force;
         // Another thread or process compacting the same session: wait for it rather than fail.
@@ -297,7 +299,7 @@ impl Store {
         let limit = whole(py, limit, "limit")?;
         let (start, end) = (whole_opt(py, start, "start")?, whole_opt(py, end, "end")?);
         let args = SearchArgs { session, role, tool, errors_only, literal, limit, start, end };
-        let request = args.request(py, query)?;
+        let request = search_request(py, args, query)?;
         let hits = self.run(py, move |annal| annal.search(&request))?;
         json_to_python(py, &Json::array(hits.iter().map(annal::json::hit)))
     }
@@ -350,12 +352,7 @@ impl Store {
         };
         let written = py.detach(|| std::fs::write(&path, &bytes));
         if let Err(err) = written {
-            return Err(raise(
-                py,
-                class_of(ErrorKind::Io),
-                format!("cannot write {}: {err}", path.display()),
-                None,
-            ));
+            return Err(of_kind(py, ErrorKind::Io, format!("cannot write {}: {err}", path.display())));
         }
         to_python(py, &json!({"records": summary.records, "path": path}))
     }

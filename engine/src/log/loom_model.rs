@@ -103,6 +103,16 @@ impl ProcessLock for Handle {
         Ok(())
     }
 
+    fn try_lock_shared(&self) -> io::Result<bool> {
+        let mut holders = lock(&self.shared.holders);
+        if *holders == u64::MAX {
+            return Ok(false);
+        }
+        *holders += 1;
+        *lock(&self.exclusive) = false;
+        Ok(true)
+    }
+
     fn unlock(&self) -> io::Result<()> {
         let mut holders = lock(&self.shared.holders);
         *holders = if *lock(&self.exclusive) { 0 } else { *holders - 1 };

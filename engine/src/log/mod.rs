@@ -43,7 +43,7 @@ use redb::ReadTransaction;
 
 use crate::error::Failure;
 use crate::storage::StorageFile;
-use crate::sync::{lock, Arc, Mutex, MutexGuard};
+use crate::sync::{lock, try_lock, Arc, Mutex, MutexGuard};
 use crate::tables::{meta_u64, META, META_LOG_APPLIED};
 
 use layout::{frame, read_frames, Frames, Header, HeaderRead, FRAME_HEAD_BYTES, HEADER_BYTES, OTHER_STORE};
@@ -135,6 +135,9 @@ impl Drop for Held<'_> {
 pub(crate) trait ProcessLock: Send + Sync + Debug {
     /// Waits for the lock, exclusive or shared.
     fn lock(&self, exclusive: bool) -> io::Result<()>;
+    /// Takes the shared lock if no process holds it exclusively; false, without waiting, if one
+    /// does.
+    fn try_lock_shared(&self) -> io::Result<bool>;
     /// Lets it go.
     fn unlock(&self) -> io::Result<()>;
 }
@@ -148,6 +151,14 @@ impl ProcessLock for File {
         }
     }
 
+    fn try_lock_shared(&self) -> io::Result<bool> {
+        match File::try_lock_shared(self) {
+            Ok(()) => Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) => Ok(false),
+            Err(std::fs::TryLockError::Error(e)) => Err(e),
+        }
+    }
+
     fn unlock(&self) -> io::Result<()> {
         File::unlock(self)
     }
@@ -157,10 +168,46 @@ impl ProcessLock for File {
 /// store-alone log's groups back and returns the last group redb holds.
 pub(crate) type Make<'a> = dyn FnMut(&dyn StorageFile, HeaderRead) -> Result<u64, Failure> + 'a;
 
-/// A redb read transaction and the frames laid over it, taken at one moment.
+/// A redb read transaction and the frames laid over it, taken at one moment, and the mark of
+/// that moment.
 pub(crate) struct Paired {
     pub(crate) txn: ReadTransaction,
     pub(crate) layer: Option<Layer>,
+    pub(crate) mark: ChangeMark,
+}
+
+/// What the journal held at one moment, as the shared log tells it: the log's cycle and the
+/// last frame read in it. Every append and fork adds a frame or, when it goes to the store file
+/// directly, starts a cycle (with a number drawn anew), so two equal marks mean no session was
+/// appended to, forked or made between them, in any process. A fold behind the tail moves
+/// frames into the store file without changing what they say, and the mark with them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ChangeMark {
+    cycle: u64,
+    last_seq: u64,
+}
+
+impl ChangeMark {
+    fn of(state: &LogState) -> ChangeMark {
+        ChangeMark { cycle: state.header.map_or(0, |h| h.cycle), last_seq: state.last_seq }
+    }
+
+    /// The mark as 32 hexadecimal digits, for a caller that keeps it as text.
+    pub fn to_hex(self) -> String {
+        format!("{:016x}{:016x}", self.cycle, self.last_seq)
+    }
+
+    /// A mark [`ChangeMark::to_hex`] wrote; None for any other text.
+    pub fn from_hex(text: &str) -> Option<ChangeMark> {
+        if text.len() != 32 || !text.is_ascii() {
+            return None;
+        }
+        let (cycle, last_seq) = text.split_at(16);
+        Some(ChangeMark {
+            cycle: u64::from_str_radix(cycle, 16).ok()?,
+            last_seq: u64::from_str_radix(last_seq, 16).ok()?,
+        })
+    }
 }
 
 impl SharedLog {
@@ -301,8 +348,29 @@ impl SharedLog {
         let txn = begin()?;
         let applied = log_applied(&txn)?;
         let layer = self.layer_over(&held.state, applied)?;
+        let mark = ChangeMark::of(&held.state);
         drop(held);
-        Ok(Paired { txn, layer })
+        Ok(Paired { txn, layer, mark })
+    }
+
+    /// The mark of this moment, if it can be had without waiting: None while another thread of
+    /// this process or another process holds the log's lock (an append or a checkpoint, which
+    /// may be syncing). Reads the frames other processes wrote since this one last looked, and
+    /// nothing of the store file.
+    ///
+    /// # Errors
+    /// I/O, or a log that does not read.
+    pub(crate) fn try_mark(&self) -> Result<Option<ChangeMark>, Failure> {
+        let Some(state) = try_lock(&self.state) else { return Ok(None) };
+        if let Some(file) = &self.lock_file {
+            if !file.try_lock_shared()? {
+                return Ok(None);
+            }
+        }
+        // Let go when `held` drops, as the lock `hold` takes is.
+        let mut held = Held { log: self, state };
+        self.catch_up(&mut held.state)?;
+        Ok(Some(ChangeMark::of(&held.state)))
     }
 
     /// The frames a transaction whose `log_applied` is `applied` lacks; none when it lacks none.

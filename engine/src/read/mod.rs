@@ -27,6 +27,7 @@ use crate::digest::Digest;
 use crate::error::{Failure, ReadError};
 use crate::hash::Hash;
 use crate::log::overlay::Layer;
+use crate::log::ChangeMark;
 use crate::packing::HeldRecord;
 use crate::tables::SessionRow;
 use crate::view::RecordView;
@@ -114,6 +115,8 @@ pub struct Snapshot {
     /// transaction, or the store has no log (custom storage without one).
     layer: Option<Layer>,
     tables: Opened,
+    /// What the journal held when the snapshot began; none without a log.
+    mark: Option<ChangeMark>,
 }
 
 impl std::fmt::Debug for Snapshot {
@@ -178,7 +181,22 @@ impl RecordGuard<'_> {
 impl Snapshot {
     /// A snapshot of `txn` with `layer` laid over it.
     pub(crate) fn layered(txn: ReadTransaction, layer: Option<Layer>) -> Result<Snapshot, ReadError> {
-        Ok(Snapshot { layer, tables: Opened::new(txn) })
+        Ok(Snapshot { layer, tables: Opened::new(txn), mark: None })
+    }
+
+    /// The snapshot, with the mark of the moment it began.
+    pub(crate) fn marked(mut self, mark: Option<ChangeMark>) -> Snapshot {
+        self.mark = mark;
+        self
+    }
+
+    /// What the journal held when this snapshot began: where [`Store::mark_now`] gives the same
+    /// mark later, no session was appended to, forked or made since, so what was read from this
+    /// snapshot still holds. None for a store without a log.
+    ///
+    /// [`Store::mark_now`]: crate::Store::mark_now
+    pub fn mark(&self) -> Option<ChangeMark> {
+        self.mark
     }
 
     fn info(&self, name: String, row: &SessionRow) -> Result<SessionInfo, ReadError> {

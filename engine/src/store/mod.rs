@@ -14,7 +14,7 @@ use crate::claim::Claim;
 use crate::error::{AppendError, CloseError, Failure, ForkError, ReadError};
 use crate::group::{Appending, GroupCommit};
 use crate::log::overlay::Layer;
-use crate::log::SharedLog;
+use crate::log::{ChangeMark, SharedLog};
 use crate::open::log_path;
 use crate::options::StoreOptions;
 use crate::portable::PortableRecord;
@@ -111,12 +111,17 @@ impl Store {
 
     /// A read transaction with the shared log's frames above it: one moment of the store.
     pub(crate) fn paired(&self) -> Result<(ReadTransaction, Option<Layer>), Failure> {
+        self.paired_marked().map(|(txn, layer, _)| (txn, layer))
+    }
+
+    /// [`Store::paired`], with the mark of that moment (none without a log).
+    fn paired_marked(&self) -> Result<(ReadTransaction, Option<Layer>, Option<ChangeMark>), Failure> {
         match &self.log {
             Some(log) => {
                 let paired = log.pair(|| self.db.begin_read().map_err(Failure::from))?;
-                Ok((paired.txn, paired.layer))
+                Ok((paired.txn, paired.layer, Some(paired.mark)))
             }
-            None => Ok((self.db.begin_read()?, None)),
+            None => Ok((self.db.begin_read()?, None, None)),
         }
     }
 
@@ -296,8 +301,24 @@ impl Store {
     /// # Errors
     /// I/O or corruption.
     pub fn snapshot(&self) -> Result<Snapshot, ReadError> {
-        let (txn, layer) = self.paired()?;
-        Snapshot::layered(txn, layer)
+        let (txn, layer, mark) = self.paired_marked()?;
+        Ok(Snapshot::layered(txn, layer)?.marked(mark))
+    }
+
+    /// What the journal holds now, as a mark to compare with a snapshot's ([`Snapshot::mark`]):
+    /// equal marks mean no session was appended to, forked or made between them, by any
+    /// process. None when that cannot be told without waiting (another thread or process holds
+    /// the log's lock to append or checkpoint) or the store has no log: the caller then reads a
+    /// snapshot. It never waits for a lock or a sync and reads nothing of the store file, only
+    /// frames other processes wrote since, so a caller that must not block may ask.
+    ///
+    /// # Errors
+    /// I/O, or a log that does not read.
+    pub fn mark_now(&self) -> Result<Option<ChangeMark>, ReadError> {
+        match &self.log {
+            Some(log) => Ok(log.try_mark()?),
+            None => Ok(None),
+        }
     }
 
     /// Recomputes content hashes and hash chains of one session, or of every session and blob.

@@ -6,7 +6,7 @@
 import type { SerializerProtocol } from "@langchain/langgraph-checkpoint";
 
 import type { Block, PortableRecord } from "../store";
-import { META_KEY, type ThreadLog, key } from "./thread";
+import { META_KEY, type ThreadLog, key, loadable } from "./thread";
 
 /** The channel whose messages become records (the one `MessagesAnnotation` uses). */
 export const MESSAGES_CHANNEL = "messages";
@@ -129,11 +129,11 @@ export async function knownMessages(
   if (entry === undefined) {
     return new Map();
   }
-  const checkpoint = await serde.loadsTyped(entry.checkpoint[0], entry.checkpoint[1]);
+  const checkpoint = await serde.loadsTyped(entry.checkpoint[0], loadable(entry.checkpoint));
   const version = checkpoint?.channel_versions?.[MESSAGES_CHANNEL];
   const blob = log.blobs.get(key(ns, MESSAGES_CHANNEL, version));
   if (blob === undefined || blob[1][0] === "empty") {
     return new Map();
   }
-  return newMessages(await serde.loadsTyped(blob[1][0], blob[1][1]), new Map())[1];
+  return newMessages(await serde.loadsTyped(blob[1][0], loadable(blob[1])), new Map())[1];
 }

@@ -25,7 +25,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 
 import { BadInputError, ConflictError } from "../errors";
-import { type Block, type OpenOptions, type PortableRecord, Store } from "../store";
+import { type Block, type OpenOptions, type PortableRecord, type Receipt, type SessionInfo, Store } from "../store";
 import { CrossLanguageSerializer } from "./serde";
 import { MESSAGES_CHANNEL, knownMessages, messageRecord, newMessages } from "./messages";
 import {
@@ -35,6 +35,7 @@ import {
   ThreadLog,
   type Typed,
   key,
+  loadable,
   nextVersion,
   pack,
   packValue,
@@ -115,15 +116,16 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
       const name = generation?.name ?? threadSession(threadId, target);
       const start = generation?.read ?? 0;
       const records = await make(log, name, start);
-      let next: number;
+      let answer: [Receipt, [string | null, Array<SessionInfo | null>]];
       try {
-        next = (await store.append(name, records, { expectedNext: start })).next;
+        answer = await store.appendMarked(name, records, { expectedNext: start }, log.names(generation ? [] : [name]));
       } catch (error) {
         if (error instanceof ConflictError) {
           continue;
         }
         throw error;
       }
+      const [{ next }, after] = answer;
       if (generation === undefined) {
         generation = { name, parent: null, forkAt: 0, read: 0 };
         log.generations.push(generation);
@@ -131,6 +133,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
       const last = records[records.length - 1];
       log.apply(target, next - 1, (last.meta ?? {})[META_KEY], last.blocks ?? []);
       generation.read = next;
+      log.settle(...after);
       return log;
     }
     throw new ConflictError(`thread ${JSON.stringify(threadId)}: other writers kept getting in first`);
@@ -173,7 +176,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
   // Reading.
 
   private async tuple(log: ThreadLog, entry: Checkpoint, config?: RunnableConfig): Promise<CheckpointTuple> {
-    const loads = (typed: Typed) => this.serde.loadsTyped(typed[0], typed[1]);
+    const loads = (typed: Typed) => this.serde.loadsTyped(typed[0], loadable(typed));
     const checkpoint = (await loads(entry.checkpoint)) as LangGraphCheckpoint;
     const values: Record<string, unknown> = {};
     for (const [channel, version] of Object.entries(checkpoint.channel_versions ?? {})) {
@@ -207,7 +210,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
     const sends = [];
     for (const [, channel, value] of log.orderedWrites(entry.ns, entry.parent ?? "")) {
       if (channel === TASKS) {
-        sends.push(await this.serde.loadsTyped(value[0], value[1]));
+        sends.push(await this.serde.loadsTyped(value[0], loadable(value)));
       }
     }
     checkpoint.channel_values[TASKS] = sends;
@@ -251,7 +254,7 @@ export class AnnalSaver extends BaseCheckpointSaver<number> {
               continue;
             }
             if (filter) {
-              const metadata = (await this.serde.loadsTyped(entry.metadata[0], entry.metadata[1])) as Record<string, unknown>;
+              const metadata = (await this.serde.loadsTyped(entry.metadata[0], loadable(entry.metadata))) as Record<string, unknown>;
               if (!Object.entries(filter).every(([name, value]) => isDeepStrictEqual(metadata?.[name], value))) {
                 continue;
               }

@@ -38,13 +38,27 @@ function renamed(value: unknown): unknown {
   return out;
 }
 
+/** One decoder for every value: making one a call cost as much as decoding a short value. */
+const DECODER = new TextDecoder();
+
+/** Whether `JSON.parse` alone gives what `JsonPlusSerializer` makes of `text`. Its reviver
+ * copies every object and array (one promise each) and changes only objects with an `lc` key;
+ * a text with no `"lc"` names none, unless a key is spelled with escapes. A `__proto__` key,
+ * which the reviver's copy would turn into a prototype, takes the reviver's path too. */
+function plain(text: string): boolean {
+  return !text.includes('"lc"') && !text.includes("\\u") && !text.includes("__proto__");
+}
+
 /** LangGraph.js's serializer, reading Python's message ids as well. */
 export class CrossLanguageSerializer extends JsonPlusSerializer {
   override async loadsTyped(type: string, data: Uint8Array | string): Promise<any> {
     if (type !== "json") {
       return super.loadsTyped(type, data);
     }
-    const text = typeof data === "string" ? data : new TextDecoder().decode(data);
+    const text = typeof data === "string" ? data : DECODER.decode(data);
+    if (plain(text)) {
+      return JSON.parse(text);
+    }
     // Only a text that names Python's legacy ids is parsed twice.
     if (!text.includes('"schema"')) {
       return super.loadsTyped(type, text);

@@ -13,7 +13,7 @@
 
 import { compareWritesSortKeys, writesSortKey } from "@langchain/langgraph-checkpoint";
 
-import type { Block, Store } from "../store";
+import type { Block, SessionInfo, Store } from "../store";
 
 /** The metadata key of every record a checkpointer appends. */
 export const META_KEY = "langgraph";
@@ -75,6 +75,26 @@ export function unpack(packed: Packed, blocks: ReadonlyArray<Block> = []): Typed
   return [packed[0], Buffer.from(packed[1], "base64")];
 }
 
+/** The text of each JSON value read so far, by its bytes. */
+const TEXTS = new WeakMap<Uint8Array, string>();
+const DECODER = new TextDecoder();
+
+/** A typed value as a serializer's `loadsTyped` takes it: a JSON value as its text, decoded
+ * once and kept while its bytes are (the latest checkpoint's values are read at every
+ * `getTuple`, and decoding their UTF-8 took twice as long as parsing them); any other type as
+ * its bytes. */
+export function loadable(typed: Typed): Uint8Array | string {
+  if (typed[0] !== "json") {
+    return typed[1];
+  }
+  let text = TEXTS.get(typed[1]);
+  if (text === undefined) {
+    text = DECODER.decode(typed[1]);
+    TEXTS.set(typed[1], text);
+  }
+  return text;
+}
+
 /** One checkpoint as stored: where its record is, and what it holds (still serialized). */
 export interface Checkpoint {
   ns: string;
@@ -114,26 +134,58 @@ export class ThreadLog {
   dropped = new Set<string>();
   /** The newest generation ending in a delete receipt: it and those before it are dead. */
   floor = -1;
+  /** The store's mark when a refresh last read every generation (null until then, and while a
+   * refresh runs): while the store still has it, there is nothing new to read. */
+  private mark: string | null = null;
 
   constructor(readonly threadId: string) {}
 
   /** Reads what was appended since the last refresh, in this process or another: the length
-   * of every generation and whether the next exists, in one call, then the new records. */
+   * of every generation and whether the next exists, in one call, then the new records. When
+   * the store says nothing changed since the last refresh read it, on this thread, nothing is
+   * read: a read of the latest checkpoint then never leaves the JavaScript thread. */
   async refresh(store: Store): Promise<void> {
+    if (this.mark !== null && store.unchangedSince(this.mark)) {
+      return;
+    }
+    this.mark = null;
     for (;;) {
-      const names = [...this.generations.map((g) => g.name), threadSession(this.threadId, this.generations.length)];
-      const facts = await store.sessionsNamed(names);
+      const [mark, facts] = await store.sessionsMarked(this.names());
       for (let index = 0; index < this.generations.length; index += 1) {
         await this.read(store, index, facts[index]?.records ?? 0);
       }
       const next = facts[facts.length - 1];
       if (next === null) {
+        // Every generation was read to where this snapshot had it, and it had no next one.
+        this.mark = mark;
         return;
       }
       const parent = this.generations.findIndex((g) => g.name === next.parent);
       const forkAt = next.forkAt ?? 0;
       this.generations.push({ name: next.name, parent: parent < 0 ? null : parent, forkAt, read: forkAt });
       await this.read(store, this.generations.length - 1, next.records);
+    }
+  }
+
+  /** The name of every generation, then of each of `making` (made by an append under way), then
+   * of the one after them. */
+  names(making: string[] = []): string[] {
+    const names = [...this.generations.map((g) => g.name), ...making];
+    return [...names, threadSession(this.threadId, names.length)];
+  }
+
+  /** After a write of this saver's, applied here: takes `mark` as the last refresh's when
+   * `facts` (of every generation and the name after them, read in the snapshot `mark` is of)
+   * show nothing this log has not read, so the next read of an unchanged store stays on the
+   * JavaScript thread; otherwise the next refresh reads. */
+  settle(mark: string | null, facts: Array<SessionInfo | null>): void {
+    this.mark = null;
+    const count = this.generations.length;
+    if (mark === null || facts.length !== count + 1 || facts[count] !== null) {
+      return;
+    }
+    if (this.generations.every((generation, index) => facts[index]?.records === generation.read)) {
+      this.mark = mark;
     }
   }
 

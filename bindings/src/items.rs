@@ -1,33 +1,37 @@
-//! Sessions kept as OpenAI Responses-API items, for `annal.agents.AnnalSession`: items appended
-//! as records that keep their own JSON text, read back verbatim (or, for a record another agent
-//! wrote, as the items its blocks make).
+//! An OpenAI Agents SDK session kept as Responses-API items, as both bindings keep it: items
+//! appended as records that keep their own JSON text, read back verbatim (or, for a record
+//! another agent wrote, as the items its blocks make), and popped items left behind in earlier
+//! generations (`<id>~pop<N>`, each a fork of the one before). One layout, so a session written
+//! from Python reads from Node and the other way.
 
 use std::ops::Range;
 
-use annal::responses::{record_from_responses_item, session_items, RESPONSES_SEAL_KEY};
+use annal::responses::{session_items, ItemError, RESPONSES_SEAL_KEY};
 use annal::snapshot::RECEIPT_META_KEY;
 use annal::{Annal, Error, Record, SessionInfo, Snapshot};
 use serde_json::Value;
 
+use crate::Failure;
+
 /// What separates an Agents SDK session's id from its generation number in the names of its
 /// later generations (`<id>~pop<N>`).
-pub(crate) const GENERATION_MARK: &str = "~pop";
+pub const GENERATION_MARK: &str = "~pop";
 
 /// Where an Agents SDK session's generations stand, read in one snapshot.
 #[derive(Debug)]
-pub(crate) struct Head {
+pub struct Head {
     /// The newest generation that is a fork of the one before: its name, records and number.
-    pub(crate) name: String,
-    pub(crate) records: u64,
-    pub(crate) generation: u64,
+    pub name: String,
+    pub records: u64,
+    pub generation: u64,
     /// Where its seal says the next generation forks it, when it is sealed.
-    pub(crate) sealed_at: Option<u64>,
+    pub sealed_at: Option<u64>,
     /// Whether a session of the next generation's name exists (and is not its fork).
-    pub(crate) next_taken: bool,
+    pub next_taken: bool,
 }
 
 /// The annal session holding `generation` of the session `id`.
-pub(crate) fn generation_name(id: &str, generation: u64) -> String {
+pub fn generation_name(id: &str, generation: u64) -> String {
     if generation == 0 {
         id.to_owned()
     } else {
@@ -37,7 +41,7 @@ pub(crate) fn generation_name(id: &str, generation: u64) -> String {
 
 /// Follows `id`'s generations from `generation` while each next one is a fork of the one
 /// before it.
-pub(crate) fn head(annal: &Annal, id: &str, mut generation: u64) -> Result<Head, Error> {
+pub fn head(annal: &Annal, id: &str, mut generation: u64) -> Result<Head, Error> {
     let snapshot = annal.snapshot()?;
     loop {
         let name = generation_name(id, generation);
@@ -79,21 +83,26 @@ fn sealed_at(snapshot: &Snapshot, name: &str, info: &SessionInfo) -> Result<Opti
     Ok(None)
 }
 
-/// One item per record, each under its entryId.
-pub(crate) fn records(ids: &[String], items: &[String]) -> Result<Vec<Record>, String> {
+/// One item per record, each under its entryId, made by `record` (the Responses API's items, or
+/// a binding's own dialect of them); a refused item is bad input naming its index.
+pub fn records(
+    ids: &[String],
+    items: &[String],
+    record: impl Fn(&str, &str) -> Result<Record, ItemError>,
+) -> Result<Vec<Record>, Failure> {
     if ids.len() != items.len() {
-        return Err(format!("{} ids for {} items", ids.len(), items.len()));
+        return Err(Failure::bad_input(format!("{} ids for {} items", ids.len(), items.len())));
     }
     ids.iter()
         .zip(items)
         .enumerate()
         .map(|(index, (id, item))| {
-            record_from_responses_item(id, item).map_err(|e| format!("item {index}: {e}"))
+            record(id, item).map_err(|e| Failure::bad_input(format!("item {index}: {e}")))
         })
         .collect()
 }
 
 /// The items of `session`'s records in `orders`, each with the sourceOrder of its record.
-pub(crate) fn read(annal: &Annal, session: &str, orders: Range<u64>) -> Result<Vec<(u64, String)>, Error> {
+pub fn read(annal: &Annal, session: &str, orders: Range<u64>) -> Result<Vec<(u64, String)>, Error> {
     Ok(session_items(&annal.snapshot()?, session, orders)?)
 }
