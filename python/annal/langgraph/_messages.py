@@ -7,6 +7,7 @@ and :func:`history_tools`, the tools a graph binds to fetch what a projection le
 from __future__ import annotations
 
 import json
+import operator
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
 
 from ..agents import render_hits, render_original
@@ -35,18 +36,6 @@ def _text(content: Any) -> str:
                 parts.append(part["text"])
         return "\n".join(parts)
     return "" if content is None else str(content)
-
-
-def fingerprint(message: Any) -> tuple:
-    """What tells two versions of one message apart (a message replaced under its id). Kept in
-    memory only; computed for every message of the channel at each step, so cheap: no JSON, and
-    a LangChain message's fields read from its ``__dict__`` (a missing attribute of a pydantic
-    model, as ``tool_calls`` of a user message, costs a raised and caught error)."""
-    fields = getattr(message, "__dict__", None)
-    if fields is None:
-        fields = {name: getattr(message, name, None) for name in ("type", "content", "tool_calls")}
-    calls = fields.get("tool_calls")
-    return (fields.get("type") or "", _text(fields.get("content", "")), repr(calls) if calls else "")
 
 
 def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> Optional[Dict[str, Any]]:
@@ -81,21 +70,65 @@ def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> 
     return {"entryId": entry_id, "role": role, "blocks": blocks, "meta": {META_KEY: part}}
 
 
-def new_messages(messages: Any, known: Dict[str, tuple]) -> Tuple[List[Any], Dict[str, tuple]]:
-    """The messages of ``messages`` not in ``known`` (id to fingerprint), or changed since; and
-    what is known after them."""
+class Seen:
+    """The messages of one checkpoint's state as :func:`new_messages` compared them: their keys
+    (id, or ``#index``), types and content objects in order, each key's fingerprint (type, text,
+    tool calls: what tells two versions of one message apart), and the positions whose content
+    or tool calls could change in place (not a string, or calls given). Kept in memory only."""
+
+    __slots__ = ("keys", "types", "contents", "marks", "unsettled")
+
+    def __init__(self, keys: List[str], types: List[str], contents: List[Any], marks: Dict[str, tuple]) -> None:
+        self.keys, self.types, self.contents, self.marks = keys, types, contents, marks
+        self.unsettled = [i for i, c in enumerate(contents) if type(c) is not str or marks[keys[i]][2]]
+
+
+NOTHING_SEEN = Seen([], [], [], {})
+"""What a checkpoint without messages holds."""
+
+
+def new_messages(messages: Any, known: Seen) -> Tuple[List[Any], Seen]:
+    """The messages of ``messages`` not in ``known``, or changed since; and what is seen after
+    them. Called at each put that changes the channel, over all its messages, so the usual case
+    costs no fingerprint per message: when the list starts with the very messages seen (same
+    keys and types, the same content objects: a string cannot change in place), only the
+    positions that could have changed in place and the new ones are fingerprinted."""
     if not isinstance(messages, list):
         return [], known
+    fields = [getattr(m, "__dict__", None) or _fields(m) for m in messages]
+    keys = [f.get("id") or f"#{i}" for i, f in enumerate(fields)]
+    types = [f.get("type") or "" for f in fields]
+    contents = [f.get("content", "") for f in fields]
+    calls = [f.get("tool_calls") for f in fields]
+    seen = len(known.keys)
+    check: Any = range(len(keys))
+    marks: Dict[str, tuple] = {}
+    if (
+        0 < seen <= len(keys)
+        and keys[:seen] == known.keys
+        and types[:seen] == known.types
+        and all(map(operator.is_, contents[:seen], known.contents))
+    ):
+        marks = dict(known.marks)
+        again = set(known.unsettled)
+        again.update(i for i in range(seen) if calls[i] or type(contents[i]) is not str)
+        check = sorted(again) + list(range(seen, len(keys)))
     fresh: List[Any] = []
-    after: Dict[str, tuple] = {}
-    for index, message in enumerate(messages):
-        fields = getattr(message, "__dict__", None)
-        key = (fields.get("id") if fields is not None else getattr(message, "id", None)) or f"#{index}"
-        mark = fingerprint(message)
-        after[key] = mark
-        if known.get(key) != mark:
-            fresh.append(message)
-    return fresh, after
+    for index in check:
+        key, call = keys[index], calls[index]
+        mark = (types[index], _text(contents[index]), repr(call) if call else "")
+        before = known.marks.get(key)
+        if before == mark:
+            mark = before  # the tuple kept: the new one is freed at once, nothing for the collector
+        else:
+            fresh.append(messages[index])
+        marks[key] = mark
+    return fresh, Seen(keys, types, contents, marks)
+
+
+def _fields(message: Any) -> Dict[str, Any]:
+    """The fields a fingerprint reads, of an object without ``__dict__``."""
+    return {name: getattr(message, name, None) for name in ("id", "type", "content", "tool_calls")}
 
 
 def _to_message(message: Dict[str, Any]) -> Any:
