@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 import operator
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+from itertools import compress, count, repeat
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 from ..agents import render_hits, render_original
 from ._thread import META_KEY
@@ -74,32 +75,44 @@ class Seen:
     """The messages of one checkpoint's state as :func:`new_messages` compared them: their keys
     (id, or ``#index``), types and content objects in order, each key's fingerprint (type, text,
     tool calls: what tells two versions of one message apart), and the positions whose content
-    or tool calls could change in place (not a string, or calls given). Kept in memory only."""
+    or tool calls could change in place (content not a string, or calls given). Kept in memory
+    only."""
 
     __slots__ = ("keys", "types", "contents", "marks", "unsettled")
 
-    def __init__(self, keys: List[str], types: List[str], contents: List[Any], marks: Dict[str, tuple]) -> None:
-        self.keys, self.types, self.contents, self.marks = keys, types, contents, marks
-        self.unsettled = [i for i, c in enumerate(contents) if type(c) is not str or marks[keys[i]][2]]
+    def __init__(
+        self, keys: List[str], types: List[Any], contents: List[Any], marks: Dict[str, tuple], unsettled: Set[int]
+    ) -> None:
+        self.keys, self.types, self.contents, self.marks, self.unsettled = keys, types, contents, marks, unsettled
 
 
-NOTHING_SEEN = Seen([], [], [], {})
+_FIELDS = operator.attrgetter("__dict__")
+
+NOTHING_SEEN = Seen([], [], [], {}, set())
 """What a checkpoint without messages holds."""
 
 
 def new_messages(messages: Any, known: Seen) -> Tuple[List[Any], Seen]:
     """The messages of ``messages`` not in ``known``, or changed since; and what is seen after
     them. Called at each put that changes the channel, over all its messages, so the usual case
-    costs no fingerprint per message: when the list starts with the very messages seen (same
-    keys and types, the same content objects: a string cannot change in place), only the
-    positions that could have changed in place and the new ones are fingerprinted."""
+    costs no fingerprint per message and no Python loop over them (each pass below runs in C):
+    when the list starts with the very messages seen (same keys and types, the same content
+    objects: a string cannot change in place), only the positions that could have changed in
+    place and the new ones are fingerprinted."""
     if not isinstance(messages, list):
         return [], known
-    fields = [getattr(m, "__dict__", None) or _fields(m) for m in messages]
-    keys = [f.get("id") or f"#{i}" for i, f in enumerate(fields)]
-    types = [f.get("type") or "" for f in fields]
-    contents = [f.get("content", "") for f in fields]
-    calls = [f.get("tool_calls") for f in fields]
+    try:
+        fields = list(map(_FIELDS, messages))
+    except AttributeError:
+        fields = [getattr(m, "__dict__", None) or _fields(m) for m in messages]
+    keys = list(map(dict.get, fields, repeat("id")))
+    if None in keys or "" in keys:
+        keys = [key or f"#{index}" for index, key in enumerate(keys)]
+    types = list(map(dict.get, fields, repeat("type")))
+    contents = list(map(dict.get, fields, repeat("content")))
+    calls = list(map(dict.get, fields, repeat("tool_calls")))
+    unsettled = set(compress(count(), calls))
+    unsettled.update(compress(count(), map(operator.is_not, map(type, contents), repeat(str))))
     seen = len(known.keys)
     check: Any = range(len(keys))
     marks: Dict[str, tuple] = {}
@@ -110,20 +123,19 @@ def new_messages(messages: Any, known: Seen) -> Tuple[List[Any], Seen]:
         and all(map(operator.is_, contents[:seen], known.contents))
     ):
         marks = dict(known.marks)
-        again = set(known.unsettled)
-        again.update(i for i in range(seen) if calls[i] or type(contents[i]) is not str)
+        again = known.unsettled | {index for index in unsettled if index < seen}
         check = sorted(again) + list(range(seen, len(keys)))
     fresh: List[Any] = []
     for index in check:
         key, call = keys[index], calls[index]
-        mark = (types[index], _text(contents[index]), repr(call) if call else "")
+        mark = (types[index] or "", _text(contents[index]), repr(call) if call else "")
         before = known.marks.get(key)
         if before == mark:
             mark = before  # the tuple kept: the new one is freed at once, nothing for the collector
         else:
             fresh.append(messages[index])
         marks[key] = mark
-    return fresh, Seen(keys, types, contents, marks)
+    return fresh, Seen(keys, types, contents, marks, unsettled)
 
 
 def _fields(message: Any) -> Dict[str, Any]:
