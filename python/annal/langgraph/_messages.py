@@ -160,7 +160,12 @@ def _to_message(message: Dict[str, Any]) -> Any:
     text = "\n".join(texts)
     if results:
         result = results[0]
-        return ToolMessage(content=result.get("output", text), tool_call_id=result.get("callId", ""))
+        return ToolMessage(
+            content=result.get("output", text),
+            tool_call_id=result.get("callId", ""),
+            name=result.get("tool") or None,
+            status="error" if result.get("isError") else "success",
+        )
     role = message["role"]
     if role == "assistant":
         return AIMessage(content=text, tool_calls=calls)

@@ -54,6 +54,9 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         self.store: Store = opened if opened is not None else path
         self._logs: Dict[str, ThreadLog] = {}
         self._lock = threading.RLock()
+        self._stored = threading.Condition(self._lock)
+        """Notified after each append this saver makes (what :meth:`wait_for_branch_head`
+        waits on)."""
 
     def close(self) -> None:
         """Closes the store when this saver opened it (one given stays open for its owner)."""
@@ -115,6 +118,7 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
                     log.generations.append(generation)
                 log.apply(target, receipt["next"] - 1, records[-1]["meta"][META_KEY], records[-1].get("blocks", ()))
                 generation.read = receipt["next"]
+                self._stored.notify_all()
                 return log
         raise ConflictError(f"thread {thread_id!r}: other writers kept getting in first")
 
@@ -231,6 +235,21 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
             log = self._fresh(configurable["thread_id"])
             entry = log.checkpoints.get((ns, checkpoint_id)) if checkpoint_id else log.latest(ns)
             return None if entry is None else log.generations[entry.generation].name
+
+    def wait_for_branch_head(self, thread_id: str, ns: str, checkpoint_id: str, timeout_seconds: float) -> bool:
+        """Waits up to ``timeout_seconds`` for the checkpoint to be stored (a put of this
+        process, which LangGraph may make in the background while the step runs): whether it
+        is, with no child in its branch (so its branch's session ends with its state)."""
+        with self._stored:
+
+            def stored() -> bool:
+                return (ns, checkpoint_id) in self._fresh(thread_id).checkpoints
+
+            if not self._stored.wait_for(stored, timeout=timeout_seconds):
+                return False
+            log = self._logs[thread_id]
+            entry = log.checkpoints[(ns, checkpoint_id)]
+            return not log.has_child(ns, checkpoint_id, entry.generation)
 
     # Writing.
 
