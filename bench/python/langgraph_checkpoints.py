@@ -22,6 +22,7 @@ The states both savers end with must be equal.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import random
 import shutil
@@ -83,6 +84,9 @@ def open_saver(kind: str, folder: Path):
 
 
 def run_one(kind: str, folder: Path, turns: int, gets: int, rng_seed: int) -> dict:
+    # The saver measured before this one is garbage in reference cycles (the timing wrappers):
+    # collected now, so this one's collections do not walk the other's objects.
+    gc.collect()
     saver = open_saver(kind, folder)
     timed = Timed(saver)
     graph = chat_graph(saver)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import gc
 import random
 import shutil
 import statistics
@@ -56,6 +57,7 @@ def record(turns: int) -> list:
 
 
 def replay(kind: str, calls: list, folder: Path) -> dict:
+    gc.collect()  # nothing of the saver replayed before is left for this one's collections
     saver = open_saver(kind, folder)
     puts = sum(1 for name, _ in calls if name == "put")
     spent = 0.0

@@ -157,3 +157,33 @@ def test_a_store_given_stays_open(store_path):
             chat_graph(saver).invoke({"messages": [HumanMessage("hi", id="u1")]}, {"configurable": {"thread_id": "x"}})
         assert not store.closed
         assert store.session("langgraph:x")["records"] > 0
+
+
+def test_new_messages_finds_each_change_once():
+    # What decides which messages of a put become records: the new ones, and those changed
+    # since the parent, however they changed (replaced, reassigned, or a list changed in place).
+    from annal.langgraph._messages import NOTHING_SEEN, new_messages
+
+    call = {"id": "c1", "name": "lookup", "args": {"q": WORLD_TEXT[2]}}
+    first = [HumanMessage(WORLD_TEXT[1], id="u1"), AIMessage("", tool_calls=[call], id="a1")]
+    fresh, seen = new_messages(first, NOTHING_SEEN)
+    assert fresh == first
+    second = first + [ToolMessage("found 🚀", tool_call_id="c1", id="t1"), AIMessage(WORLD_TEXT[3], id="a2")]
+    fresh, seen = new_messages(second, seen)
+    assert [m.id for m in fresh] == ["t1", "a2"]
+    assert new_messages(list(second), seen)[0] == []
+    second[1].tool_calls.append({"id": "c2", "name": "lookup", "args": {}, "type": "tool_call"})
+    second[3].tool_calls.append({"id": "c3", "name": "lookup", "args": {}, "type": "tool_call"})
+    fresh, seen = new_messages(list(second), seen)
+    assert [m.id for m in fresh] == ["a1", "a2"]
+    second[0].content = WORLD_TEXT[0]
+    third = second[:2] + [ToolMessage([{"type": "text", "text": "part one"}], tool_call_id="c1", id="t1")] + second[3:]
+    fresh, seen = new_messages(third, seen)
+    assert [m.id for m in fresh] == ["u1", "t1"]
+    third[2].content.append({"type": "text", "text": "part two"})
+    fresh, seen = new_messages(list(third), seen)
+    assert [m.id for m in fresh] == ["t1"]
+    # A message without an id is known by its place.
+    fresh, seen = new_messages(third + [HumanMessage("no id")], seen)
+    assert [m.content for m in fresh] == ["no id"]
+    assert new_messages(third + [HumanMessage("no id")], seen)[0] == []

@@ -7,7 +7,9 @@ and :func:`history_tools`, the tools a graph binds to fetch what a projection le
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple
+import operator
+from itertools import compress, count, repeat
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 from ..agents import render_hits, render_original
 from ._thread import META_KEY
@@ -35,18 +37,6 @@ def _text(content: Any) -> str:
                 parts.append(part["text"])
         return "\n".join(parts)
     return "" if content is None else str(content)
-
-
-def fingerprint(message: Any) -> tuple:
-    """What tells two versions of one message apart (a message replaced under its id). Kept in
-    memory only; computed for every message of the channel at each step, so cheap: no JSON, and
-    a LangChain message's fields read from its ``__dict__`` (a missing attribute of a pydantic
-    model, as ``tool_calls`` of a user message, costs a raised and caught error)."""
-    fields = getattr(message, "__dict__", None)
-    if fields is None:
-        fields = {name: getattr(message, name, None) for name in ("type", "content", "tool_calls")}
-    calls = fields.get("tool_calls")
-    return (fields.get("type") or "", _text(fields.get("content", "")), repr(calls) if calls else "")
 
 
 def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> Optional[Dict[str, Any]]:
@@ -81,21 +71,76 @@ def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> 
     return {"entryId": entry_id, "role": role, "blocks": blocks, "meta": {META_KEY: part}}
 
 
-def new_messages(messages: Any, known: Dict[str, tuple]) -> Tuple[List[Any], Dict[str, tuple]]:
-    """The messages of ``messages`` not in ``known`` (id to fingerprint), or changed since; and
-    what is known after them."""
+class Seen:
+    """The messages of one checkpoint's state as :func:`new_messages` compared them: their keys
+    (id, or ``#index``), types and content objects in order, each key's fingerprint (type, text,
+    tool calls: what tells two versions of one message apart), and the positions whose content
+    or tool calls could change in place (content not a string, or calls given). Kept in memory
+    only."""
+
+    __slots__ = ("keys", "types", "contents", "marks", "unsettled")
+
+    def __init__(
+        self, keys: List[str], types: List[Any], contents: List[Any], marks: Dict[str, tuple], unsettled: Set[int]
+    ) -> None:
+        self.keys, self.types, self.contents, self.marks, self.unsettled = keys, types, contents, marks, unsettled
+
+
+_FIELDS = operator.attrgetter("__dict__")
+
+NOTHING_SEEN = Seen([], [], [], {}, set())
+"""What a checkpoint without messages holds."""
+
+
+def new_messages(messages: Any, known: Seen) -> Tuple[List[Any], Seen]:
+    """The messages of ``messages`` not in ``known``, or changed since; and what is seen after
+    them. Called at each put that changes the channel, over all its messages, so the usual case
+    costs no fingerprint per message and no Python loop over them (each pass below runs in C):
+    when the list starts with the very messages seen (same keys and types, the same content
+    objects: a string cannot change in place), only the positions that could have changed in
+    place and the new ones are fingerprinted."""
     if not isinstance(messages, list):
         return [], known
+    try:
+        fields = list(map(_FIELDS, messages))
+    except AttributeError:
+        fields = [getattr(m, "__dict__", None) or _fields(m) for m in messages]
+    keys = list(map(dict.get, fields, repeat("id")))
+    if None in keys or "" in keys:
+        keys = [key or f"#{index}" for index, key in enumerate(keys)]
+    types = list(map(dict.get, fields, repeat("type")))
+    contents = list(map(dict.get, fields, repeat("content")))
+    calls = list(map(dict.get, fields, repeat("tool_calls")))
+    unsettled = set(compress(count(), calls))
+    unsettled.update(compress(count(), map(operator.is_not, map(type, contents), repeat(str))))
+    seen = len(known.keys)
+    check: Any = range(len(keys))
+    marks: Dict[str, tuple] = {}
+    if (
+        0 < seen <= len(keys)
+        and keys[:seen] == known.keys
+        and types[:seen] == known.types
+        and all(map(operator.is_, contents[:seen], known.contents))
+    ):
+        marks = dict(known.marks)
+        again = known.unsettled | {index for index in unsettled if index < seen}
+        check = sorted(again) + list(range(seen, len(keys)))
     fresh: List[Any] = []
-    after: Dict[str, tuple] = {}
-    for index, message in enumerate(messages):
-        fields = getattr(message, "__dict__", None)
-        key = (fields.get("id") if fields is not None else getattr(message, "id", None)) or f"#{index}"
-        mark = fingerprint(message)
-        after[key] = mark
-        if known.get(key) != mark:
-            fresh.append(message)
-    return fresh, after
+    for index in check:
+        key, call = keys[index], calls[index]
+        mark = (types[index] or "", _text(contents[index]), repr(call) if call else "")
+        before = known.marks.get(key)
+        if before == mark:
+            mark = before  # the tuple kept: the new one is freed at once, nothing for the collector
+        else:
+            fresh.append(messages[index])
+        marks[key] = mark
+    return fresh, Seen(keys, types, contents, marks, unsettled)
+
+
+def _fields(message: Any) -> Dict[str, Any]:
+    """The fields a fingerprint reads, of an object without ``__dict__``."""
+    return {name: getattr(message, name, None) for name in ("id", "type", "content", "tool_calls")}
 
 
 def _to_message(message: Dict[str, Any]) -> Any:
@@ -115,7 +160,12 @@ def _to_message(message: Dict[str, Any]) -> Any:
     text = "\n".join(texts)
     if results:
         result = results[0]
-        return ToolMessage(content=result.get("output", text), tool_call_id=result.get("callId", ""))
+        return ToolMessage(
+            content=result.get("output", text),
+            tool_call_id=result.get("callId", ""),
+            name=result.get("tool") or None,
+            status="error" if result.get("isError") else "success",
+        )
     role = message["role"]
     if role == "assistant":
         return AIMessage(content=text, tool_calls=calls)

@@ -25,7 +25,7 @@ from langgraph.checkpoint.base import (
 from .._annal import Store
 from ..errors import BadInputError, ConflictError
 from ._lifecycle import ThreadLifecycle
-from ._messages import MESSAGES_CHANNEL, message_record, new_messages
+from ._messages import MESSAGES_CHANNEL, NOTHING_SEEN, Seen, message_record, new_messages
 from ._thread import META_KEY, Checkpoint, Generation, ThreadLog, pack, pack_value, thread_of_session, thread_session
 
 _RETRIES = 1000
@@ -54,6 +54,9 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         self.store: Store = opened if opened is not None else path
         self._logs: Dict[str, ThreadLog] = {}
         self._lock = threading.RLock()
+        self._stored = threading.Condition(self._lock)
+        """Notified after each append this saver makes (what :meth:`wait_for_branch_head`
+        waits on)."""
 
     def close(self) -> None:
         """Closes the store when this saver opened it (one given stays open for its owner)."""
@@ -115,6 +118,7 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
                     log.generations.append(generation)
                 log.apply(target, receipt["next"] - 1, records[-1]["meta"][META_KEY], records[-1].get("blocks", ()))
                 generation.read = receipt["next"]
+                self._stored.notify_all()
                 return log
         raise ConflictError(f"thread {thread_id!r}: other writers kept getting in first")
 
@@ -232,6 +236,21 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
             entry = log.checkpoints.get((ns, checkpoint_id)) if checkpoint_id else log.latest(ns)
             return None if entry is None else log.generations[entry.generation].name
 
+    def wait_for_branch_head(self, thread_id: str, ns: str, checkpoint_id: str, timeout_seconds: float) -> bool:
+        """Waits up to ``timeout_seconds`` for the checkpoint to be stored (a put of this
+        process, which LangGraph may make in the background while the step runs): whether it
+        is, with no child in its branch (so its branch's session ends with its state)."""
+        with self._stored:
+
+            def stored() -> bool:
+                return (ns, checkpoint_id) in self._fresh(thread_id).checkpoints
+
+            if not self._stored.wait_for(stored, timeout=timeout_seconds):
+                return False
+            log = self._logs[thread_id]
+            entry = log.checkpoints[(ns, checkpoint_id)]
+            return not log.has_child(ns, checkpoint_id, entry.generation)
+
     # Writing.
 
     def put(
@@ -268,7 +287,7 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
 
     def _put_part(self, thread_id: str, part: Dict[str, Any], messages: Any, blocks: List[Dict[str, Any]]) -> None:
         ns, checkpoint_id = part["ns"], part["id"]
-        after: Dict[str, tuple] = {}
+        after = NOTHING_SEEN
 
         def make(log: ThreadLog, session: str, start: int) -> List[Dict[str, Any]]:
             nonlocal after
@@ -287,28 +306,28 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         if log is None:
             return
         if messages is not None:
-            log.message_keys[(ns, checkpoint_id)] = after
+            log.remember_messages(ns, checkpoint_id, after)
         elif (ns, part["parent"]) in log.message_keys:
             # The channel kept its version, so its messages are the parent's: known without
             # reading the parent's value back (which costs deserializing every message).
-            log.message_keys[(ns, checkpoint_id)] = log.message_keys[(ns, part["parent"])]
+            log.remember_messages(ns, checkpoint_id, log.message_keys[(ns, part["parent"])])
 
-    def _known_messages(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Dict[str, tuple]:
-        """The messages of the parent checkpoint's state (id to fingerprint)."""
+    def _known_messages(self, log: ThreadLog, ns: str, parent: Optional[str]) -> Seen:
+        """The messages of the parent checkpoint's state, as seen."""
         if parent is None:
-            return {}
+            return NOTHING_SEEN
         known = log.message_keys.get((ns, parent))
         if known is not None:
             return known
         entry = log.checkpoints.get((ns, parent))
         if entry is None:
-            return {}
+            return NOTHING_SEEN
         version = self.serde.loads_typed(entry.checkpoint)["channel_versions"].get(MESSAGES_CHANNEL)
         blob = log.blobs.get((ns, MESSAGES_CHANNEL, version))
         if blob is None or blob[1][0] == "empty":
-            return {}
-        known = new_messages(self.serde.loads_typed(blob[1]), {})[1]
-        log.message_keys[(ns, parent)] = known
+            return NOTHING_SEEN
+        known = new_messages(self.serde.loads_typed(blob[1]), NOTHING_SEEN)[1]
+        log.remember_messages(ns, parent, known)
         return known
 
     def put_writes(

@@ -26,6 +26,9 @@ SESSION_PREFIX = "langgraph:"
 GENERATION_MARK = "~g"
 """What separates a thread's session name from the number of a later generation."""
 
+MESSAGE_KEYS_KEPT = 8
+"""How many checkpoints' messages a thread's log remembers (:meth:`ThreadLog.remember_messages`)."""
+
 Typed = Tuple[str, bytes]
 """A value as a serializer's ``dumps_typed`` gives it: (type, bytes)."""
 
@@ -112,11 +115,22 @@ class ThreadLog:
         self.dropped: set = set()
         self.floor = -1
         """The newest generation ending in a delete receipt: it and those before it are dead."""
-        self.message_keys: Dict[Tuple[str, str], Dict[str, tuple]] = {}
-        """Per checkpoint, the messages its state holds: id to fingerprint (a cache)."""
+        self.message_keys: Dict[Tuple[str, str], Any] = {}
+        """Per checkpoint, the messages its state holds (a ``Seen``; a cache of the
+        newest :data:`MESSAGE_KEYS_KEPT`, see :meth:`remember_messages`)."""
         self._latest: Optional[Dict[str, Checkpoint]] = {}
         """Per namespace, the live checkpoint of the greatest id; None when a removal made it
         stale."""
+
+    def remember_messages(self, ns: str, checkpoint_id: str, known: Any) -> None:
+        """Keeps what a checkpoint's messages are, for its children's puts. Only the newest
+        few are kept: a graph puts the child of a checkpoint it just put, and each entry holds
+        a tuple per message, so keeping every checkpoint's would hold the square of the
+        conversation's length and make the interpreter's cycle collector walk it all again
+        and again. An older parent's (time travel) is read back from its stored value."""
+        self.message_keys[(ns, checkpoint_id)] = known
+        if len(self.message_keys) > MESSAGE_KEYS_KEPT:
+            del self.message_keys[next(iter(self.message_keys))]
 
     # Reading.
 
