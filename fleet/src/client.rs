@@ -61,8 +61,11 @@ pub struct Fleet {
 pub(crate) enum Published {
     /// Stored at this stream sequence (or it already was: a de-duplicated retry).
     At(u64),
-    /// Another writer's message is the session's last: the expected sequence was stale.
-    Lost,
+    /// Another message is the session's last: the expected sequence was stale. `handed`: an
+    /// earlier attempt of this publish was sent without an answer, so that message may be
+    /// this one (stored, its acknowledgement lost, and the retry not recognised as a
+    /// duplicate, as after a change of the stream's leader): only reading the stream tells.
+    Lost { handed: bool },
 }
 
 /// A session's last message on the stream.
@@ -212,7 +215,7 @@ impl Fleet {
                 match self.publish_once(session, message).await {
                     Ok(Ok(ack)) => return Ok(Published::At(ack.sequence)),
                     Ok(Err(err)) if err.kind() == PublishErrorKind::WrongLastSequence => {
-                        return Ok(Published::Lost)
+                        return Ok(Published::Lost { handed })
                     }
                     Ok(Err(err)) if err.kind() == PublishErrorKind::MaxPayloadExceeded => {
                         let servers = self.options.servers_shown();
