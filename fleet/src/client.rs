@@ -76,6 +76,16 @@ pub(crate) struct Last {
     pub(crate) next: u64,
     /// The chain hash of the fleet's last record of the session (or the fork's head).
     pub(crate) head: Hash,
+    /// The record's portable JSON, when the message carries it (not a fork, not a reference).
+    json: Option<Bytes>,
+}
+
+impl Last {
+    /// The entryId of the record, when the message carries its JSON.
+    pub(crate) fn entry_id(&self) -> Option<String> {
+        let value: serde_json::Value = serde_json::from_slice(self.json.as_ref()?).ok()?;
+        value.get("entryId")?.as_str().map(str::to_owned)
+    }
 }
 
 impl Fleet {
@@ -173,13 +183,12 @@ impl Fleet {
         let sequence = message.sequence;
         let incoming = wire::decode(session, Some(&message.headers), message.payload)
             .map_err(|reason| FleetError::Stopped { session: session.to_owned(), sequence, reason })?;
-        let (next, head) = match incoming {
-            wire::Incoming::Record { order, hash, .. } | wire::Incoming::RecordRef { order, hash, .. } => {
-                (order + 1, hash)
-            }
-            wire::Incoming::Fork { at, head, .. } => (at, head),
+        let (next, head, json) = match incoming {
+            wire::Incoming::Record { order, hash, json } => (order + 1, hash, Some(json)),
+            wire::Incoming::RecordRef { order, hash, .. } => (order + 1, hash, None),
+            wire::Incoming::Fork { at, head, .. } => (at, head, None),
         };
-        Ok(Some(Last { sequence, next, head }))
+        Ok(Some(Last { sequence, next, head, json }))
     }
 
     /// Publishes one message of `session`, checked against the session's last stream sequence

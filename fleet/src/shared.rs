@@ -208,6 +208,13 @@ impl<'a> SharedSession<'a> {
         let mut jumped = false;
         if attempt.at_head && !attempt.maybe_stored && expected_next.is_none() {
             if let Some(last) = self.fleet.last(&self.name).await? {
+                // The head is a record of this batch: sent by a try this writer never heard
+                // back from (a process killed mid-append, say). It is read, not sent again.
+                let ours = last.entry_id().is_some_and(|id| records.iter().any(|r| r.entry_id == id));
+                if ours {
+                    attempt.maybe_stored = true;
+                    return self.found_after_catch_up(state, expected_next, &records).await;
+                }
                 if last.sequence > sequence {
                     (len, head, sequence, jumped) = (last.next, last.head, last.sequence, true);
                 }
@@ -233,13 +240,9 @@ impl<'a> SharedSession<'a> {
                     // is not seen to hold it yet, it may still (sent, its answer lost): the
                     // next try looks for it again before it sends anything.
                     attempt.maybe_stored |= handed;
-                    catch_up(self.fleet, self.store, state, &self.name).await?;
-                    if self.all_held(&records)? {
-                        return Ok(self.store.append(&self.name, None, records)?);
-                    }
-                    let actual = self.store.snapshot()?.session(&self.name)?.map_or(0, |info| info.len);
-                    let expected = expected_next.unwrap_or(order);
-                    return Err(AppendError::Conflict { session: self.name.clone(), expected, actual }.into());
+                    return self
+                        .found_after_catch_up(state, Some(expected_next.unwrap_or(order)), &records)
+                        .await;
                 }
             }
             portable.push(PortableRecord {
@@ -276,6 +279,23 @@ impl<'a> SharedSession<'a> {
         orders.append(&mut receipt.source_orders);
         receipt.source_orders = orders;
         Ok(receipt)
+    }
+
+    /// Catches up, then: the batch is held (the stream had it), or another writer took the
+    /// position (`expected`, else where the session is now): a conflict, tried again.
+    async fn found_after_catch_up(
+        &self,
+        state: &mut State,
+        expected: Option<u64>,
+        records: &[Record],
+    ) -> Result<AppendReceipt, FleetError> {
+        catch_up(self.fleet, self.store, state, &self.name).await?;
+        if self.all_held(records)? {
+            return Ok(self.store.append(&self.name, None, records.to_vec())?);
+        }
+        let actual = self.store.snapshot()?.session(&self.name)?.map_or(0, |info| info.len);
+        let expected = expected.unwrap_or(actual);
+        Err(AppendError::Conflict { session: self.name.clone(), expected, actual }.into())
     }
 
     /// Whether the session here holds every record of `records` (a catch-up applied them).
