@@ -13,13 +13,25 @@ use async_nats::jetstream::consumer::pull::OrderedConfig;
 use futures_util::StreamExt as _;
 
 /// One session's chain as read so far.
-#[derive(Default)]
 struct Chain {
     next: u64,
     head: String,
     last: String,
     entries: HashMap<String, u64>,
     broken: bool,
+}
+
+impl Default for Chain {
+    /// A session with no message yet: its first record's prevHash is the zero hash.
+    fn default() -> Chain {
+        Chain {
+            next: 0,
+            head: annal_engine::hash_to_hex(&annal_engine::ZERO_HASH),
+            last: "the session's start".to_owned(),
+            entries: HashMap::new(),
+            broken: false,
+        }
+    }
 }
 
 /// Reads every message of the stream from the servers at `urls` and returns one line per
