@@ -61,8 +61,11 @@ pub struct Fleet {
 pub(crate) enum Published {
     /// Stored at this stream sequence (or it already was: a de-duplicated retry).
     At(u64),
-    /// Another writer's message is the session's last: the expected sequence was stale.
-    Lost,
+    /// Another message is the session's last: the expected sequence was stale. `handed`: an
+    /// earlier attempt of this publish was sent without an answer, so that message may be
+    /// this one (stored, its acknowledgement lost, and the retry not recognised as a
+    /// duplicate, as after a change of the stream's leader): only reading the stream tells.
+    Lost { handed: bool },
 }
 
 /// A session's last message on the stream.
@@ -73,6 +76,16 @@ pub(crate) struct Last {
     pub(crate) next: u64,
     /// The chain hash of the fleet's last record of the session (or the fork's head).
     pub(crate) head: Hash,
+    /// The record's portable JSON, when the message carries it (not a fork, not a reference).
+    json: Option<Bytes>,
+}
+
+impl Last {
+    /// The entryId of the record, when the message carries its JSON.
+    pub(crate) fn entry_id(&self) -> Option<String> {
+        let value: serde_json::Value = serde_json::from_slice(self.json.as_ref()?).ok()?;
+        value.get("entryId")?.as_str().map(str::to_owned)
+    }
 }
 
 impl Fleet {
@@ -170,13 +183,12 @@ impl Fleet {
         let sequence = message.sequence;
         let incoming = wire::decode(session, Some(&message.headers), message.payload)
             .map_err(|reason| FleetError::Stopped { session: session.to_owned(), sequence, reason })?;
-        let (next, head) = match incoming {
-            wire::Incoming::Record { order, hash, .. } | wire::Incoming::RecordRef { order, hash, .. } => {
-                (order + 1, hash)
-            }
-            wire::Incoming::Fork { at, head, .. } => (at, head),
+        let (next, head, json) = match incoming {
+            wire::Incoming::Record { order, hash, json } => (order + 1, hash, Some(json)),
+            wire::Incoming::RecordRef { order, hash, .. } => (order + 1, hash, None),
+            wire::Incoming::Fork { at, head, .. } => (at, head, None),
         };
-        Ok(Some(Last { sequence, next, head }))
+        Ok(Some(Last { sequence, next, head, json }))
     }
 
     /// Publishes one message of `session`, checked against the session's last stream sequence
@@ -212,7 +224,7 @@ impl Fleet {
                 match self.publish_once(session, message).await {
                     Ok(Ok(ack)) => return Ok(Published::At(ack.sequence)),
                     Ok(Err(err)) if err.kind() == PublishErrorKind::WrongLastSequence => {
-                        return Ok(Published::Lost)
+                        return Ok(Published::Lost { handed })
                     }
                     Ok(Err(err)) if err.kind() == PublishErrorKind::MaxPayloadExceeded => {
                         let servers = self.options.servers_shown();

@@ -194,7 +194,7 @@ async fn publish_as(
                         report.borrow_mut().forks += 1;
                         (at, sequence)
                     }
-                    Published::Lost => return defer(name, report),
+                    Published::Lost { .. } => return defer(name, report),
                 }
             }
             None => (0, 0),
@@ -218,7 +218,7 @@ async fn publish_as(
         }
         match publish_record(fleet, name, next, &hash, json, sequence).await? {
             Published::At(at) => sequence = at,
-            Published::Lost => {
+            Published::Lost { .. } => {
                 state.borrow_mut().set_sequence(name, sequence);
                 return defer(name, report);
             }

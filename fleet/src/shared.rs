@@ -18,6 +18,18 @@ use crate::follow::catch_up;
 use crate::publish::publish_record;
 use crate::state::State;
 
+/// What one try of an append carries from the tries before it, and learns.
+#[derive(Debug)]
+struct Try {
+    /// Records the stream acknowledged in this try.
+    sent: usize,
+    /// The try before lost a race: publish at the fleet's head, without catching up first.
+    at_head: bool,
+    /// Some record of the batch may be on the stream already (sent before without an answer):
+    /// catch up before publishing, and never at the fleet's head unread.
+    maybe_stored: bool,
+}
+
 /// A session of the local store shared through a fleet.
 #[derive(Debug)]
 pub struct SharedSession<'a> {
@@ -90,28 +102,32 @@ impl<'a> SharedSession<'a> {
         // append, which connects and catches up first) would otherwise lose every race.
         let deadline = std::time::Instant::now() + self.fleet.options().timeout;
         let mut race = 0;
+        let ids = || records.iter().map(|record| record.entry_id.clone());
+        let doubted = |state: &State| {
+            let doubted = state.doubt.get(&self.name);
+            records.iter().any(|record| doubted.is_some_and(|ids| ids.contains(&record.entry_id)))
+        };
+        // Records sent before without an answer may be on the stream: until an append of them
+        // succeeds, they are looked for there before every try, and never go to the offline
+        // fork (they would be there twice).
+        let mut maybe_stored = doubted(&state);
         loop {
-            let mut sent = 0;
-            let at_head = race > 0;
+            let mut attempt = Try { sent: 0, at_head: race > 0, maybe_stored };
             let outcome = self.fleet.block_on(self.append_async(
                 &mut state,
                 expected_next,
                 records.clone(),
-                &mut sent,
-                at_head,
+                &mut attempt,
             ));
-            // Records sent without an acknowledgement may be on the stream: until an append of
-            // them succeeds, they never go to the offline fork (they would be there twice).
-            let ids = || records.iter().map(|record| record.entry_id.clone());
+            maybe_stored = attempt.maybe_stored || attempt.sent > 0;
             match &outcome {
                 Ok(_) => state.set_doubt(&self.name, ids(), false),
+                Err(_) if maybe_stored => state.set_doubt(&self.name, ids(), true),
                 Err(FleetError::NotAcknowledged { .. }) => state.set_doubt(&self.name, ids(), true),
                 Err(_) => {}
             }
             state.save(self.store)?;
-            let doubted = state.doubt.get(&self.name);
-            let in_doubt =
-                records.iter().any(|record| doubted.is_some_and(|ids| ids.contains(&record.entry_id)));
+            let in_doubt = doubted(&state);
             match outcome {
                 // One try at the fleet's head even when the first try's catch-up took the whole
                 // timeout (a new store reading a long session).
@@ -127,7 +143,7 @@ impl<'a> SharedSession<'a> {
                 // (`NotAcknowledged`) may be on the stream: the retry finds it there (its
                 // message id), where a fork would hold its entryId a second time.
                 Err(FleetError::Unreachable { .. } | FleetError::Stream { .. })
-                    if sent == 0 && !in_doubt && !self.any_published(&records)? =>
+                    if attempt.sent == 0 && !in_doubt && !self.any_published(&records)? =>
                 {
                     let count = records.len();
                     self.append_offline(&mut state, expected_next, records)?;
@@ -153,14 +169,14 @@ impl<'a> SharedSession<'a> {
         state: &mut State,
         expected_next: Option<u64>,
         records: Vec<Record>,
-        sent: &mut usize,
-        at_head: bool,
+        attempt: &mut Try,
     ) -> Result<AppendReceipt, FleetError> {
         // The stream checks the position; the local store is read first only when the caller
-        // expects another one than it holds, so an append in step costs one round trip.
+        // expects another one than it holds, or when the batch may be on the stream already
+        // (then it is found there, not sent again), so an append in step costs one round trip.
         let mut snapshot = self.store.snapshot()?;
         let held_len = snapshot.session(&self.name)?.map_or(0, |info| info.len);
-        if expected_next.is_some_and(|expected| expected != held_len) {
+        if attempt.maybe_stored || expected_next.is_some_and(|expected| expected != held_len) {
             catch_up(self.fleet, self.store, state, &self.name).await?;
             snapshot = self.store.snapshot()?;
         }
@@ -185,11 +201,20 @@ impl<'a> SharedSession<'a> {
         let mut sequence = state.sequences.get(&self.name).copied().unwrap_or(0);
         // A retry after a lost race goes at the fleet's head as the stream has it now: one
         // round trip, where catching up first would give the other writers time to move on.
-        // The records between this store's head and the fleet's are applied afterwards.
+        // The records between this store's head and the fleet's are applied afterwards. Never
+        // a batch that may be on the stream already: the head may be that very batch, which
+        // would then follow itself, its entryIds twice in the session.
         let (mut len, mut head) = (len, head);
         let mut jumped = false;
-        if at_head && expected_next.is_none() {
+        if attempt.at_head && !attempt.maybe_stored && expected_next.is_none() {
             if let Some(last) = self.fleet.last(&self.name).await? {
+                // The head is a record of this batch: sent by a try this writer never heard
+                // back from (a process killed mid-append, say). It is read, not sent again.
+                let ours = last.entry_id().is_some_and(|id| records.iter().any(|r| r.entry_id == id));
+                if ours {
+                    attempt.maybe_stored = true;
+                    return self.found_after_catch_up(state, expected_next, &records).await;
+                }
                 if last.sequence > sequence {
                     (len, head, sequence, jumped) = (last.next, last.head, last.sequence, true);
                 }
@@ -206,19 +231,18 @@ impl<'a> SharedSession<'a> {
             match publish_record(self.fleet, &self.name, order, hash, json, sequence).await? {
                 Published::At(at) => {
                     sequence = at;
-                    *sent += 1;
+                    attempt.sent += 1;
                 }
-                Published::Lost => {
+                Published::Lost { handed } => {
                     // Another writer took the position: bring its records here, then say so.
                     // Or this writer did, with a publish whose acknowledgement was lost: then
-                    // the stream holds the whole batch, and the append is done.
-                    catch_up(self.fleet, self.store, state, &self.name).await?;
-                    if self.all_held(&records)? {
-                        return Ok(self.store.append(&self.name, None, records)?);
-                    }
-                    let actual = self.store.snapshot()?.session(&self.name)?.map_or(0, |info| info.len);
-                    let expected = expected_next.unwrap_or(order);
-                    return Err(AppendError::Conflict { session: self.name.clone(), expected, actual }.into());
+                    // the stream holds the whole batch, and the append is done. If the stream
+                    // is not seen to hold it yet, it may still (sent, its answer lost): the
+                    // next try looks for it again before it sends anything.
+                    attempt.maybe_stored |= handed;
+                    return self
+                        .found_after_catch_up(state, Some(expected_next.unwrap_or(order)), &records)
+                        .await;
                 }
             }
             portable.push(PortableRecord {
@@ -255,6 +279,23 @@ impl<'a> SharedSession<'a> {
         orders.append(&mut receipt.source_orders);
         receipt.source_orders = orders;
         Ok(receipt)
+    }
+
+    /// Catches up, then: the batch is held (the stream had it), or another writer took the
+    /// position (`expected`, else where the session is now): a conflict, tried again.
+    async fn found_after_catch_up(
+        &self,
+        state: &mut State,
+        expected: Option<u64>,
+        records: &[Record],
+    ) -> Result<AppendReceipt, FleetError> {
+        catch_up(self.fleet, self.store, state, &self.name).await?;
+        if self.all_held(records)? {
+            return Ok(self.store.append(&self.name, None, records.to_vec())?);
+        }
+        let actual = self.store.snapshot()?.session(&self.name)?.map_or(0, |info| info.len);
+        let expected = expected.unwrap_or(actual);
+        Err(AppendError::Conflict { session: self.name.clone(), expected, actual }.into())
     }
 
     /// Whether the session here holds every record of `records` (a catch-up applied them).

@@ -18,6 +18,7 @@
 mod checker;
 mod history;
 mod nemesis;
+mod stream;
 mod workload;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -130,6 +131,11 @@ fn main() -> std::process::ExitCode {
         });
     }
     fleet.close();
+    // Every session's chain on the stream itself: the follows above stop at a break, and this
+    // names it (sequences, entryIds, message ids) however it came about.
+    for line in stream::breaks(&cluster.urls()) {
+        history.failure(line);
+    }
     let copies: Vec<(String, &std::path::Path)> = followers[..hosts.len()]
         .iter()
         .map(|path| (path.file_name().unwrap_or_default().to_string_lossy().into_owned(), path.as_path()))

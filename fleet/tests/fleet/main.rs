@@ -3,6 +3,7 @@
 
 mod bad_input;
 mod breakages;
+mod doubt;
 mod faults;
 mod partition;
 mod publish_follow;

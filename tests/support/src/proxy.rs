@@ -1,6 +1,6 @@
 //! A TCP proxy in front of one NATS server, for the fleet's fault tests: it cuts a client off
-//! after a publish, refuses every connection, or swallows the replies (acknowledgements lost
-//! on a connection that stays open), until it is let through again.
+//! after a publish, refuses every connection, swallows the replies (acknowledgements lost on a
+//! connection that stays open), or delays them (a slow link), until it is let through again.
 
 use std::net::TcpListener;
 use std::time::Duration;
@@ -28,6 +28,8 @@ struct ProxyState {
     swallowing: std::sync::atomic::AtomicBool,
     /// Publishes with headers that reached the server while replies were swallowed.
     swallowed_publishes: std::sync::atomic::AtomicUsize,
+    /// How long each read from the server waits before it goes on to the client, in ms.
+    delay_ms: std::sync::atomic::AtomicU64,
     open: std::sync::Mutex<Vec<std::net::TcpStream>>,
 }
 
@@ -91,6 +93,13 @@ impl Proxy {
     pub fn let_replies_through(&self) {
         self.state.mode.store(0, std::sync::atomic::Ordering::SeqCst);
         self.state.swallowing.store(false, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// Holds everything the server sends for `delay` before the client gets it (zero: no
+    /// more): requests still answered, each answer that much later.
+    pub fn delay_replies(&self, delay: Duration) {
+        let ms = u64::try_from(delay.as_millis()).unwrap_or(u64::MAX);
+        self.state.delay_ms.store(ms, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// How many publishes with headers reached the server while replies were swallowed.
@@ -162,6 +171,10 @@ fn forward(state: &std::sync::Arc<ProxyState>, client: std::net::TcpStream, serv
         while let Ok(n) = from_server.read(&mut buffer) {
             if n == 0 {
                 break;
+            }
+            let delay_ms = downward.delay_ms.load(std::sync::atomic::Ordering::SeqCst);
+            if delay_ms > 0 {
+                std::thread::sleep(Duration::from_millis(delay_ms));
             }
             let swallowing = downward.swallowing.load(std::sync::atomic::Ordering::SeqCst);
             if dropped.load(std::sync::atomic::Ordering::SeqCst) {
