@@ -1,7 +1,11 @@
 //! Results pooled over sessions: one contender's closed and open book, compaction checks,
 //! stability and drift summed over a set of session runs, as every table reads them.
 
+use std::collections::BTreeMap;
+
 use super::drive::RunResult;
+use super::facts::Fact;
+use super::openbook::TOP;
 use super::score::Score;
 use super::{Contender, SessionRun};
 
@@ -28,6 +32,32 @@ pub fn open_book(result: &RunResult, top: usize) -> (u64, u64) {
     out
 }
 
+/// The most any order of hits reaches on `result`'s open book, top 1 and top [`TOP`] as
+/// (found, missing). Facts asked by the same question (their area and noun) get the same list
+/// of hits, and one record may state several of them: per question, at most the facts of its
+/// best record are first, and at most those of its best [`TOP`] records in the top [`TOP`].
+/// Only a question's context can tell the others apart.
+pub fn open_ceiling(result: &RunResult, facts: &[Fact]) -> ((u64, u64), (u64, u64)) {
+    let mut records: BTreeMap<(&str, &str), u64> = BTreeMap::new();
+    for (kept, fact) in result.kept.iter().zip(facts) {
+        if !kept {
+            *records.entry((fact.query.as_str(), fact.entry_id.as_str())).or_default() += 1;
+        }
+    }
+    let mut questions: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
+    for (&(query, _), &count) in &records {
+        questions.entry(query).or_default().push(count);
+    }
+    let (mut first, mut top) = (0, 0);
+    for counts in questions.values_mut() {
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        first += counts.first().copied().unwrap_or(0);
+        top += counts.iter().take(TOP).sum::<u64>();
+    }
+    let missing = records.values().sum();
+    ((first, missing), (top, missing))
+}
+
 /// Totals of one contender over a set of session runs.
 #[derive(Debug, Default, Clone)]
 pub struct Pooled {
@@ -39,6 +69,10 @@ pub struct Pooled {
     pub open_top1: (u64, u64),
     /// See above.
     pub open_top5: (u64, u64),
+    /// The most any order reaches, top 1 and top 5 (found, missing): see [`open_ceiling`].
+    pub ceiling_top1: (u64, u64),
+    /// See above.
+    pub ceiling_top5: (u64, u64),
     /// Decoy false hits, closed and open book.
     pub decoys: u64,
     /// Requests made.
@@ -77,7 +111,10 @@ pub fn pool<'a>(runs: impl Iterator<Item = &'a SessionRun>, contender: Contender
         add_score(&mut p.last, &r.final_score());
         add_score(&mut p.mean, &r.mean_score());
         add(&mut p.open_top1, open_book(r, 1));
-        add(&mut p.open_top5, open_book(r, super::openbook::TOP));
+        add(&mut p.open_top5, open_book(r, TOP));
+        let (ceiling1, ceiling5) = open_ceiling(r, &run.session.facts);
+        add(&mut p.ceiling_top1, ceiling1);
+        add(&mut p.ceiling_top5, ceiling5);
         p.decoys += r.decoy_hits + run.open.decoy_hits;
         p.requests += r.requests;
         p.compactions += r.compactions.len() as u64;

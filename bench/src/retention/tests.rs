@@ -162,3 +162,30 @@ fn yoagent_cuts_tool_output_past_200_lines_when_appended() {
     let kept = super::yoagent::on_append(Msg::new(annal_engine::Role::Tool, vec![read.clone()], 0, false));
     assert_eq!(kept.parts[0].text, read.text, "file reads page themselves and are not cut");
 }
+
+/// The open book's bound: facts asked alike share one list of hits, so per question only the
+/// facts of its best record can be first, and of its best five records in the top five.
+#[test]
+fn the_open_book_ceiling_counts_one_record_per_rank() {
+    use super::drive::RunResult;
+    use super::facts::{Fact, FactClass};
+    use super::pooled::open_ceiling;
+    let fact = |query: &str, entry_id: &str| Fact {
+        class: FactClass::Assistant,
+        value: format!("TKT-{entry_id}"),
+        query: query.into(),
+        turn: 0,
+        entry_id: entry_id.into(),
+    };
+    // "billing ticket": records a (two facts), b, c, d, e, f, g; "sync quota": h; one kept.
+    let mut facts = vec![fact("billing ticket", "a")];
+    facts.extend(["a", "b", "c", "d", "e", "f", "g"].map(|id| fact("billing ticket", id)));
+    facts.push(fact("sync quota", "h"));
+    facts.push(fact("sync quota", "k"));
+    let result = RunResult {
+        kept: vec![false, false, false, false, false, false, false, false, false, true],
+        ..RunResult::default()
+    };
+    // Top 1: a's two facts and h; top 5: a's two, b, c, d, e (of 8) and h.
+    assert_eq!(open_ceiling(&result, &facts), ((3, 9), (7, 9)));
+}

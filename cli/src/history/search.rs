@@ -23,6 +23,10 @@ All words must match. Exact values are found as typed: ECONNRESET, src/api/clien
 test_user_auth, a UUID, v1.18.31, --max-output. Also: \"a phrase\", a OR b, -excluded, (groups),
 role:user, tool:bash. --literal searches the text exactly as written, without query syntax.
 
+Words many records share (billing ticket) find many hits. --context names what you are working
+on (\"the invoice export for Zürich\"): the records it matches best are anchors, and hits near an
+anchor in its session rank higher. The context is never searched for itself.
+
 The index lives beside the store (STORE.index) and is brought up to date before searching.";
 
 // Arguments of `annal history search`.
@@ -55,6 +59,10 @@ pub(crate) struct SearchArgs {
     /// Search the text exactly as written (no AND/OR/quotes/-excluded syntax)
     #[arg(long)]
     literal: bool,
+    /// What you are working on (the current ask's words): hits near where a session discussed
+    /// it rank first; never searched for itself
+    #[arg(long, value_name = "TEXT")]
+    context: Option<String>,
     /// A JSON array of hits: session, entryId, blockIndex, sourceOrder, role, tool, score, snippet
     #[arg(long)]
     json: bool,
@@ -85,6 +93,7 @@ impl SearchArgs {
         request.errors_only = self.errors;
         request.source_orders = from..to;
         request.limit = self.limit;
+        request.context = self.context.filter(|c| !c.trim().is_empty());
         Ok(SearchPlan { request, json: self.json })
     }
 }

@@ -158,3 +158,54 @@ fn an_import_leaves_the_index_up_to_date() {
     assert_eq!((status.searchable, status.documents), (end, 4), "{status:?}");
     index.close().unwrap_or_else(|e| panic!("{e}"));
 }
+
+/// Two records say "billing ticket" alike, thirty records apart; `--context` names what is being
+/// worked on, and the one stated where that was discussed comes first. The context is never
+/// searched for itself, and an exact identifier is still found alone.
+#[test]
+fn the_context_lifts_the_hits_near_where_it_was_discussed() {
+    let line = |id: &str, role: &str, text: &str| {
+        let block = serde_json::json!({"type": "text", "text": text});
+        format!("{}\n", serde_json::json!({"entryId": id, "role": role, "blocks": [block]}))
+    };
+    let filler = |from: usize| -> String {
+        (from..from + 30)
+            .map(|i| line(&format!("f{i}"), "assistant", "We checked the ledger\u{3000}again."))
+            .collect()
+    };
+    let mut records = line("ask-a", "user", "Fix the invoice export for the Zürich office, 東京 too");
+    records += &line("fact-a", "assistant", "The billing ticket for Kestrel is TKT-7Q2ZK9.");
+    records += &filler(0);
+    records += &line("ask-b", "user", "Now the upload retry 🦀 and its cafe\u{301} timeout");
+    records += &line("fact-b", "assistant", "The billing ticket for Osprey is TKT-4M8XW1.");
+    records += &filler(30);
+    let sandbox = Sandbox::new();
+    sandbox.annal(&["append", "work"], &records).ok();
+    let ids = |extra: &[&str]| -> Vec<String> {
+        let mut args = vec!["history", "search", "billing ticket", "--session", "work", "--json"];
+        args.extend_from_slice(extra);
+        let hits = json(&sandbox.annal(&args, "").ok());
+        hits.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|h| h["entryId"].as_str())
+            .map(str::to_owned)
+            .collect()
+    };
+    // Same words, same length, same score: the newest first.
+    assert_eq!(ids(&[]), ["fact-b", "fact-a"]);
+    assert_eq!(ids(&["--context", "the invoice export for Zürich"]), ["fact-a", "fact-b"]);
+    assert_eq!(ids(&["--context", "upload retry timeout 🦀"]), ["fact-b", "fact-a"]);
+    // Blank or unshared context changes nothing; without --session it still ranks.
+    assert_eq!(ids(&["--context", "\u{3000} \n"]), ["fact-b", "fact-a"]);
+    assert_eq!(ids(&["--context", "ニュース 😀"]), ["fact-b", "fact-a"]);
+    let run = sandbox.annal(&["history", "search", "billing ticket", "--context", "invoice Zürich"], "").ok();
+    let first = run.stdout.lines().next().unwrap_or_default();
+    assert!(first.contains("fact-a#0"), "{}", run.stdout);
+    // The context is not searched for itself, and an identifier is found alone.
+    let run =
+        sandbox.annal(&["history", "search", "TKT-4M8XW1", "--context", "invoice Zürich", "--json"], "").ok();
+    let hits = json(&run);
+    assert_eq!(hits.as_array().map(Vec::len), Some(1), "{hits}");
+    assert_eq!(hits[0]["entryId"], "fact-b");
+}
