@@ -223,9 +223,7 @@ impl Fleet {
                 }
                 match self.publish_once(session, message).await {
                     Ok(Ok(ack)) => return Ok(Published::At(ack.sequence)),
-                    Ok(Err(err)) if err.kind() == PublishErrorKind::WrongLastSequence => {
-                        return Ok(Published::Lost { handed })
-                    }
+                    Ok(Err(err)) if wrong_last_sequence(&err) => return Ok(Published::Lost { handed }),
                     Ok(Err(err)) if err.kind() == PublishErrorKind::MaxPayloadExceeded => {
                         let servers = self.options.servers_shown();
                         return Err(FleetError::NotAcknowledged {
@@ -397,4 +395,13 @@ impl Fleet {
             let _ = tokio::time::timeout(Duration::from_secs(2), client.flush()).await;
         });
     }
+}
+
+/// A conditional publish refused because the session's last message is another: the client's
+/// kind for error code 10071, or the server's constant form of it (10164, "wrong last
+/// sequence" without the number, which newer servers send and the client files as `Other`).
+/// Taken for anything else, a lost race would read as a message sent without an answer.
+fn wrong_last_sequence(err: &jetstream::context::PublishError) -> bool {
+    err.kind() == PublishErrorKind::WrongLastSequence
+        || (err.kind() == PublishErrorKind::Other && err.to_string().contains("wrong last sequence"))
 }
