@@ -70,9 +70,11 @@ fn a_slow_writer_is_not_starved_by_fast_ones() {
     let dir = tempfile::tempdir().expect("dir");
     let session = "shared 日本";
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // A fast writer says when it first wins: the slow one starts against the race, not before it.
+    let (started, first_win) = std::sync::mpsc::channel();
     let fast: Vec<_> = (0..2)
         .map(|host| {
-            let (options, stop) = (options.clone(), std::sync::Arc::clone(&stop));
+            let (options, stop, started) = (options.clone(), std::sync::Arc::clone(&stop), started.clone());
             let path = dir.path().join(format!("fast{host}.redb"));
             std::thread::spawn(move || {
                 let fleet = connect(&options);
@@ -83,7 +85,12 @@ fn a_slow_writer_is_not_starved_by_fast_ones() {
                     let next =
                         store.snapshot().expect("snap").session(session).expect("s").map_or(0, |s| s.len);
                     match shared.append(Some(next), vec![record(&format!("fast{host}-{won}"), won)]) {
-                        Ok(_) => won += 1,
+                        Ok(_) => {
+                            if won == 0 {
+                                let _ = started.send(host);
+                            }
+                            won += 1;
+                        }
                         Err(FleetError::Append(err)) if err.kind() == ErrorKind::Conflict => {}
                         Err(err) => panic!("fast writer {host}: {err}"),
                     }
@@ -92,6 +99,9 @@ fn a_slow_writer_is_not_starved_by_fast_ones() {
             })
         })
         .collect();
+    first_win
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a fast writer appends within a minute");
     let store = open(&dir.path().join("slow.redb"));
     let mut slow_options = options.clone();
     slow_options.timeout = std::time::Duration::from_secs(5);
@@ -110,7 +120,9 @@ fn a_slow_writer_is_not_starved_by_fast_ones() {
     }
     stop.store(true, std::sync::atomic::Ordering::SeqCst);
     let won: Vec<usize> = fast.into_iter().map(|h| h.join().expect("fast writer")).collect();
-    assert!(won.iter().all(|&n| n > 0), "the fast writers appended too: {won:?}");
+    // Writers with an expected position may lose every race to each other (a conflict is their
+    // answer): together they appended while the slow one did.
+    assert!(won.iter().sum::<usize>() > 0, "the fast writers appended too: {won:?}");
     // Every record once, in one gapless chain that a new follower reads the same.
     let fleet = connect(&options);
     let follower = open(&dir.path().join("follower.redb"));
