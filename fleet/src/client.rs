@@ -6,10 +6,9 @@ use std::future::Future;
 use std::time::{Duration, Instant};
 
 use annal_engine::Hash;
-use async_nats::jetstream::{self, consumer, context::PublishErrorKind, object_store, stream};
+use async_nats::jetstream::{self, consumer, context::PublishErrorKind, stream};
 use async_nats::HeaderMap;
 use bytes::Bytes;
-use tokio::io::AsyncReadExt as _;
 
 use crate::error::FleetError;
 use crate::options::FleetOptions;
@@ -50,8 +49,8 @@ pub struct Fleet {
     runtime: tokio::runtime::Runtime,
     options: FleetOptions,
     client: async_nats::Client,
-    js: jetstream::Context,
-    stream: stream::Stream,
+    pub(crate) js: jetstream::Context,
+    pub(crate) stream: stream::Stream,
     /// The largest message payload the servers take, less room for our headers.
     inline_bytes_max: usize,
 }
@@ -191,6 +190,39 @@ impl Fleet {
         Ok(Some(Last { sequence, next, head, json }))
     }
 
+    /// The first message on `subject` at stream sequence `from` or after, if there is one.
+    /// Asked of the stream's leader (a read no stale replica answers), without a consumer:
+    /// writers that race catch up by a few messages each time, and a consumer per catch-up
+    /// would fill the server's consumer limit faster than idle ones expire. Retried while the
+    /// stream has no leader, until the options' timeout.
+    pub(crate) async fn next_on(
+        &self,
+        subject: &str,
+        from: u64,
+    ) -> Result<Option<jetstream::message::StreamMessage>, FleetError> {
+        let deadline = Instant::now() + self.options.timeout;
+        let mut attempt = 0;
+        loop {
+            let request =
+                self.stream.raw_message_builder().sequence(from.max(1)).next_by_subject(subject).send();
+            let reason = match tokio::time::timeout(ATTEMPT, request).await {
+                Ok(Ok(message)) => return Ok(Some(message)),
+                Ok(Err(err)) if matches!(err.kind(), stream::RawMessageErrorKind::NoMessageFound) => {
+                    return Ok(None)
+                }
+                Ok(Err(err)) => err.to_string(),
+                Err(_) => "no answer in time".to_owned(),
+            };
+            if Instant::now() >= deadline {
+                return Err(
+                    self.stream_error(format!("cannot read {subject:?} from sequence {from}: {reason}"))
+                );
+            }
+            tokio::time::sleep(backoff(attempt)).await;
+            attempt += 1;
+        }
+    }
+
     /// Publishes one message of `session`, checked against the session's last stream sequence
     /// when `expected` is given (0: the session has no message yet), and waits until a
     /// majority of the stream's replicas hold it. A publish not acknowledged in time is sent
@@ -323,68 +355,6 @@ impl Fleet {
             tokio::time::sleep(backoff(attempt)).await;
             attempt += 1;
         }
-    }
-
-    fn bucket(&self) -> String {
-        format!("{}-records", self.options.stream)
-    }
-
-    /// Puts a record's JSON, too large for one message, into the stream's object store.
-    pub(crate) async fn put_object(&self, name: &str, json: &[u8]) -> Result<(), FleetError> {
-        let bucket = self.bucket();
-        let store = match self.js.get_object_store(&bucket).await {
-            Ok(store) => store,
-            Err(_) => self
-                .js
-                .create_object_store(object_store::Config {
-                    bucket: bucket.clone(),
-                    num_replicas: self.stream.cached_info().config.num_replicas,
-                    ..Default::default()
-                })
-                .await
-                .map_err(|err| self.stream_error(format!("object store {bucket:?}: {err}")))?,
-        };
-        let mut reader = json;
-        store
-            .put(name, &mut reader)
-            .await
-            .map_err(|err| self.stream_error(format!("object {name:?}: {err}")))?;
-        Ok(())
-    }
-
-    /// Reads an object of the stream's object store, at most `size_bytes_max` bytes. The
-    /// error says whether the object will never be readable (missing or too large).
-    pub(crate) async fn get_object(
-        &self,
-        name: &str,
-        size_bytes_max: usize,
-    ) -> Result<Vec<u8>, (bool, String)> {
-        let bucket = self.bucket();
-        let store = self
-            .js
-            .get_object_store(&bucket)
-            .await
-            .map_err(|err| (false, format!("object store {bucket:?}: {err}")))?;
-        let object = store.get(name).await.map_err(|err| {
-            let gone = err.kind() == object_store::GetErrorKind::NotFound;
-            (gone, format!("object {name:?}: {err}"))
-        })?;
-        // Refused on its metadata before a chunk is read; the read below is bounded too, for
-        // metadata that understates it.
-        if object.info.size > size_bytes_max {
-            let size = object.info.size;
-            return Err((
-                true,
-                format!("object {name:?} is {size} bytes, over the limit of {size_bytes_max}"),
-            ));
-        }
-        let mut out = Vec::new();
-        let read = object.take(size_bytes_max as u64 + 1).read_to_end(&mut out).await;
-        read.map_err(|err| (false, format!("object {name:?}: {err}")))?;
-        if out.len() > size_bytes_max {
-            return Err((true, format!("object {name:?} is over {size_bytes_max} bytes")));
-        }
-        Ok(out)
     }
 
     /// Closes the connection, flushing what was sent.

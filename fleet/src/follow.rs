@@ -118,9 +118,19 @@ pub(crate) async fn catch_up(
     let mut pass = Pass::new(fleet, store, None, true);
     pass.only = Some(session.to_owned());
     let target = fleet.last(session).await?.map_or(0, |last| last.sequence);
-    pass.read(state, &fleet.subject(session), start, target, false, &|| true).await?;
+    let subject = fleet.subject(session);
+    // A session's messages are interleaved with others': a short gap by stream sequence holds
+    // at most that many of its messages, read one by one; a long one through a consumer.
+    if target.saturating_sub(start) < CATCH_UP_GETS_MAX {
+        pass.read_by_gets(state, &subject, start, target).await?;
+    } else {
+        pass.read(state, &subject, start, target, false, &|| true).await?;
+    }
     Ok(pass.report)
 }
+
+/// The widest gap, in stream sequences, a catch-up reads message by message.
+const CATCH_UP_GETS_MAX: u64 = 64;
 
 pub(crate) struct Pass<'a> {
     pub(crate) fleet: &'a Fleet,
@@ -233,6 +243,33 @@ impl<'a> Pass<'a> {
             }
             if sequence >= target {
                 caught_up = true;
+                self.flush(state)?;
+                self.save(state)?;
+            }
+        }
+        self.flush(state)?;
+        self.save(state)
+    }
+
+    /// Reads `subject` from `start` up to `target` one message at a time: no consumer is
+    /// left behind on the servers. Only for partial passes (a session's catch-up).
+    async fn read_by_gets(
+        &mut self,
+        state: &mut State,
+        subject: &str,
+        start: u64,
+        target: u64,
+    ) -> Result<(), FleetError> {
+        self.report.sequence = start.saturating_sub(1);
+        let mut from = start;
+        while from <= target {
+            let Some(message) = self.fleet.next_on(subject, from).await? else { break };
+            let sequence = message.sequence;
+            self.take(state, sequence, message.subject.as_str(), Some(&message.headers), message.payload)
+                .await?;
+            self.report.sequence = sequence;
+            from = sequence + 1;
+            if self.runs_records >= RUN_RECORDS_MAX || self.runs_bytes >= RUN_BYTES_MAX {
                 self.flush(state)?;
                 self.save(state)?;
             }

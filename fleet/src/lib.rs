@@ -11,6 +11,7 @@ mod client;
 mod connect;
 mod error;
 mod follow;
+mod objects;
 mod options;
 mod pattern;
 mod publish;

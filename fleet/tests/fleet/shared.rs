@@ -135,3 +135,36 @@ fn a_slow_writer_is_not_starved_by_fast_ones() {
     let mine = chain(&store, session);
     assert_eq!(mine, fleet_chain[..mine.len()], "the slow writer holds a prefix of the fleet's chain");
 }
+
+/// A writer behind the fleet catches up by asking the stream's leader for each message, not
+/// through a consumer: writers racing hard once filled the servers' consumer limit with the
+/// consumers of their catch-ups, and a refused catch-up sent an append to a fork.
+#[test]
+fn catching_up_leaves_no_consumer_on_the_servers() {
+    let (_cluster, options) = cluster();
+    let dir = tempfile::tempdir().expect("dir");
+    let session = "caught up 日本 ✍️";
+    let (a_fleet, b_fleet) = (connect(&options), connect(&options));
+    let (a_store, b_store) = (open(&dir.path().join("a.redb")), open(&dir.path().join("b.redb")));
+    let a = SharedSession::new(&a_fleet, &a_store, session);
+    let b = SharedSession::new(&b_fleet, &b_store, session);
+    for i in 0..5 {
+        a.append(Some(i as u64), vec![record(&format!("a{i}"), i)]).expect("a appends");
+    }
+    assert_eq!(b.refresh().expect("b catches up"), 5);
+    for turn in 0..20 {
+        // Each writer in turn is one record behind: its append catches up first.
+        let (writer, name) = if turn % 2 == 0 { (&b, "b") } else { (&a, "a") };
+        let next = 5 + turn as u64;
+        writer.append(Some(next), vec![record(&format!("{name}{next}"), turn)]).expect("in step");
+    }
+    let consumers = crate::raw(&options, |js| async move {
+        let mut stream = js.get_stream(annal_fleet::STREAM_DEFAULT).await.expect("stream");
+        stream.info().await.expect("info").state.consumer_count
+    });
+    assert_eq!(consumers, 0, "no catch-up left a consumer behind");
+    // a wrote last: b holds all but that record.
+    let (a_chain, b_chain) = (chain(&a_store, session), chain(&b_store, session));
+    assert_eq!((a_chain.len(), b_chain.len()), (25, 24));
+    assert_eq!(a_chain[..24], b_chain[..]);
+}
