@@ -143,3 +143,35 @@ fn optimistic_appends_to_one_session_lose_nothing() -> TestResult {
     assert!(annal.verify(Some("one"))?.is_ok());
     Ok(())
 }
+
+/// Threads of one process that open one store not created yet, at once, each get a handle
+/// (one name for the file being created made them truncate each other's).
+#[test]
+fn threads_opening_a_new_store_at_once_each_get_a_handle() -> TestResult {
+    for round in 0..10 {
+        let dir = tempfile::tempdir()?;
+        let path = Arc::new(dir.path().join(format!("新 {round}.redb")));
+        let start = Arc::new(std::sync::Barrier::new(3));
+        let opens: Vec<_> = (0..3)
+            .map(|i| {
+                let (path, start) = (Arc::clone(&path), Arc::clone(&start));
+                thread::spawn(move || {
+                    start.wait();
+                    let annal = Annal::open(path.as_path())?;
+                    annal.append(
+                        &format!("s{i}"),
+                        Some(0),
+                        vec![Record::text(&format!("e{i}"), Role::User, "ﾃｽﾄ ✅")],
+                    )?;
+                    Ok::<_, Error>(annal)
+                })
+            })
+            .collect();
+        let handles =
+            opens.into_iter().map(|open| open.join().expect("thread")).collect::<Result<Vec<_>, _>>()?;
+        drop(handles);
+        let annal = Annal::open(path.as_path())?;
+        assert_eq!(annal.snapshot()?.sessions()?.len(), 3, "round {round}");
+    }
+    Ok(())
+}

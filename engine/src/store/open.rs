@@ -24,7 +24,11 @@ use crate::writer;
 pub(crate) fn create_store_file(path: &Path, options: &StoreOptions) -> Result<(), OpenError> {
     let io_error = |source: io::Error| OpenError::Io { path: path.to_path_buf(), source };
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "store".into());
-    let temp = path.with_file_name(format!(".{name}.creating-{}", std::process::id()));
+    // Unique per call, not only per process: two threads of one process creating the same
+    // store at once each build their own file (one name, truncated by both, was neither's).
+    static CREATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let creation = CREATIONS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let temp = path.with_file_name(format!(".{name}.creating-{}-{creation}", std::process::id()));
     let mut file_options = OpenOptions::new();
     file_options.read(true).write(true).create(true).truncate(true);
     #[cfg(unix)]

@@ -7,4 +7,5 @@ mod claims;
 mod layers;
 mod limits;
 mod marks;
+mod opening;
 mod smoke;
