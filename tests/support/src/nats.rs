@@ -197,10 +197,14 @@ impl Cluster {
                 Sync::Always => "  sync_interval: always\n".to_owned(),
             };
             let cluster = if size > 1 {
+                // A name of its own: a server of another cluster still trying a route it knew
+                // (to a node killed by a fault test, say) can reach a port this cluster was
+                // given since; with one name for all, the two clusters would merge.
+                let name = format!("annal-test-{}-{}", std::process::id(), dir_name(dir.path()));
                 format!(
                     // `no_advertise`: clients use the URLs they were given, so a test can put a
                     // proxy in front of one server and cut a client off for real.
-                    "cluster {{\n  name: annal-test\n  listen: 127.0.0.1:{}\n  no_advertise: true\n{advertise}  routes: [{}]\n}}\n",
+                    "cluster {{\n  name: {name}\n  listen: 127.0.0.1:{}\n  no_advertise: true\n{advertise}  routes: [{}]\n}}\n",
                     node.route_port,
                     routes.join(", ")
                 )
@@ -317,6 +321,12 @@ impl Drop for Cluster {
             self.kill(index);
         }
     }
+}
+
+/// The last part of `dir`'s name, as letters and digits only: unique among live folders.
+fn dir_name(dir: &Path) -> String {
+    let name = dir.file_name().map(|name| name.to_string_lossy().into_owned()).unwrap_or_default();
+    name.chars().filter(char::is_ascii_alphanumeric).collect()
 }
 
 /// The body of a node's `/jsz` page. HTTP/1.0: the monitoring server keeps a 1.1 connection
