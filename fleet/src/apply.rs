@@ -1,13 +1,16 @@
 //! Applying one stream message during a follow pass: passing over what is held, stopping a
-//! session at a message that does not chain, making forks, and appending runs of a session's
-//! records with their claims, so the store checks each against the chain as it writes it.
+//! session at a message that does not chain or is not signed as the store requires, making
+//! forks, and appending runs of a session's records with their claims, so the store checks each
+//! against the chain as it writes it, and their signatures in the same commit.
 
 use annal_engine::{record_from_json, AppendError, Hash, PortableRecord, ZERO_HASH};
 
 use crate::error::FleetError;
 use crate::follow::{Local, Pass, Run};
 use crate::pattern::glob;
+use crate::sign::{self, Signed, SIGNED_BYTES};
 use crate::state::State;
+use crate::trust::signature_row;
 use crate::wire::{self, Incoming};
 
 /// Threads appending waiting runs at once: enough for group commit to join several sessions'
@@ -46,14 +49,18 @@ impl Pass<'_> {
             Ok(incoming) => incoming,
             Err(reason) => return self.stop(state, &session, sequence, &reason),
         };
+        // Who signed it is checked before anything of it is read further (a referenced object).
+        let signed = match self.authorship(&session, headers, &incoming) {
+            Ok(signed) => signed,
+            Err(reason) => return self.stop(state, &session, sequence, &reason),
+        };
+        let at = Message { session: &session, sequence, signed };
         match incoming {
             Incoming::Fork { parent, at, head } => {
                 self.flush(state)?;
                 self.fork(state, &session, sequence, &parent, at, &head)
             }
-            Incoming::Record { order, hash, json } => {
-                self.record(state, &session, sequence, order, &hash, &json).await
-            }
+            Incoming::Record { order, hash, json } => self.record(state, &at, order, &hash, &json).await,
             Incoming::RecordRef { order, hash, object, bytes } => {
                 // A record's JSON is at most a few times its stored size; the fleet's limit
                 // bounds what one message can make this host read.
@@ -64,7 +71,7 @@ impl Pass<'_> {
                     return self.stop(state, &session, sequence, &reason);
                 }
                 match self.fleet.get_object(&object, limit).await {
-                    Ok(json) => self.record(state, &session, sequence, order, &hash, &json).await,
+                    Ok(json) => self.record(state, &at, order, &hash, &json).await,
                     // A record whose object is gone, or too large, will never apply.
                     Err((true, reason)) => self.stop(state, &session, sequence, &reason),
                     // A read that failed on the way may work next time: stop the pass, not the
@@ -79,6 +86,29 @@ impl Pass<'_> {
                 }
             }
         }
+    }
+
+    /// The signature a message carries, if the store's trust admits it (see
+    /// [`Trust::admit`](crate::trust::Trust::admit)); else why its session stops.
+    fn authorship(
+        &self,
+        session: &str,
+        headers: Option<&async_nats::HeaderMap>,
+        incoming: &Incoming,
+    ) -> Result<Option<[u8; SIGNED_BYTES]>, String> {
+        let signed = match headers {
+            Some(headers) => sign::from_headers(headers)?,
+            None => None,
+        };
+        let what = match incoming {
+            Incoming::Record { order, hash, .. } | Incoming::RecordRef { order, hash, .. } => {
+                Signed { kind: "record", session, order: *order, hash, parent: None }
+            }
+            Incoming::Fork { parent, at, head } => {
+                Signed { kind: "fork", session, order: *at, hash: head, parent: Some(parent) }
+            }
+        };
+        self.trust.admit(&what, signed)
     }
 
     fn local(&mut self, session: &str) -> Result<&mut Local, FleetError> {
@@ -96,12 +126,12 @@ impl Pass<'_> {
     async fn record(
         &mut self,
         state: &mut State,
-        session: &str,
-        sequence: u64,
+        at: &Message<'_>,
         order: u64,
         hash: &Hash,
         json: &[u8],
     ) -> Result<(), FleetError> {
+        let (session, sequence) = (at.session, at.sequence);
         let portable = match parse_record(json, order, hash) {
             Ok(portable) => portable,
             Err(reason) => return self.stop(state, session, sequence, &reason),
@@ -130,11 +160,13 @@ impl Pass<'_> {
             session: session.to_owned(),
             records: Vec::new(),
             sequences: Vec::new(),
+            signed: Vec::new(),
             first: order,
             bytes: 0,
         });
         run.records.push(portable);
         run.sequences.push(sequence);
+        run.signed.push(at.signed);
         run.bytes += bytes;
         self.runs_records += 1;
         self.runs_bytes += bytes;
@@ -167,7 +199,14 @@ impl Pass<'_> {
                     scope.spawn(move || {
                         lane.into_iter()
                             .map(|run| {
-                                let result = store.append_portable(&run.session, None, run.records.clone());
+                                // The signatures land in the commit that stores their records.
+                                let rows = kept(&run.session, run.first, &run.signed);
+                                let result = store.append_portable_noting(
+                                    &run.session,
+                                    None,
+                                    run.records.clone(),
+                                    rows,
+                                );
                                 (run, result.map(|_| ()))
                             })
                             .collect::<Vec<_>>()
@@ -178,7 +217,7 @@ impl Pass<'_> {
         });
         let mut failed = None;
         for (run, result) in appended {
-            let Run { session, records, sequences, first, bytes } = run;
+            let Run { session, records, sequences, signed, first, bytes } = run;
             let count = records.len() as u64;
             match result {
                 Ok(()) => {
@@ -187,7 +226,7 @@ impl Pass<'_> {
                     self.report.records += count;
                     self.report.bytes += bytes;
                 }
-                Err(err) if refused(&err) => self.one_by_one(state, &session, records, sequences)?,
+                Err(err) if refused(&err) => self.one_by_one(state, &session, records, sequences, signed)?,
                 Err(err) => failed = failed.or(Some(err)),
             }
         }
@@ -214,10 +253,12 @@ impl Pass<'_> {
         session: &str,
         records: Vec<PortableRecord>,
         sequences: Vec<u64>,
+        signed: Vec<Option<[u8; SIGNED_BYTES]>>,
     ) -> Result<(), FleetError> {
-        for (record, sequence) in records.into_iter().zip(sequences) {
+        for ((record, sequence), signed) in records.into_iter().zip(sequences).zip(signed) {
             let order = record.source_order.unwrap_or_default();
-            match self.store.append_portable(session, None, vec![record]) {
+            let rows = kept(session, order, &[signed]);
+            match self.store.append_portable_noting(session, None, vec![record], rows) {
                 Ok(_) => {
                     self.applied(state, session, order + 1, sequence);
                     self.report.records += 1;
@@ -307,6 +348,21 @@ impl Pass<'_> {
         self.report.stopped.push(line);
         Ok(())
     }
+}
+
+/// Where a message is, and who signed it.
+pub(crate) struct Message<'a> {
+    session: &'a str,
+    sequence: u64,
+    signed: Option<[u8; SIGNED_BYTES]>,
+}
+
+/// The rows keeping the signatures of a run of `session`'s records from `first` on.
+fn kept(session: &str, first: u64, signed: &[Option<[u8; SIGNED_BYTES]>]) -> Vec<(String, Option<Vec<u8>>)> {
+    (first..)
+        .zip(signed)
+        .filter_map(|(order, signed)| signed.as_ref().map(|signed| signature_row(session, order, signed)))
+        .collect()
 }
 
 /// Whether the store refused the records themselves (they do not chain, or are malformed),
