@@ -10,7 +10,7 @@ use crate::follow::{Local, Pass, Run};
 use crate::pattern::glob;
 use crate::sign::{self, Signed, SIGNED_BYTES};
 use crate::state::State;
-use crate::trust::signature_row;
+use crate::trust::{mismatch, signature_row};
 use crate::wire::{self, Incoming};
 
 /// Threads appending waiting runs at once: enough for group commit to join several sessions'
@@ -100,15 +100,20 @@ impl Pass<'_> {
             Some(headers) => sign::from_headers(headers)?,
             None => None,
         };
-        let what = match incoming {
-            Incoming::Record { order, hash, .. } | Incoming::RecordRef { order, hash, .. } => {
-                Signed { kind: "record", session, order: *order, hash, parent: None }
+        // A record's signature is checked when its run is appended, on the appending threads
+        // side by side (`flush`); a reference's before its object is read, a fork's at once.
+        let (what, now) = match incoming {
+            Incoming::Record { order, hash, .. } => {
+                (Signed { kind: "record", session, order: *order, hash, parent: None }, false)
+            }
+            Incoming::RecordRef { order, hash, .. } => {
+                (Signed { kind: "record", session, order: *order, hash, parent: None }, true)
             }
             Incoming::Fork { parent, at, head } => {
-                Signed { kind: "fork", session, order: *at, hash: head, parent: Some(parent) }
+                (Signed { kind: "fork", session, order: *at, hash: head, parent: Some(parent) }, true)
             }
         };
-        self.trust.admit(&what, signed)
+        self.trust.admit(&what, signed, now)
     }
 
     fn local(&mut self, session: &str) -> Result<&mut Local, FleetError> {
@@ -187,7 +192,9 @@ impl Pass<'_> {
         let runs: Vec<Run> = std::mem::take(&mut self.runs).into_values().collect();
         (self.runs_records, self.runs_bytes) = (0, 0);
         let store = self.store;
-        let appended: Vec<(Run, Result<(), AppendError>)> = std::thread::scope(|scope| {
+        // Each run's signatures are checked first; a run with a bad one is appended one record
+        // at a time instead, up to that record (`one_by_one`).
+        let appended: Vec<(Run, Result<(), AppendError>, bool)> = std::thread::scope(|scope| {
             let mut lanes: Vec<Vec<Run>> = (0..APPENDERS).map(|_| Vec::new()).collect();
             for (index, run) in runs.into_iter().enumerate() {
                 lanes[index % APPENDERS].push(run);
@@ -199,6 +206,12 @@ impl Pass<'_> {
                     scope.spawn(move || {
                         lane.into_iter()
                             .map(|run| {
+                                let signed = run.records.iter().zip(&run.signed).all(|(record, signed)| {
+                                    bad_signature(&run.session, record, signed.as_ref()).is_none()
+                                });
+                                if !signed {
+                                    return (run, Ok(()), false);
+                                }
                                 // The signatures land in the commit that stores their records.
                                 let rows = kept(&run.session, run.first, &run.signed);
                                 let result = store.append_portable_noting(
@@ -207,7 +220,7 @@ impl Pass<'_> {
                                     run.records.clone(),
                                     rows,
                                 );
-                                (run, result.map(|_| ()))
+                                (run, result.map(|_| ()), true)
                             })
                             .collect::<Vec<_>>()
                     })
@@ -216,10 +229,13 @@ impl Pass<'_> {
             handles.into_iter().flat_map(|handle| handle.join().unwrap_or_default()).collect()
         });
         let mut failed = None;
-        for (run, result) in appended {
+        for (run, result, signatures_match) in appended {
             let Run { session, records, sequences, signed, first, bytes } = run;
             let count = records.len() as u64;
             match result {
+                Ok(()) if !signatures_match => {
+                    self.one_by_one(state, &session, records, sequences, signed)?
+                }
                 Ok(()) => {
                     let last_sequence = sequences.last().copied().unwrap_or_default();
                     self.applied(state, &session, first + count, last_sequence);
@@ -257,6 +273,9 @@ impl Pass<'_> {
     ) -> Result<(), FleetError> {
         for ((record, sequence), signed) in records.into_iter().zip(sequences).zip(signed) {
             let order = record.source_order.unwrap_or_default();
+            if let Some(reason) = bad_signature(session, &record, signed.as_ref()) {
+                return self.stop(state, session, sequence, &reason);
+            }
             let rows = kept(session, order, &[signed]);
             match self.store.append_portable_noting(session, None, vec![record], rows) {
                 Ok(_) => {
@@ -355,6 +374,18 @@ pub(crate) struct Message<'a> {
     session: &'a str,
     sequence: u64,
     signed: Option<[u8; SIGNED_BYTES]>,
+}
+
+/// Why a record's signature (if it has one) does not match it.
+fn bad_signature(
+    session: &str,
+    record: &PortableRecord,
+    signed: Option<&[u8; SIGNED_BYTES]>,
+) -> Option<String> {
+    let signed = signed?;
+    // Both claims are present: `parse_record` checked them against the headers.
+    let (order, hash) = (record.source_order.unwrap_or_default(), record.hash.unwrap_or_default());
+    mismatch(&Signed { kind: "record", session, order, hash: &hash, parent: None }, signed)
 }
 
 /// The rows keeping the signatures of a run of `session`'s records from `first` on.

@@ -152,11 +152,13 @@ impl Trust {
     }
 
     /// Whether a message signing `what` with `signed` (or unsigned) may be applied: the
-    /// signature to keep, or the reason its session stops.
+    /// signature to keep, or the reason its session stops. With `check` false the signature
+    /// itself is left for the caller to check ([`mismatch`]), by a signer this admits.
     pub(crate) fn admit(
         &self,
         what: &Signed<'_>,
         signed: Option<[u8; SIGNED_BYTES]>,
+        check: bool,
     ) -> Result<Option<[u8; SIGNED_BYTES]>, String> {
         let Some(signed) = signed else {
             if self.enforced() {
@@ -164,8 +166,10 @@ impl Trust {
             }
             return Ok(None);
         };
-        if !what.check(&signed) {
-            return Err(format!("its signature does not match (signer {})", sign::short(&signed[..32])));
+        if check {
+            if let Some(reason) = mismatch(what, &signed) {
+                return Err(reason);
+            }
         }
         let public = <[u8; 32]>::try_from(&signed[..32]).unwrap_or_default();
         if self.enforced() && !self.keys.contains_key(&public) && self.own != Some(public) {
@@ -173,6 +177,12 @@ impl Trust {
         }
         Ok(Some(signed))
     }
+}
+
+/// Why `signed` is not a signature of `what`, if it is not.
+pub(crate) fn mismatch(what: &Signed<'_>, signed: &[u8; SIGNED_BYTES]) -> Option<String> {
+    (!what.check(signed))
+        .then(|| format!("its signature does not match (signer {})", sign::short(&signed[..32])))
 }
 
 /// Who signed `session`'s own records here: each signer (as [`Trust::label`] names it) with
