@@ -50,19 +50,19 @@ impl HostKey {
         }
     }
 
-    /// The key kept at `path`, made if there is none. Two processes making it at once keep
-    /// one: each writes its own file and links it into place, and the one that finds the name
-    /// taken reads the other's.
+    /// The key kept at `path`, made if there is none. Two processes or threads making it at
+    /// once keep one: each writes a file of its own (a random name) and links it into place,
+    /// and the one that finds the name taken reads the other's.
     pub(crate) fn at(path: &Path) -> Result<HostKey, FleetError> {
         if let Some(key) = read_key(path)? {
             return Ok(key);
         }
         let seed = fresh_seed()?;
         let mut staged = path.as_os_str().to_owned();
-        staged.push(format!(".{}.new", std::process::id()));
+        staged.push(format!(".{}.new", &hex(&fresh_seed()?)[..16]));
         let staged = PathBuf::from(staged);
-        let written = write_private(&staged, &seed);
-        let linked = written.and_then(|()| std::fs::hard_link(&staged, path));
+        write_private(&staged, &seed).map_err(|err| key_error(&staged, err.to_string()))?;
+        let linked = std::fs::hard_link(&staged, path);
         let _ = std::fs::remove_file(&staged);
         match linked {
             Ok(()) => Ok(HostKey { key: SigningKey::from_bytes(&seed) }),
@@ -282,6 +282,14 @@ mod tests {
             assert_eq!(std::fs::metadata(&path)?.permissions().mode() & 0o777, 0o600);
         }
         assert!(!format!("{made:?}").contains(&std::fs::read_to_string(&path)?.trim().to_owned()));
+        let racing = dir.path().join("r.redb-fleet-key");
+        let keys: Vec<[u8; 32]> = std::thread::scope(|scope| {
+            let made: Vec<_> =
+                (0..4).map(|_| scope.spawn(|| HostKey::at(&racing).map(|key| key.public()))).collect();
+            made.into_iter().map(|handle| handle.join().expect("thread").expect("key")).collect()
+        });
+        assert!(keys.windows(2).all(|pair| pair[0] == pair[1]), "threads racing to make it keep one");
+        assert_eq!(std::fs::read_dir(dir.path())?.count(), 2, "no staged file left behind");
         std::fs::write(&path, "not a key")?;
         assert!(HostKey::at(&path).is_err(), "a damaged key file is an error, never replaced");
         Ok(())

@@ -193,7 +193,8 @@ pub(crate) fn signers(
     session: &str,
 ) -> Result<(Vec<(String, u64)>, u64), FleetError> {
     let trust = Trust::for_labels(store)?;
-    let own_records = snapshot.session(session)?.map_or(0, |info| info.len - info.fork_at.unwrap_or(0));
+    let own_records =
+        snapshot.session(session)?.map_or(0, |info| info.len.saturating_sub(info.fork_at.unwrap_or(0)));
     let mut counts: BTreeMap<String, u64> = BTreeMap::new();
     let mut signed = 0;
     for (_, row) in signatures(store, session)? {
