@@ -221,14 +221,22 @@ pub fn check_signatures(store: &Store, session: Option<&str>) -> Result<Vec<Prob
     let mut problems = Vec::new();
     for name in names {
         for (order, signed) in signatures(store, &name)? {
-            let hash = match snapshot.record(&name, order)? {
-                Some(guard) => guard.view()?.hash(),
-                None => {
-                    problems.push(problem(
-                        &name,
-                        order,
-                        "a signature is kept for a record the session does not hold",
-                    ));
+            // A record that does not read is the journal's check's problem to report; its
+            // signature cannot be checked, and the check goes on with the next session.
+            let held = snapshot.record(&name, order).and_then(|guard| match guard {
+                Some(guard) => guard.view().map(|view| Some(view.hash())),
+                None => Ok(None),
+            });
+            let hash = match held {
+                Ok(Some(hash)) => hash,
+                Ok(None) => {
+                    let detail = "a signature is kept for a record the session does not hold";
+                    problems.push(problem(&name, order, detail));
+                    break;
+                }
+                Err(err) => {
+                    let detail = format!("its signature cannot be checked: the record does not read ({err})");
+                    problems.push(problem(&name, order, &detail));
                     break;
                 }
             };
