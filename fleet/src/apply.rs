@@ -8,9 +8,9 @@ use annal_engine::{record_from_json, AppendError, Hash, PortableRecord, ZERO_HAS
 use crate::error::FleetError;
 use crate::follow::{Local, Pass, Run};
 use crate::pattern::glob;
-use crate::sign::{self, Signed, SIGNED_BYTES};
+use crate::sign::SIGNED_BYTES;
 use crate::state::State;
-use crate::trust::{mismatch, signature_row};
+use crate::trust::{bad_signature, kept};
 use crate::wire::{self, Incoming};
 
 /// Threads appending waiting runs at once: enough for group commit to join several sessions'
@@ -50,7 +50,7 @@ impl Pass<'_> {
             Err(reason) => return self.stop(state, &session, sequence, &reason),
         };
         // Who signed it is checked before anything of it is read further (a referenced object).
-        let signed = match self.authorship(&session, headers, &incoming) {
+        let signed = match self.trust.admit_message(&session, headers, &incoming) {
             Ok(signed) => signed,
             Err(reason) => return self.stop(state, &session, sequence, &reason),
         };
@@ -86,34 +86,6 @@ impl Pass<'_> {
                 }
             }
         }
-    }
-
-    /// The signature a message carries, if the store's trust admits it (see
-    /// [`Trust::admit`](crate::trust::Trust::admit)); else why its session stops.
-    fn authorship(
-        &self,
-        session: &str,
-        headers: Option<&async_nats::HeaderMap>,
-        incoming: &Incoming,
-    ) -> Result<Option<[u8; SIGNED_BYTES]>, String> {
-        let signed = match headers {
-            Some(headers) => sign::from_headers(headers)?,
-            None => None,
-        };
-        // A record's signature is checked when its run is appended, on the appending threads
-        // side by side (`flush`); a reference's before its object is read, a fork's at once.
-        let (what, now) = match incoming {
-            Incoming::Record { order, hash, .. } => {
-                (Signed { kind: "record", session, order: *order, hash, parent: None }, false)
-            }
-            Incoming::RecordRef { order, hash, .. } => {
-                (Signed { kind: "record", session, order: *order, hash, parent: None }, true)
-            }
-            Incoming::Fork { parent, at, head } => {
-                (Signed { kind: "fork", session, order: *at, hash: head, parent: Some(parent) }, true)
-            }
-        };
-        self.trust.admit(&what, signed, now)
     }
 
     fn local(&mut self, session: &str) -> Result<&mut Local, FleetError> {
@@ -374,26 +346,6 @@ pub(crate) struct Message<'a> {
     session: &'a str,
     sequence: u64,
     signed: Option<[u8; SIGNED_BYTES]>,
-}
-
-/// Why a record's signature (if it has one) does not match it.
-fn bad_signature(
-    session: &str,
-    record: &PortableRecord,
-    signed: Option<&[u8; SIGNED_BYTES]>,
-) -> Option<String> {
-    let signed = signed?;
-    // Both claims are present: `parse_record` checked them against the headers.
-    let (order, hash) = (record.source_order.unwrap_or_default(), record.hash.unwrap_or_default());
-    mismatch(&Signed { kind: "record", session, order, hash: &hash, parent: None }, signed)
-}
-
-/// The rows keeping the signatures of a run of `session`'s records from `first` on.
-fn kept(session: &str, first: u64, signed: &[Option<[u8; SIGNED_BYTES]>]) -> Vec<(String, Option<Vec<u8>>)> {
-    (first..)
-        .zip(signed)
-        .filter_map(|(order, signed)| signed.as_ref().map(|signed| signature_row(session, order, signed)))
-        .collect()
 }
 
 /// Whether the store refused the records themselves (they do not chain, or are malformed),

@@ -10,10 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use annal_engine::{Problem, Snapshot, Store};
+use annal_engine::{PortableRecord, Problem, Snapshot, Store};
 
 use crate::error::FleetError;
 use crate::sign::{self, HostKey, Signed, SIGNED_BYTES};
+use crate::wire::Incoming;
 
 const TRUST: &str = "fleet-trust:";
 const SIGNATURE: &str = "fleet-sig:";
@@ -151,10 +152,38 @@ impl Trust {
         sign::short(public)
     }
 
+    /// The signature a message carries, if this admits it ([`Trust::admit`]); else why its
+    /// session stops.
+    pub(crate) fn admit_message(
+        &self,
+        session: &str,
+        headers: Option<&async_nats::HeaderMap>,
+        incoming: &Incoming,
+    ) -> Result<Option<[u8; SIGNED_BYTES]>, String> {
+        let signed = match headers {
+            Some(headers) => sign::from_headers(headers)?,
+            None => None,
+        };
+        // A record's signature is checked when its run is appended, on the appending threads
+        // side by side (`Pass::flush`); a reference's before its object is read, a fork's at once.
+        let (what, now) = match incoming {
+            Incoming::Record { order, hash, .. } => {
+                (Signed { kind: "record", session, order: *order, hash, parent: None }, false)
+            }
+            Incoming::RecordRef { order, hash, .. } => {
+                (Signed { kind: "record", session, order: *order, hash, parent: None }, true)
+            }
+            Incoming::Fork { parent, at, head } => {
+                (Signed { kind: "fork", session, order: *at, hash: head, parent: Some(parent) }, true)
+            }
+        };
+        self.admit(&what, signed, now)
+    }
+
     /// Whether a message signing `what` with `signed` (or unsigned) may be applied: the
     /// signature to keep, or the reason its session stops. With `check` false the signature
     /// itself is left for the caller to check ([`mismatch`]), by a signer this admits.
-    pub(crate) fn admit(
+    fn admit(
         &self,
         what: &Signed<'_>,
         signed: Option<[u8; SIGNED_BYTES]>,
@@ -177,6 +206,30 @@ impl Trust {
         }
         Ok(Some(signed))
     }
+}
+
+/// Why a record's signature (if it has one) does not match it.
+pub(crate) fn bad_signature(
+    session: &str,
+    record: &PortableRecord,
+    signed: Option<&[u8; SIGNED_BYTES]>,
+) -> Option<String> {
+    let signed = signed?;
+    // Both claims are present: `parse_record` checked them against the headers.
+    let (order, hash) = (record.source_order.unwrap_or_default(), record.hash.unwrap_or_default());
+    mismatch(&Signed { kind: "record", session, order, hash: &hash, parent: None }, signed)
+}
+
+/// The rows keeping the signatures of a run of `session`'s records from `first` on.
+pub(crate) fn kept(
+    session: &str,
+    first: u64,
+    signed: &[Option<[u8; SIGNED_BYTES]>],
+) -> Vec<(String, Option<Vec<u8>>)> {
+    (first..)
+        .zip(signed)
+        .filter_map(|(order, signed)| signed.as_ref().map(|signed| signature_row(session, order, signed)))
+        .collect()
 }
 
 /// Why `signed` is not a signature of `what`, if it is not.
