@@ -84,6 +84,10 @@ fn signed_records_round_trip_with_their_signers_kept_and_verified() {
     let origin = open(&origin_path);
     let records = (0..6).map(|i| record(&format!("o-{i}"), i)).collect();
     origin.append("会話 🚀 e\u{301}", Some(0), records).expect("append");
+    // Appended here and not yet published: unsigned, which is not damage.
+    let before = status(&fleet, &origin, None).expect("status");
+    assert_eq!((before[0].signers.len(), before[0].unsigned), (0, 6));
+    assert!(check_signatures(&origin, None).expect("signatures").is_empty());
     let report = publish(&fleet, &origin, &PublishOptions::default()).expect("publish");
     assert_eq!(report.records, 6);
 
