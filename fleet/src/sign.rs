@@ -83,8 +83,8 @@ impl HostKey {
         self.key.verifying_key().to_bytes()
     }
 
-    /// The signature headers of a message of `kind` for `session` at `order` with chain hash
-    /// (or fork head) `hash`, and what a store keeps of them.
+    /// Signs `what`: this key's public half and the signature, as a message's headers carry
+    /// them and a store keeps them.
     pub(crate) fn sign(&self, what: &Signed<'_>) -> [u8; SIGNED_BYTES] {
         let signature = self.key.sign(&what.message());
         let mut out = [0; SIGNED_BYTES];
