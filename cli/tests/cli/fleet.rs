@@ -235,6 +235,24 @@ fn a_follower_trusting_one_key_applies_its_records_and_refuses_anothers() {
     assert!(row.contains("signed by origin 東京 (3)"), "{row}");
     follower.annal(&["verify"], "").ok();
 
+    // The session rewritten with other text, its chain recomputed, under the kept signatures:
+    // `annal verify` fails on the first record, naming it.
+    let rewritten = Sandbox::new();
+    rewritten.annal(&["append", mine], &lines("o").replace("turn", "altered turn")).ok();
+    {
+        let kept =
+            Store::open(&follower.db, StoreOptions::default()).expect("follower").cursors("fleet-sig:");
+        let rows = kept.expect("rows").into_iter().map(|(name, value)| (name, Some(value))).collect();
+        let store = Store::open(&rewritten.db, StoreOptions::default()).expect("rewritten");
+        store.put_cursors(rows).expect("copy the signatures");
+    }
+    let run = rewritten.annal(&["verify"], "");
+    assert_eq!(run.code, Some(status::CORRUPTED), "{}", run.stdout);
+    let problem = format!(
+        "problem: session {mine:?}, sourceOrder 0: the record does not match the signature kept for it"
+    );
+    assert!(run.stdout.contains(&problem), "{}", run.stdout);
+
     let gone = follower.annal(&["fleet", "trust", "remove", "nobody"], "");
     assert_eq!(gone.code, Some(status::NOT_FOUND), "{}", gone.stderr);
     follower.annal(&["fleet", "trust", "remove", "origin 東京"], "").ok();
