@@ -244,7 +244,10 @@ fn trust(store: &StoreLocation, command: &TrustCommand, out: &mut Out) -> anyhow
         TrustCommand::Add { name, key } => {
             let annal = store.open_or_create()?;
             annal.trust_add(name, key).map_err(|err| store.failed(&err))?;
-            writeln!(out, "trusted {name:?}: follow now applies only records signed by a trusted key")?;
+            writeln!(
+                out,
+                "trusted {name:?}: follow applies only records signed by a trusted key or this host"
+            )?;
         }
         TrustCommand::List { json } => {
             let annal = store.open_reading()?;
@@ -260,6 +263,12 @@ fn trust(store: &StoreLocation, command: &TrustCommand, out: &mut Out) -> anyhow
             let annal = store.open_existing()?;
             annal.trust_remove(name).map_err(|err| store.failed(&err))?;
             writeln!(out, "no longer trusted: {name:?}")?;
+            if annal.trusted().map_err(|err| store.failed(&err))?.is_empty() {
+                writeln!(
+                    out,
+                    "no key is trusted now: follow applies records of any signer, and unsigned ones"
+                )?;
+            }
         }
     }
     Ok(())
