@@ -8,7 +8,7 @@
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
-use annal_engine::{hash_to_hex, Hash, Store};
+use annal_engine::{Hash, Store};
 use async_nats::HeaderMap;
 use ed25519_dalek::{Signature, Signer as _, SigningKey, VerifyingKey};
 
@@ -172,13 +172,14 @@ pub(crate) fn short(public: &[u8]) -> String {
     format!("{}…", &hex(public)[..16.min(public.len() * 2)])
 }
 
+/// Lowercase hex digits of `bytes`.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    let mut hash: Hash = [0; 32];
-    if bytes.len() == 32 {
-        hash.copy_from_slice(bytes);
-        return hash_to_hex(&hash);
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for byte in bytes {
+        let _ = write!(out, "{byte:02x}");
     }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+    out
 }
 
 fn unhex(text: &str, len: usize) -> Option<Vec<u8>> {
