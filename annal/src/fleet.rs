@@ -81,6 +81,42 @@ impl Annal {
         Ok(annal_fleet::status(fleet, &self.store, pattern)?)
     }
 
+    /// This store's host key, as 64 hex digits of its public half: what other hosts trust
+    /// (`trust_add`) to accept what this one publishes. Made on first use beside the store file
+    /// (`<file>-fleet-key`, readable by its owner only); its secret half is never shown.
+    ///
+    /// # Errors
+    /// [`Error::Fleet`]: the key file cannot be read or written.
+    pub fn fleet_key(&self) -> Result<String, Error> {
+        Ok(annal_fleet::host_key(&self.store)?)
+    }
+
+    /// Trusts the public key `key` (64 hex digits) under `name`. Once a store trusts any key,
+    /// `follow` applies only records signed by a trusted key or this host's own, and stops a
+    /// session at the first other one.
+    ///
+    /// # Errors
+    /// Bad input for an invalid name or key; the store cannot be written.
+    pub fn trust_add(&self, name: &str, key: &str) -> Result<(), Error> {
+        Ok(annal_fleet::trust_add(&self.store, name, key)?)
+    }
+
+    /// Stops trusting the key named `name`.
+    ///
+    /// # Errors
+    /// Not found when no trusted key has that name; the store cannot be written.
+    pub fn trust_remove(&self, name: &str) -> Result<(), Error> {
+        Ok(annal_fleet::trust_remove(&self.store, name)?)
+    }
+
+    /// The trusted keys: (name, public key as 64 hex digits), by name.
+    ///
+    /// # Errors
+    /// The store cannot be read.
+    pub fn trusted(&self) -> Result<Vec<(String, String)>, Error> {
+        Ok(annal_fleet::trusted(&self.store)?)
+    }
+
     /// The session `name` shared through `fleet`: appends return once the stream holds them,
     /// with the position checked by the servers.
     pub fn shared<'a>(&'a self, fleet: &'a Fleet, name: &str) -> SharedSession<'a> {

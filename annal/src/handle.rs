@@ -373,7 +373,8 @@ impl Annal {
         })
     }
 
-    /// Recomputes every content hash and hash chain (of `session`, or of all, with blobs).
+    /// Recomputes every content hash and hash chain (of `session`, or of all, with blobs), and
+    /// checks each signature kept of a record from a fleet against the record it signed.
     ///
     /// # Errors
     /// [`Error::Read`]; damage is reported in the [`VerifyReport`], not as an error.
@@ -381,7 +382,9 @@ impl Annal {
     /// # Examples
     /// See the crate's agent loop.
     pub fn verify(&self, session: Option<&str>) -> Result<VerifyReport, Error> {
-        Ok(self.store.verify(session)?)
+        let mut report = self.store.verify(session)?;
+        report.problems.extend(annal_fleet::check_signatures(&self.store, session)?);
+        Ok(report)
     }
 
     /// Whether an earlier I/O error stopped writes (see [`Error::is_poisoned`]).

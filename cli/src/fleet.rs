@@ -1,5 +1,6 @@
 //! `annal fleet`: publish this store's sessions to a NATS JetStream fleet, follow the fleet's
-//! sessions into it, and show where each session stands (docs/replication.md).
+//! sessions into it, show where each session stands, and keep the keys whose records it
+//! applies (docs/replication.md).
 
 use std::io::Write;
 use std::time::Duration;
@@ -27,8 +28,41 @@ enum FleetCommand {
     Publish(PublishArgs),
     /// Apply the fleet's sessions to this store, verifying each record's chain.
     Follow(FollowArgs),
-    /// Per session: records here, on the fleet, waiting to be published, and lag.
+    /// Per session: records here, on the fleet, waiting to be published, lag, and signers.
     Status(StatusArgs),
+    /// Print this host's public key (made on first use beside the store), for others to trust.
+    Key,
+    /// The keys whose records `follow` applies: once any is trusted, only theirs (and this
+    /// host's own).
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+struct TrustArgs {
+    #[command(subcommand)]
+    command: TrustCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum TrustCommand {
+    /// Trust a host's public key (as `annal fleet key` prints it) under a name.
+    Add {
+        /// The name status lines show for the key's records
+        name: String,
+        /// 64 hex digits
+        key: String,
+    },
+    /// List the trusted keys.
+    List {
+        /// One JSON object per key
+        #[arg(long)]
+        json: bool,
+    },
+    /// Stop trusting the key of this name.
+    Remove {
+        /// The name it was added under
+        name: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -146,12 +180,19 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
                 Err(said(
                     ErrorKind::Corrupted,
                     format!(
-                        "{stopped} sessions stopped ({} in this pass): messages that do not chain; `annal fleet status` lists why",
+                        "{stopped} sessions stopped ({} in this pass): messages that do not chain or are not signed as this store requires; `annal fleet status` lists why",
                         report.stopped.len()
                     ),
                 ))
             }
         }
+        FleetCommand::Key => {
+            let annal = store.open_or_create()?;
+            let key = annal.fleet_key().map_err(|err| store.failed(&err))?;
+            writeln!(out, "{key}")?;
+            Ok(())
+        }
+        FleetCommand::Trust(args) => trust(store, &args.command, out),
         FleetCommand::Status(args) => {
             let annal = store.open_reading()?;
             let fleet = args.connection.connect(&args.of)?;
@@ -162,7 +203,10 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
                     let value = serde_json::json!({
                         "session": row.session, "local": row.local, "fleet": row.fleet,
                         "unpublished": row.unpublished, "lag": row.lag, "stopped": row.stopped,
-                        "forkedTo": row.forked_to,
+                        "forkedTo": row.forked_to, "unsigned": row.unsigned,
+                        "signers": row.signers.iter()
+                            .map(|(signer, records)| serde_json::json!({"signer": signer, "records": records}))
+                            .collect::<Vec<_>>(),
                     });
                     writeln!(out, "{value}")?;
                 } else {
@@ -173,6 +217,17 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
                     if let Some(fork) = &row.forked_to {
                         line.push_str(&format!("; records here went to fork {fork:?}"));
                     }
+                    if !row.signers.is_empty() {
+                        let signers: Vec<String> = row
+                            .signers
+                            .iter()
+                            .map(|(signer, records)| format!("{signer} ({records})"))
+                            .collect();
+                        line.push_str(&format!("; signed by {}", signers.join(", ")));
+                    }
+                    if row.unsigned > 0 {
+                        line.push_str(&format!("; {} unsigned", row.unsigned));
+                    }
                     if let Some(stopped) = &row.stopped {
                         line.push_str(&format!("; stopped: {stopped}"));
                     }
@@ -182,6 +237,41 @@ pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> any
             Ok(())
         }
     }
+}
+
+fn trust(store: &StoreLocation, command: &TrustCommand, out: &mut Out) -> anyhow::Result<()> {
+    match command {
+        TrustCommand::Add { name, key } => {
+            let annal = store.open_or_create()?;
+            annal.trust_add(name, key).map_err(|err| store.failed(&err))?;
+            writeln!(
+                out,
+                "trusted {name:?}: follow applies only records signed by a trusted key or this host"
+            )?;
+        }
+        TrustCommand::List { json } => {
+            let annal = store.open_reading()?;
+            for (name, key) in annal.trusted().map_err(|err| store.failed(&err))? {
+                if *json {
+                    writeln!(out, "{}", serde_json::json!({"name": name, "key": key}))?;
+                } else {
+                    writeln!(out, "{name}\t{key}")?;
+                }
+            }
+        }
+        TrustCommand::Remove { name } => {
+            let annal = store.open_existing()?;
+            annal.trust_remove(name).map_err(|err| store.failed(&err))?;
+            writeln!(out, "no longer trusted: {name:?}")?;
+            if annal.trusted().map_err(|err| store.failed(&err))?.is_empty() {
+                writeln!(
+                    out,
+                    "no key is trusted now: follow applies records of any signer, and unsigned ones"
+                )?;
+            }
+        }
+    }
+    Ok(())
 }
 
 fn publish_pass(

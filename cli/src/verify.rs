@@ -1,4 +1,5 @@
-//! `annal verify`: recompute hashes and chains, print what was checked and every problem found.
+//! `annal verify`: recompute hashes and chains, check kept signatures, print what was checked and
+//! every problem found.
 
 use crate::failure::said;
 use annal::error::ErrorKind;
@@ -44,7 +45,10 @@ pub(crate) fn run(store: &StoreLocation, args: &VerifyArgs, out: &mut Out) -> an
         let whole = args.session.is_none();
         writeln!(out, "checked {} in {store}", summary(&report, whole))?;
         if report.is_ok() {
-            writeln!(out, "ok: every content hash, hash chain, digest and entry index matches")?;
+            writeln!(
+                out,
+                "ok: every content hash, hash chain, digest, entry index and kept signature matches"
+            )?;
         }
         for problem in &report.problems {
             writeln!(out, "problem: {problem}")?;

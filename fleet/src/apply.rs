@@ -1,13 +1,16 @@
 //! Applying one stream message during a follow pass: passing over what is held, stopping a
-//! session at a message that does not chain, making forks, and appending runs of a session's
-//! records with their claims, so the store checks each against the chain as it writes it.
+//! session at a message that does not chain or is not signed as the store requires, making
+//! forks, and appending runs of a session's records with their claims, so the store checks each
+//! against the chain as it writes it, and their signatures in the same commit.
 
 use annal_engine::{record_from_json, AppendError, Hash, PortableRecord, ZERO_HASH};
 
 use crate::error::FleetError;
 use crate::follow::{Local, Pass, Run};
 use crate::pattern::glob;
+use crate::sign::SIGNED_BYTES;
 use crate::state::State;
+use crate::trust::{bad_signature, kept};
 use crate::wire::{self, Incoming};
 
 /// Threads appending waiting runs at once: enough for group commit to join several sessions'
@@ -46,14 +49,18 @@ impl Pass<'_> {
             Ok(incoming) => incoming,
             Err(reason) => return self.stop(state, &session, sequence, &reason),
         };
+        // Who signed it is checked before anything of it is read further (a referenced object).
+        let signed = match self.trust.admit_message(&session, headers, &incoming) {
+            Ok(signed) => signed,
+            Err(reason) => return self.stop(state, &session, sequence, &reason),
+        };
+        let at = Message { session: &session, sequence, signed };
         match incoming {
             Incoming::Fork { parent, at, head } => {
                 self.flush(state)?;
                 self.fork(state, &session, sequence, &parent, at, &head)
             }
-            Incoming::Record { order, hash, json } => {
-                self.record(state, &session, sequence, order, &hash, &json).await
-            }
+            Incoming::Record { order, hash, json } => self.record(state, &at, order, &hash, &json).await,
             Incoming::RecordRef { order, hash, object, bytes } => {
                 // A record's JSON is at most a few times its stored size; the fleet's limit
                 // bounds what one message can make this host read.
@@ -64,7 +71,7 @@ impl Pass<'_> {
                     return self.stop(state, &session, sequence, &reason);
                 }
                 match self.fleet.get_object(&object, limit).await {
-                    Ok(json) => self.record(state, &session, sequence, order, &hash, &json).await,
+                    Ok(json) => self.record(state, &at, order, &hash, &json).await,
                     // A record whose object is gone, or too large, will never apply.
                     Err((true, reason)) => self.stop(state, &session, sequence, &reason),
                     // A read that failed on the way may work next time: stop the pass, not the
@@ -96,12 +103,12 @@ impl Pass<'_> {
     async fn record(
         &mut self,
         state: &mut State,
-        session: &str,
-        sequence: u64,
+        at: &Message<'_>,
         order: u64,
         hash: &Hash,
         json: &[u8],
     ) -> Result<(), FleetError> {
+        let (session, sequence) = (at.session, at.sequence);
         let portable = match parse_record(json, order, hash) {
             Ok(portable) => portable,
             Err(reason) => return self.stop(state, session, sequence, &reason),
@@ -130,11 +137,13 @@ impl Pass<'_> {
             session: session.to_owned(),
             records: Vec::new(),
             sequences: Vec::new(),
+            signed: Vec::new(),
             first: order,
             bytes: 0,
         });
         run.records.push(portable);
         run.sequences.push(sequence);
+        run.signed.push(at.signed);
         run.bytes += bytes;
         self.runs_records += 1;
         self.runs_bytes += bytes;
@@ -155,7 +164,9 @@ impl Pass<'_> {
         let runs: Vec<Run> = std::mem::take(&mut self.runs).into_values().collect();
         (self.runs_records, self.runs_bytes) = (0, 0);
         let store = self.store;
-        let appended: Vec<(Run, Result<(), AppendError>)> = std::thread::scope(|scope| {
+        // Each run's signatures are checked first; a run with a bad one is appended one record
+        // at a time instead, up to that record (`one_by_one`).
+        let appended: Vec<(Run, Result<(), AppendError>, bool)> = std::thread::scope(|scope| {
             let mut lanes: Vec<Vec<Run>> = (0..APPENDERS).map(|_| Vec::new()).collect();
             for (index, run) in runs.into_iter().enumerate() {
                 lanes[index % APPENDERS].push(run);
@@ -167,8 +178,21 @@ impl Pass<'_> {
                     scope.spawn(move || {
                         lane.into_iter()
                             .map(|run| {
-                                let result = store.append_portable(&run.session, None, run.records.clone());
-                                (run, result.map(|_| ()))
+                                let signed = run.records.iter().zip(&run.signed).all(|(record, signed)| {
+                                    bad_signature(&run.session, record, signed.as_ref()).is_none()
+                                });
+                                if !signed {
+                                    return (run, Ok(()), false);
+                                }
+                                // The signatures land in the commit that stores their records.
+                                let rows = kept(&run.session, run.first, &run.signed);
+                                let result = store.append_portable_noting(
+                                    &run.session,
+                                    None,
+                                    run.records.clone(),
+                                    rows,
+                                );
+                                (run, result.map(|_| ()), true)
                             })
                             .collect::<Vec<_>>()
                     })
@@ -177,17 +201,20 @@ impl Pass<'_> {
             handles.into_iter().flat_map(|handle| handle.join().unwrap_or_default()).collect()
         });
         let mut failed = None;
-        for (run, result) in appended {
-            let Run { session, records, sequences, first, bytes } = run;
+        for (run, result, signatures_match) in appended {
+            let Run { session, records, sequences, signed, first, bytes } = run;
             let count = records.len() as u64;
             match result {
+                Ok(()) if !signatures_match => {
+                    self.one_by_one(state, &session, records, sequences, signed)?
+                }
                 Ok(()) => {
                     let last_sequence = sequences.last().copied().unwrap_or_default();
                     self.applied(state, &session, first + count, last_sequence);
                     self.report.records += count;
                     self.report.bytes += bytes;
                 }
-                Err(err) if refused(&err) => self.one_by_one(state, &session, records, sequences)?,
+                Err(err) if refused(&err) => self.one_by_one(state, &session, records, sequences, signed)?,
                 Err(err) => failed = failed.or(Some(err)),
             }
         }
@@ -214,10 +241,15 @@ impl Pass<'_> {
         session: &str,
         records: Vec<PortableRecord>,
         sequences: Vec<u64>,
+        signed: Vec<Option<[u8; SIGNED_BYTES]>>,
     ) -> Result<(), FleetError> {
-        for (record, sequence) in records.into_iter().zip(sequences) {
+        for ((record, sequence), signed) in records.into_iter().zip(sequences).zip(signed) {
             let order = record.source_order.unwrap_or_default();
-            match self.store.append_portable(session, None, vec![record]) {
+            if let Some(reason) = bad_signature(session, &record, signed.as_ref()) {
+                return self.stop(state, session, sequence, &reason);
+            }
+            let rows = kept(session, order, &[signed]);
+            match self.store.append_portable_noting(session, None, vec![record], rows) {
                 Ok(_) => {
                     self.applied(state, session, order + 1, sequence);
                     self.report.records += 1;
@@ -307,6 +339,13 @@ impl Pass<'_> {
         self.report.stopped.push(line);
         Ok(())
     }
+}
+
+/// Where a message is, and who signed it.
+pub(crate) struct Message<'a> {
+    session: &'a str,
+    sequence: u64,
+    signed: Option<[u8; SIGNED_BYTES]>,
 }
 
 /// Whether the store refused the records themselves (they do not chain, or are malformed),

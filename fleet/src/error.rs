@@ -86,6 +86,20 @@ pub enum FleetError {
         /// What is wrong with it.
         reason: String,
     },
+    /// The store's host key cannot be read or made.
+    #[error("fleet: host key {}: {reason}", path.display())]
+    HostKey {
+        /// The key's file.
+        path: std::path::PathBuf,
+        /// What went wrong.
+        reason: String,
+    },
+    /// A trusted key that cannot be added: the name or the key is not valid.
+    #[error("fleet: trust: {0}")]
+    BadTrust(String),
+    /// No trusted key has this name.
+    #[error("fleet: trust: no trusted key named {0:?}")]
+    UnknownTrust(String),
     /// A session stopped by an earlier pass: the line that said why.
     #[error("{0}")]
     StoppedEarlier(String),
@@ -105,7 +119,11 @@ impl FleetError {
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            FleetError::BadOptions(_) | FleetError::Refused { .. } => ErrorKind::BadInput,
+            FleetError::BadOptions(_) | FleetError::Refused { .. } | FleetError::BadTrust(_) => {
+                ErrorKind::BadInput
+            }
+            FleetError::UnknownTrust(_) => ErrorKind::NotFound,
+            FleetError::HostKey { .. } => ErrorKind::Io,
             FleetError::Forked { .. } => ErrorKind::Forked,
             FleetError::Unreachable { .. } | FleetError::Stream { .. } => ErrorKind::Io,
             FleetError::NotAcknowledged { .. } | FleetError::Contended { .. } => ErrorKind::Busy,

@@ -1,5 +1,6 @@
 //! Following a fleet: reading the stream from the store's cursor and applying each session's
-//! records, verified against the chain, to the local store. A message that does not chain
+//! records, verified against the chain (and against the trusted keys, when the store trusts
+//! any), to the local store. A message that does not chain, or is not signed as required,
 //! stops its session (nothing after it is applied there); the other sessions go on.
 
 use std::collections::HashMap;
@@ -10,7 +11,9 @@ use futures_util::StreamExt as _;
 
 use crate::client::Fleet;
 use crate::error::FleetError;
+use crate::sign::SIGNED_BYTES;
 use crate::state::State;
+use crate::trust::Trust;
 
 /// What to follow, and for how long.
 #[derive(Debug, Clone, Default)]
@@ -57,6 +60,8 @@ pub(crate) struct Run {
     pub(crate) records: Vec<PortableRecord>,
     /// The stream sequence of each record's message.
     pub(crate) sequences: Vec<u64>,
+    /// Each record's signer and signature, kept with it; none for an unsigned one.
+    pub(crate) signed: Vec<Option<[u8; SIGNED_BYTES]>>,
     pub(crate) first: u64,
     pub(crate) bytes: u64,
 }
@@ -87,7 +92,7 @@ pub fn follow(
         Some(pattern) => state.followed_by_pattern.get(pattern).copied().unwrap_or(0) + 1,
         None => state.followed + 1,
     };
-    let mut pass = Pass::new(fleet, store, options.sessions.as_deref(), false);
+    let mut pass = Pass::new(fleet, store, options.sessions.as_deref(), false)?;
     fleet.block_on(async {
         let target = fleet.last_sequence().await?;
         pass.read(&mut state, &filter, start, target, options.watch, keep_going).await
@@ -115,7 +120,7 @@ pub(crate) async fn catch_up(
     session: &str,
 ) -> Result<FollowReport, FleetError> {
     let start = state.sequences.get(session).copied().unwrap_or(0) + 1;
-    let mut pass = Pass::new(fleet, store, None, true);
+    let mut pass = Pass::new(fleet, store, None, true)?;
     pass.only = Some(session.to_owned());
     let target = fleet.last(session).await?.map_or(0, |last| last.sequence);
     let subject = fleet.subject(session);
@@ -139,6 +144,8 @@ pub(crate) struct Pass<'a> {
     pub(crate) only: Option<String>,
     /// A pass over one session's subject leaves the follower's cursor alone.
     pub(crate) partial: bool,
+    /// The keys whose records are applied, when the store trusts any.
+    pub(crate) trust: Trust,
     pub(crate) local: HashMap<String, Local>,
     /// Each session's records waiting to be appended, and their totals.
     pub(crate) runs: std::collections::BTreeMap<String, Run>,
@@ -148,19 +155,25 @@ pub(crate) struct Pass<'a> {
 }
 
 impl<'a> Pass<'a> {
-    fn new(fleet: &'a Fleet, store: &'a Store, pattern: Option<&'a str>, partial: bool) -> Pass<'a> {
-        Pass {
+    fn new(
+        fleet: &'a Fleet,
+        store: &'a Store,
+        pattern: Option<&'a str>,
+        partial: bool,
+    ) -> Result<Pass<'a>, FleetError> {
+        Ok(Pass {
             fleet,
             store,
             pattern,
             only: None,
             partial,
+            trust: Trust::load(store)?,
             local: HashMap::new(),
             runs: std::collections::BTreeMap::new(),
             runs_records: 0,
             runs_bytes: 0,
             report: FollowReport::default(),
-        }
+        })
     }
 
     async fn read(

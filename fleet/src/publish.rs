@@ -13,7 +13,9 @@ use futures_util::StreamExt as _;
 use crate::client::{Fleet, Published};
 use crate::error::FleetError;
 use crate::pattern::glob;
+use crate::sign::{self, HostKey, Signed, SIGNED_BYTES};
 use crate::state::State;
+use crate::trust::signature_row;
 use crate::wire;
 
 /// Which sessions to publish, and for how long.
@@ -53,7 +55,9 @@ pub struct PublishReport {
 pub fn publish(fleet: &Fleet, store: &Store, options: &PublishOptions) -> Result<PublishReport, FleetError> {
     let state = RefCell::new(State::load(store, &fleet.options().stream)?);
     let report = RefCell::new(PublishReport::default());
+    let key = HostKey::of(store)?;
     let snapshot = store.snapshot()?;
+    let publisher = Publisher { fleet, snapshot: &snapshot, state: &state, report: &report, key: &key };
     let result = fleet.block_on(async {
         // Sessions are published side by side, a fork only after the level of its parent, so
         // a follower never meets a fork before the parent records it starts from.
@@ -65,10 +69,8 @@ pub fn publish(fleet: &Fleet, store: &Store, options: &PublishOptions) -> Result
             report.borrow_mut().sessions += chosen.len() as u64;
             let waiting =
                 chosen.iter().filter(|info| state.borrow().published.get(&info.name) != Some(&info.len));
-            let mut running = futures_util::stream::iter(
-                waiting.map(|info| publish_session(fleet, &snapshot, &state, info, &report)),
-            )
-            .buffer_unordered(SESSIONS_IN_FLIGHT);
+            let mut running = futures_util::stream::iter(waiting.map(|info| publisher.session(info)))
+                .buffer_unordered(SESSIONS_IN_FLIGHT);
             while let Some(published) = running.next().await {
                 published?;
             }
@@ -127,111 +129,141 @@ fn parents_first(sessions: Vec<SessionInfo>) -> Vec<SessionInfo> {
     out
 }
 
-async fn publish_session(
-    fleet: &Fleet,
-    snapshot: &Snapshot,
-    state: &RefCell<State>,
-    info: &SessionInfo,
-    report: &RefCell<PublishReport>,
-) -> Result<(), FleetError> {
-    let local = info.name.as_str();
-    let diverged = state.borrow().diverged.get(local).cloned();
-    if let Some(fork) = diverged {
-        let at = fork_point(&fork).unwrap_or(0);
-        return publish_as(fleet, snapshot, state, &fork, local, Some((local, at)), info.len, report).await;
+/// One publish pass: what every session's publishing shares.
+struct Publisher<'a> {
+    fleet: &'a Fleet,
+    snapshot: &'a Snapshot,
+    state: &'a RefCell<State>,
+    report: &'a RefCell<PublishReport>,
+    key: &'a HostKey,
+}
+
+impl Publisher<'_> {
+    async fn session(&self, info: &SessionInfo) -> Result<(), FleetError> {
+        let local = info.name.as_str();
+        let diverged = self.state.borrow().diverged.get(local).cloned();
+        if let Some(fork) = diverged {
+            let at = fork_point(&fork).unwrap_or(0);
+            return self.publish_as(&fork, local, Some((local, at)), info.len).await;
+        }
+        let from_parent = info.parent.as_deref().zip(info.fork_at);
+        self.publish_as(local, local, from_parent, info.len).await
     }
-    let from_parent = info.parent.as_deref().zip(info.fork_at);
-    publish_as(fleet, snapshot, state, local, local, from_parent, info.len, report).await
+
+    /// Publishes fleet session `name`, whose records are local session `local`'s (its first
+    /// ones a fork of `fork.0` at `fork.1`), up to `len`.
+    async fn publish_as(
+        &self,
+        name: &str,
+        local: &str,
+        fork: Option<(&str, u64)>,
+        len: u64,
+    ) -> Result<(), FleetError> {
+        let (fleet, snapshot, state, report) = (self.fleet, self.snapshot, self.state, self.report);
+        let last = match fleet.last(name).await {
+            // One session's bad message stops that session's publishing only.
+            Err(err @ FleetError::Stopped { .. }) => {
+                report.borrow_mut().stopped.push(err.to_string());
+                return Ok(());
+            }
+            other => other?,
+        };
+        let (mut next, mut sequence) = match last {
+            Some(last) => {
+                if last.next > len {
+                    // The fleet holds more than this store: the follower brings it here, unless
+                    // what this store holds differs from the fleet's first records.
+                    if len > 0 && divergence(fleet, snapshot, local, len).await? < len {
+                        return self.diverge(name, len).await;
+                    }
+                    return Ok(());
+                }
+                if last.next > 0 && local_hash(snapshot, local, last.next - 1)? != last.head {
+                    return self.diverge(name, len).await;
+                }
+                (last.next, last.sequence)
+            }
+            None => match fork {
+                Some((parent, at)) => {
+                    let head = if at == 0 { ZERO_HASH } else { local_hash(snapshot, local, at - 1)? };
+                    let mut headers = wire::headers("fork", name, at, &head);
+                    let what =
+                        Signed { kind: "fork", session: name, order: at, hash: &head, parent: Some(parent) };
+                    sign::add_headers(&mut headers, &self.key.sign(&what));
+                    match fleet.publish(headers, name, wire::fork_payload(parent, at, &head), Some(0)).await?
+                    {
+                        Published::At(sequence) => {
+                            report.borrow_mut().forks += 1;
+                            (at, sequence)
+                        }
+                        Published::Lost { .. } => return defer(name, report),
+                    }
+                }
+                None => (0, 0),
+            },
+        };
+        for guard in snapshot.records(local, next..len)? {
+            let guard = guard?;
+            let view = guard.view()?;
+            let json = serde_json::to_vec(&record_to_json(snapshot, &view)?).unwrap_or_default();
+            let hash = view.hash();
+            let bytes = json.len() as u64;
+            let limit = fleet.options().object_bytes_max;
+            if json.len() > limit {
+                // Followers would refuse it: the session's publishing stops before it, one line.
+                report.borrow_mut().stopped.push(format!(
+                    "session {name:?}: record {next} is {bytes} bytes of JSON, over the fleet's object limit of {limit}; not published, nor anything after it"
+                ));
+                let mut state = state.borrow_mut();
+                state.set_sequence(name, sequence);
+                return Ok(());
+            }
+            let signed = self.key.sign(&Signed {
+                kind: "record",
+                session: name,
+                order: next,
+                hash: &hash,
+                parent: None,
+            });
+            match publish_record(fleet, name, next, &hash, json, sequence, &signed).await? {
+                Published::At(at) => sequence = at,
+                Published::Lost { .. } => {
+                    state.borrow_mut().set_sequence(name, sequence);
+                    return defer(name, report);
+                }
+            }
+            // This store keeps its own signature of the records it published under their own
+            // name (a diverged fork's records are kept here under another).
+            if name == local {
+                state.borrow_mut().note(signature_row(name, next, &signed));
+            }
+            let mut report = report.borrow_mut();
+            report.records += 1;
+            report.bytes += bytes;
+            next += 1;
+        }
+        let mut state = state.borrow_mut();
+        state.set_sequence(name, sequence);
+        state.set_published(local, len);
+        Ok(())
+    }
+
+    /// The fleet's version of `name` differs from this store's: finds where, and publishes the
+    /// records here from that point as the fork `<name>~<host>-<at>`.
+    async fn diverge(&self, name: &str, len: u64) -> Result<(), FleetError> {
+        let at = divergence(self.fleet, self.snapshot, name, len).await?;
+        let fork = format!("{name}~{}-{at}", self.fleet.options().host);
+        self.state.borrow_mut().set_diverged(name, &fork);
+        self.report.borrow_mut().diverged.push(format!(
+            "session {name:?}: the fleet's version differs from record {at} on; the records here from there are fork {fork:?}"
+        ));
+        Box::pin(self.publish_as(&fork, name, Some((name, at)), len)).await
+    }
 }
 
 /// The fork point in the name of a fork made by divergence (`<session>~<host>-<at>`).
 fn fork_point(fork: &str) -> Option<u64> {
     fork.rsplit_once('-')?.1.parse().ok()
-}
-
-/// Publishes fleet session `name`, whose records are local session `local`'s (its first ones
-/// a fork of `fork.0` at `fork.1`), up to `len`.
-#[allow(clippy::too_many_arguments)]
-async fn publish_as(
-    fleet: &Fleet,
-    snapshot: &Snapshot,
-    state: &RefCell<State>,
-    name: &str,
-    local: &str,
-    fork: Option<(&str, u64)>,
-    len: u64,
-    report: &RefCell<PublishReport>,
-) -> Result<(), FleetError> {
-    let last = match fleet.last(name).await {
-        // One session's bad message stops that session's publishing only.
-        Err(err @ FleetError::Stopped { .. }) => {
-            report.borrow_mut().stopped.push(err.to_string());
-            return Ok(());
-        }
-        other => other?,
-    };
-    let (mut next, mut sequence) = match last {
-        Some(last) => {
-            if last.next > len {
-                // The fleet holds more than this store: the follower brings it here, unless
-                // what this store holds differs from the fleet's first records.
-                if len > 0 && divergence(fleet, snapshot, local, len).await? < len {
-                    return diverge(fleet, snapshot, state, name, len, report).await;
-                }
-                return Ok(());
-            }
-            if last.next > 0 && local_hash(snapshot, local, last.next - 1)? != last.head {
-                return diverge(fleet, snapshot, state, name, len, report).await;
-            }
-            (last.next, last.sequence)
-        }
-        None => match fork {
-            Some((parent, at)) => {
-                let head = if at == 0 { ZERO_HASH } else { local_hash(snapshot, local, at - 1)? };
-                let headers = wire::headers("fork", name, at, &head);
-                match fleet.publish(headers, name, wire::fork_payload(parent, at, &head), Some(0)).await? {
-                    Published::At(sequence) => {
-                        report.borrow_mut().forks += 1;
-                        (at, sequence)
-                    }
-                    Published::Lost { .. } => return defer(name, report),
-                }
-            }
-            None => (0, 0),
-        },
-    };
-    for guard in snapshot.records(local, next..len)? {
-        let guard = guard?;
-        let view = guard.view()?;
-        let json = serde_json::to_vec(&record_to_json(snapshot, &view)?).unwrap_or_default();
-        let hash = view.hash();
-        let bytes = json.len() as u64;
-        let limit = fleet.options().object_bytes_max;
-        if json.len() > limit {
-            // Followers would refuse it: the session's publishing stops before it, one line.
-            report.borrow_mut().stopped.push(format!(
-                "session {name:?}: record {next} is {bytes} bytes of JSON, over the fleet's object limit of {limit}; not published, nor anything after it"
-            ));
-            let mut state = state.borrow_mut();
-            state.set_sequence(name, sequence);
-            return Ok(());
-        }
-        match publish_record(fleet, name, next, &hash, json, sequence).await? {
-            Published::At(at) => sequence = at,
-            Published::Lost { .. } => {
-                state.borrow_mut().set_sequence(name, sequence);
-                return defer(name, report);
-            }
-        }
-        let mut report = report.borrow_mut();
-        report.records += 1;
-        report.bytes += bytes;
-        next += 1;
-    }
-    let mut state = state.borrow_mut();
-    state.set_sequence(name, sequence);
-    state.set_published(local, len);
-    Ok(())
 }
 
 fn defer(name: &str, report: &RefCell<PublishReport>) -> Result<(), FleetError> {
@@ -241,8 +273,9 @@ fn defer(name: &str, report: &RefCell<PublishReport>) -> Result<(), FleetError> 
     Ok(())
 }
 
-/// Publishes one record's JSON as the message after stream sequence `expected` of `session`,
-/// through the object store when it is too large for a message.
+/// Publishes one record's JSON, signed (`signed`: the signer's key and signature), as the
+/// message after stream sequence `expected` of `session`, through the object store when it is
+/// too large for a message.
 pub(crate) async fn publish_record(
     fleet: &Fleet,
     session: &str,
@@ -250,14 +283,17 @@ pub(crate) async fn publish_record(
     hash: &Hash,
     json: Vec<u8>,
     expected: u64,
+    signed: &[u8; SIGNED_BYTES],
 ) -> Result<Published, FleetError> {
     if json.len() <= fleet.inline_bytes_max() {
-        let headers = wire::headers("record", session, order, hash);
+        let mut headers = wire::headers("record", session, order, hash);
+        sign::add_headers(&mut headers, signed);
         return fleet.publish(headers, session, json.into(), Some(expected)).await;
     }
     let object = format!("{}/{}", &fleet.subject(session), hash_to_hex(hash));
     fleet.put_object(&object, &json).await?;
-    let headers = wire::headers("record-ref", session, order, hash);
+    let mut headers = wire::headers("record-ref", session, order, hash);
+    sign::add_headers(&mut headers, signed);
     fleet.publish(headers, session, wire::ref_payload(&object, json.len(), hash), Some(expected)).await
 }
 
@@ -266,25 +302,6 @@ fn local_hash(snapshot: &Snapshot, session: &str, order: u64) -> Result<Hash, Fl
         Some(guard) => Ok(guard.view()?.hash()),
         None => Ok(ZERO_HASH),
     }
-}
-
-/// The fleet's version of `name` differs from this store's: finds where, and publishes the
-/// records here from that point as the fork `<name>~<host>-<at>`.
-async fn diverge(
-    fleet: &Fleet,
-    snapshot: &Snapshot,
-    state: &RefCell<State>,
-    name: &str,
-    len: u64,
-    report: &RefCell<PublishReport>,
-) -> Result<(), FleetError> {
-    let at = divergence(fleet, snapshot, name, len).await?;
-    let fork = format!("{name}~{}-{at}", fleet.options().host);
-    state.borrow_mut().set_diverged(name, &fork);
-    report.borrow_mut().diverged.push(format!(
-        "session {name:?}: the fleet's version differs from record {at} on; the records here from there are fork {fork:?}"
-    ));
-    Box::pin(publish_as(fleet, snapshot, state, &fork, name, Some((name, at)), len, report)).await
 }
 
 /// The first sourceOrder at which the fleet's records of `name` differ from this store's.

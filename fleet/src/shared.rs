@@ -16,7 +16,9 @@ use crate::client::{race_pause, Fleet, Published};
 use crate::error::FleetError;
 use crate::follow::catch_up;
 use crate::publish::publish_record;
+use crate::sign::{HostKey, Signed};
 use crate::state::State;
+use crate::trust::signature_row;
 
 /// What one try of an append carries from the tries before it, and learns.
 #[derive(Debug)]
@@ -36,12 +38,22 @@ pub struct SharedSession<'a> {
     fleet: &'a Fleet,
     store: &'a Store,
     name: String,
+    /// The store's host key, read at the first append.
+    key: std::sync::OnceLock<HostKey>,
 }
 
 impl<'a> SharedSession<'a> {
     /// The session `name` of `store`, shared through `fleet`.
     pub fn new(fleet: &'a Fleet, store: &'a Store, name: &str) -> SharedSession<'a> {
-        SharedSession { fleet, store, name: name.to_owned() }
+        SharedSession { fleet, store, name: name.to_owned(), key: std::sync::OnceLock::new() }
+    }
+
+    fn key(&self) -> Result<&HostKey, FleetError> {
+        if let Some(key) = self.key.get() {
+            return Ok(key);
+        }
+        let key = HostKey::of(self.store)?;
+        Ok(self.key.get_or_init(|| key))
     }
 
     /// Where appends go now: the session, or the fork its offline appends went to.
@@ -224,11 +236,15 @@ impl<'a> SharedSession<'a> {
         let chained = chain_records(&self.name, &head, fresh, self.store.options())?;
         let mut prev = head;
         let mut portable = Vec::with_capacity(chained.len());
+        let mut signatures = Vec::with_capacity(chained.len());
+        let key = self.key()?;
         for (index, (record, hash)) in chained.iter().enumerate() {
             let order = len + index as u64;
             let value = portable_json(record, order, hash, &prev);
             let json = serde_json::to_vec(&value).unwrap_or_default();
-            match publish_record(self.fleet, &self.name, order, hash, json, sequence).await? {
+            let signed = key.sign(&Signed { kind: "record", session: &self.name, order, hash, parent: None });
+            signatures.push(signature_row(&self.name, order, &signed));
+            match publish_record(self.fleet, &self.name, order, hash, json, sequence, &signed).await? {
                 Published::At(at) => {
                     sequence = at;
                     attempt.sent += 1;
@@ -273,7 +289,8 @@ impl<'a> SharedSession<'a> {
         // cursors that say so in the same commit.
         state.set_sequence(&self.name, sequence);
         state.set_published(&self.name, len + portable.len() as u64);
-        let noted = state.take_changes();
+        let mut noted = state.take_changes();
+        noted.append(&mut signatures);
         let mut receipt = self.store.append_portable_noting(&self.name, None, portable, noted)?;
         let mut orders: Vec<u64> = (start..len).collect();
         orders.append(&mut receipt.source_orders);

@@ -176,6 +176,12 @@ impl State {
         self.changed.push((name, value));
     }
 
+    /// Notes a row of the store's cursor table outside this stream's names (a kept signature),
+    /// written with the next save.
+    pub(crate) fn note(&mut self, row: (String, Option<Vec<u8>>)) {
+        self.changed.push(row);
+    }
+
     /// Writes what changed since the last save, in one transaction.
     pub(crate) fn save(&mut self, store: &Store) -> Result<(), FleetError> {
         let rows = self.take_changes();

@@ -25,6 +25,13 @@ pub struct SessionStatus {
     pub stopped: Option<String>,
     /// Where this store's own records of it went instead: an offline or diverged fork.
     pub forked_to: Option<String>,
+    /// Who signed the session's own records here (a fork's from its fork point): each signer
+    /// by its trusted name, `this host`, or its public key's first 16 hex digits and `…`, with
+    /// how many records it signed, most first.
+    pub signers: Vec<(String, u64)>,
+    /// The session's own records here that no signature is kept for: appended here and not
+    /// yet published, or applied from an unsigned message (a writer older than signatures).
+    pub unsigned: u64,
 }
 
 /// The standing of every session of `store` (or those matching `pattern`) and every session
@@ -47,6 +54,7 @@ pub fn status(fleet: &Fleet, store: &Store, pattern: Option<&str>) -> Result<Vec
         };
         let on_fleet = last.map_or(0, |last| last.next);
         let forked_to = state.offline.get(&info.name).or_else(|| state.diverged.get(&info.name)).cloned();
+        let (signers, unsigned) = crate::trust::signers(store, &snapshot, &info.name)?;
         out.push(SessionStatus {
             local: info.len,
             fleet: on_fleet,
@@ -54,6 +62,8 @@ pub fn status(fleet: &Fleet, store: &Store, pattern: Option<&str>) -> Result<Vec
             lag: on_fleet.saturating_sub(info.len),
             stopped: state.stopped.get(&info.name).cloned().or(bad),
             forked_to,
+            signers,
+            unsigned,
             session: info.name,
         });
     }

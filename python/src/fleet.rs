@@ -147,7 +147,8 @@ impl Fleet {
         receipt_to_python(py, &receipt)
     }
 
-    /// Per session of `store`: records here and on the fleet, waiting to be published, lag.
+    /// Per session of `store`: records here and on the fleet, waiting to be published, lag, and
+    /// who signed its records here.
     #[pyo3(signature = (store, *, sessions = None))]
     fn status(&self, py: Python<'_>, store: &Store, sessions: Option<String>) -> PyResult<Py<PyAny>> {
         let fleet = Arc::clone(&self.connection);
@@ -158,7 +159,10 @@ impl Fleet {
                 json!({
                     "session": row.session, "local": row.local, "fleet": row.fleet,
                     "unpublished": row.unpublished, "lag": row.lag, "stopped": row.stopped,
-                    "forkedTo": row.forked_to,
+                    "forkedTo": row.forked_to, "unsigned": row.unsigned,
+                    "signers": row.signers.iter()
+                        .map(|(signer, records)| json!({"signer": signer, "records": records}))
+                        .collect::<Vec<_>>(),
                 })
             })
             .collect();

@@ -1,6 +1,6 @@
 //! `annal fleet` and `annal append --fleet` as processes, against a real 3-node JetStream
 //! cluster: a follower killed at random moments, two processes racing on one shared session,
-//! servers that cannot be reached.
+//! servers that cannot be reached, a follower that trusts one host's key.
 
 use std::process::Stdio;
 use std::time::Duration;
@@ -175,4 +175,86 @@ fn sync_publishing_to_servers_that_cannot_be_reached_keeps_what_it_stored() {
     let last = run.stderr.lines().last().unwrap_or_default();
     assert!(last.contains("sync stored everything, but") && last.contains(&url), "{}", run.stderr);
     sandbox.annal(&["sessions"], "").ok();
+}
+
+/// `annal fleet key` and `annal fleet trust`: a follower that trusts one host's key applies that
+/// host's sessions and stops another host's with one line (exit 9); `status` names the signer.
+#[test]
+fn a_follower_trusting_one_key_applies_its_records_and_refuses_anothers() {
+    let cluster = Cluster::start(3, Sync::Default, None);
+    let urls = cluster.urls();
+    let lines = |prefix: &str| -> String {
+        (0..3)
+            .map(|i| {
+                let text = format!("turn {i}: 日本語のテキスト\u{3000}🚀 e\u{301}");
+                let line = serde_json::json!({"entryId": format!("{prefix}-{i}"), "role": "user",
+                    "blocks": [{"type": "text", "text": text}]});
+                format!("{line}\n")
+            })
+            .collect()
+    };
+    let (origin, other) = (Sandbox::new(), Sandbox::new());
+    let (mine, theirs) = ("会話 🚀", "other e\u{301}");
+    origin.annal(&["append", mine], &lines("o")).ok();
+    other.annal(&["append", theirs], &lines("x")).ok();
+    origin.annal(&["fleet", "publish", "--to", &urls], "").ok();
+    other.annal(&["fleet", "publish", "--to", &urls], "").ok();
+
+    let key = origin.annal(&["fleet", "key"], "").ok().stdout.trim().to_owned();
+    assert_eq!(key.len(), 64, "{key}");
+    assert_eq!(origin.annal(&["fleet", "key"], "").ok().stdout.trim(), key, "made once");
+    let key_file = origin.dir().join("store.redb-fleet-key");
+    let secret = std::fs::read_to_string(&key_file).expect("the key file");
+    assert!(!secret.contains(&key), "the file holds the secret seed, the command the public key");
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt as _;
+        let mode = std::fs::metadata(&key_file).expect("key file").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600, "{mode:o}");
+    }
+
+    let follower = Sandbox::new();
+    let bad = follower.annal(&["fleet", "trust", "add", "origin", "not-a-key"], "");
+    assert_eq!(bad.code, Some(status::BAD_INPUT), "{}", bad.stderr);
+    assert_eq!(bad.stderr.lines().count(), 1, "{}", bad.stderr);
+    assert!(bad.stderr.contains("is not a host's public key"), "{}", bad.stderr);
+    follower.annal(&["fleet", "trust", "add", "origin 東京", &key], "").ok();
+    let listed = follower.annal(&["fleet", "trust", "list"], "").ok();
+    assert_eq!(listed.stdout, format!("origin 東京\t{key}\n"));
+
+    let run = follower.annal(&["fleet", "follow", &urls], "");
+    assert_eq!(run.code, Some(status::CORRUPTED), "{}", run.stderr);
+    let stopped = run.stderr.lines().find(|line| line.contains(&format!("session {theirs:?} stopped")));
+    let stopped = stopped.unwrap_or_else(|| panic!("{}", run.stderr));
+    assert!(stopped.contains("a key this store does not trust"), "{stopped}");
+    assert_eq!(chain(&follower.db, mine), chain(&origin.db, mine));
+    assert!(chain(&follower.db, theirs).is_empty());
+    let status_run = follower.annal(&["fleet", "status", &urls], "").ok();
+    let row = status_run.stdout.lines().find(|line| line.starts_with(&format!("{mine:?}")));
+    let row = row.unwrap_or_else(|| panic!("{}", status_run.stdout));
+    assert!(row.contains("signed by origin 東京 (3)"), "{row}");
+    follower.annal(&["verify"], "").ok();
+
+    // The session rewritten with other text, its chain recomputed, under the kept signatures:
+    // `annal verify` fails on the first record, naming it.
+    let rewritten = Sandbox::new();
+    rewritten.annal(&["append", mine], &lines("o").replace("turn", "altered turn")).ok();
+    {
+        let kept =
+            Store::open(&follower.db, StoreOptions::default()).expect("follower").cursors("fleet-sig:");
+        let rows = kept.expect("rows").into_iter().map(|(name, value)| (name, Some(value))).collect();
+        let store = Store::open(&rewritten.db, StoreOptions::default()).expect("rewritten");
+        store.put_cursors(rows).expect("copy the signatures");
+    }
+    let run = rewritten.annal(&["verify"], "");
+    assert_eq!(run.code, Some(status::CORRUPTED), "{}", run.stdout);
+    let problem = format!(
+        "problem: session {mine:?}, sourceOrder 0: the record does not match the signature kept for it"
+    );
+    assert!(run.stdout.contains(&problem), "{}", run.stdout);
+
+    let gone = follower.annal(&["fleet", "trust", "remove", "nobody"], "");
+    assert_eq!(gone.code, Some(status::NOT_FOUND), "{}", gone.stderr);
+    follower.annal(&["fleet", "trust", "remove", "origin 東京"], "").ok();
+    assert_eq!(follower.annal(&["fleet", "trust", "list", "--json"], "").ok().stdout, "");
 }

@@ -8,6 +8,7 @@ mod faults;
 mod partition;
 mod publish_follow;
 mod shared;
+mod signing;
 
 use std::path::Path;
 
