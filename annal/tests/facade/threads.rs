@@ -161,7 +161,7 @@ fn threads_opening_a_new_store_at_once_each_get_a_handle() -> TestResult {
                     annal.append(
                         &format!("s{i}"),
                         Some(0),
-                        vec![Record::text(&format!("e{i}"), Role::User, "ﾃｽﾄ ✅")],
+                        vec![Record::text(format!("e{i}"), Role::User, "ﾃｽﾄ ✅")],
                     )?;
                     Ok::<_, Error>(annal)
                 })

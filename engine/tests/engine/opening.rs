@@ -17,7 +17,7 @@ fn threads_creating_one_new_store_at_once_all_open_it() {
                     start.wait();
                     let store = Store::open(path.as_path(), StoreOptions::default())
                         .map_err(|err| format!("thread {thread}: {err}"))?;
-                    let record = Record::text(&format!("t{thread}"), Role::User, "héllo 👋🏽 世界");
+                    let record = Record::text(format!("t{thread}"), Role::User, "héllo 👋🏽 世界");
                     store
                         .append(&format!("s{thread}"), Some(0), vec![record])
                         .map_err(|err| err.to_string())?;
