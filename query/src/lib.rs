@@ -44,6 +44,7 @@ mod search;
 mod signals;
 mod snippet;
 mod tokenize;
+mod top;
 mod verified;
 
 pub use crate::clock::{Clock, ManualClock};

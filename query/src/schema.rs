@@ -5,10 +5,11 @@
 //! tantivy's document store (a few dozen bytes a document, in small blocks): a search reads them
 //! for its few hits only. Fast-field columns would have to be opened first, and opening one
 //! reads its block index, which grows with the segment (at 380,000 documents a quarter of a
-//! CLI search's own work). sourceOrder and position are also fast fields, for range filters and
-//! the takeover's delete. Everything shown (entryId, role, snippet) is read from the journal:
-//! the index holds no copy of any original, and no entryId either (the session and sourceOrder
-//! name the record, and a per-block string id would cost more index bytes than any other field).
+//! CLI search's own work). sourceOrder and position are also fast fields, for range filters,
+//! the takeover's delete and, past a few, documents tied at a search's cut (see `top.rs`).
+//! Everything shown (entryId, role, snippet) is read from the journal: the index holds no copy
+//! of any original, and no entryId either (the session and sourceOrder name the record, and a
+//! per-block string id would cost more index bytes than any other field).
 
 use annal_engine::{BlockView, ReadError, RecordView, Snapshot};
 use tantivy::schema::document::Value as _;

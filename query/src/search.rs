@@ -6,9 +6,8 @@ use std::collections::BTreeSet;
 use std::ops::Range;
 
 use annal_engine::{BlockView, ProjectOptions, Role, Snapshot};
-use tantivy::collector::TopDocs;
 use tantivy::query::{BooleanQuery, Occur, Query};
-use tantivy::{DocAddress, Searcher, TantivyDocument, Term};
+use tantivy::{Searcher, TantivyDocument, Term};
 
 use crate::error::{IndexError, SearchError};
 use crate::filters::{filters, hidden_query};
@@ -16,10 +15,11 @@ use crate::index::SearchIndex;
 use crate::schema::{Fields, Place, QUERY_FIELDS};
 use crate::signals::{self, anchors, boost, CONTEXT_POOL};
 use crate::snippet::{snippet, Snippet};
+use crate::top::{best, Candidate};
 
-/// Hits collected beyond `limit` at first; more are collected while hits of the score at the
-/// cut may lie beyond them (see [`SearchIndex::search`]).
-const TIE_MARGIN: usize = 16;
+/// Hits collected beyond the pool that a context ranks: what the pool held when it was also
+/// the margin that settled ties, so a context lifts the same hits it did then.
+const CONTEXT_MARGIN: usize = 16;
 
 /// Words a prefix stands for at most (the first in order), as tantivy's phrase prefix caps its
 /// expansions: a one-letter prefix stays a cheap query.
@@ -131,74 +131,28 @@ pub(crate) fn rank(a: &Located, b: &Located) -> Ordering {
     b.score.total_cmp(&a.score).then(b.at.position.cmp(&a.at.position)).then(a.at.block.cmp(&b.at.block))
 }
 
-/// The most documents collected to find every one tied at the cut; past it the tie is broken
-/// by the `position` column instead, whose block index a search otherwise need not read.
-const TIE_COLLECT_MAX: usize = 4096;
-
-/// The best `limit` documents in [`rank`]'s order, and more. A top-k collector keeps an
-/// arbitrary subset of the documents tied at its cut (whichever segment it reads first), so
-/// documents are collected until the last one scores below the `limit`th: then every document
-/// that can be among the best `limit` is there, and sorting them decides.
+/// The best `limit` documents in [`rank`]'s order, whatever the segment layout: [`best`] keeps
+/// every document that can be among them, and sorting their places decides.
 pub(crate) fn collect(
     searcher: &Searcher,
     fields: &Fields,
     query: &dyn Query,
     limit: usize,
 ) -> tantivy::Result<Vec<Located>> {
-    let mut want = limit.saturating_add(TIE_MARGIN);
-    loop {
-        let found = searcher.search(query, &TopDocs::with_limit(want).order_by_score())?;
-        let tied = found.len() == want
-            && found
-                .get(limit.saturating_sub(1))
-                .zip(found.last())
-                .is_some_and(|(cut, last)| cut.0 <= last.0);
-        if !tied {
-            return locate(searcher, fields, found);
-        }
-        if want >= TIE_COLLECT_MAX {
-            return collect_by_position(searcher, fields, query, limit);
-        }
-        want = want.saturating_mul(4).min(TIE_COLLECT_MAX);
-    }
-}
-
-/// Thousands of documents share the cut's score (a query of filters alone scores every
-/// document the same): the collector itself ranks by score, then position, then document
-/// order within a segment, which is block order within a record (a record's blocks are added
-/// together and a merge keeps their order).
-fn collect_by_position(
-    searcher: &Searcher,
-    fields: &Fields,
-    query: &dyn Query,
-    limit: usize,
-) -> tantivy::Result<Vec<Located>> {
-    let name = searcher.schema().get_field_name(fields.position).to_owned();
-    let collector = TopDocs::with_limit(limit).tweak_score(move |segment: &tantivy::SegmentReader| {
-        let column = segment.fast_fields().u64(&name).ok().map(|c| c.first_or_default_col(0));
-        move |doc: tantivy::DocId, score: tantivy::Score| {
-            let position = column.as_ref().map_or(0, |c| c.get_val(doc));
-            (score, position, u32::MAX - doc)
-        }
-    });
-    let found = searcher.search(query, &collector)?;
-    locate(searcher, fields, found.into_iter().map(|((score, ..), address)| (score, address)).collect())
-}
-
-/// Reads each found document's stored fields: a few small document-store blocks, where a
-/// fast-field column would first read its whole block index (see `schema.rs`).
-fn locate(
-    searcher: &Searcher,
-    fields: &Fields,
-    found: Vec<(f32, DocAddress)>,
-) -> tantivy::Result<Vec<Located>> {
-    found
+    let mut located = best(searcher, fields, query, limit)?
         .into_iter()
-        .map(|(score, address)| {
-            let document: TantivyDocument = searcher.doc(address)?;
-            Ok(Located { score, at: fields.place(&document) })
-        })
-        .collect()
+        .map(|found| locate(searcher, fields, found))
+        .collect::<tantivy::Result<Vec<_>>>()?;
+    located.sort_by(rank);
+    located.truncate(limit);
+    Ok(located)
+}
+
+/// Reads a found document's stored fields: a few small document-store blocks, where a
+/// fast-field column would first read its whole block index (see `schema.rs`).
+fn locate(searcher: &Searcher, fields: &Fields, found: Candidate) -> tantivy::Result<Located> {
+    let document: TantivyDocument = searcher.doc(found.address)?;
+    Ok(Located { score: found.score, at: fields.place(&document) })
 }
 
 impl SearchIndex {
@@ -249,12 +203,14 @@ impl SearchIndex {
             None => None,
         };
         loop {
-            let mut located = collect(&searcher, fields, &query, pool).map_err(tantivy)?;
+            let margin = if anchors.is_some() { CONTEXT_MARGIN } else { 0 };
+            let mut located =
+                collect(&searcher, fields, &query, pool.saturating_add(margin)).map_err(tantivy)?;
             let more = located.len() >= pool;
             if let Some(anchors) = &anchors {
                 boost(&mut located, anchors);
+                located.sort_by(rank);
             }
-            located.sort_by(rank);
             let mut hits = Vec::with_capacity(request.limit.min(located.len()));
             let mut copies = BTreeSet::new();
             for found in located {

@@ -84,9 +84,7 @@ pub(crate) fn anchors(
     }
     let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, Box::new(BooleanQuery::union(words)))];
     clauses.extend(filters.iter().map(|(occur, query)| (*occur, query.box_clone())));
-    let mut found = collect(searcher, fields, &BooleanQuery::new(clauses), ANCHORS)?;
-    found.sort_by(crate::search::rank);
-    found.truncate(ANCHORS);
+    let found = collect(searcher, fields, &BooleanQuery::new(clauses), ANCHORS)?;
     let best = found.first().map_or(0.0, |a| a.score);
     if best <= 0.0 {
         return Ok(Vec::new());
