@@ -40,6 +40,45 @@ fn trim(chunk: &str) -> (usize, &str) {
     (end.len() - trimmed.len(), trimmed)
 }
 
+/// What an ASCII byte is to the chunk walk: most of any text is plain letters and digits,
+/// which are told by one look-up and can never make a chunk an identifier on their own.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Class {
+    /// A letter or digit.
+    Alphanumeric,
+    /// Other ASCII inside a chunk (`/`, `.`, `-`, `_`, `:`...).
+    Other,
+    Separator,
+    Backslash,
+}
+
+const fn ascii_classes() -> [Class; 128] {
+    let mut classes = [Class::Other; 128];
+    let mut byte = 0;
+    while byte < 128 {
+        let c = byte as u8 as char;
+        classes[byte] = if c.is_ascii_alphanumeric() {
+            Class::Alphanumeric
+        } else if c == '\\' {
+            Class::Backslash
+        } else if c.is_ascii_whitespace() || byte == 0x0b {
+            Class::Separator
+        } else {
+            match c {
+                '"' | '\'' | '`' | '(' | ')' | '[' | ']' | '{' | '}' | '<' | '>' | ',' | ';' | '|' => {
+                    Class::Separator
+                }
+                _ => Class::Other,
+            }
+        };
+        byte += 1;
+    }
+    classes
+}
+
+/// [`is_chunk_separator`] and the rest of the walk's view of every ASCII byte.
+const ASCII_CLASSES: [Class; 128] = ascii_classes();
+
 /// The identifier spans of `text`: `(byte offset, byte end)` of each compound chunk, of its
 /// compound pieces and of its path tails, in text order. What the `ident` field indexes.
 /// `emit` returns whether to go on.
@@ -51,26 +90,46 @@ pub(crate) fn ident_spans(text: &str, mut emit: impl FnMut(usize, usize) -> bool
         }
     };
     let bytes = text.as_bytes();
+    // The chunk being walked, and whether it has anything but ASCII letters and digits: a
+    // chunk of those alone is a plain word, never looked at again.
     let mut start = None;
-    let mut skip_to = 0;
-    for (offset, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+    let mut compound = false;
+    let mut offset = 0;
+    while offset < bytes.len() {
         if !going.get() {
             return;
         }
-        if offset < skip_to {
-            continue;
-        }
-        let escape = escape_at(bytes, offset);
-        if let Some((len, _)) = escape {
-            skip_to = offset + len;
-        }
-        if is_chunk_separator(c) || escape.is_some_and(|(_, separates)| separates) {
-            if let Some(from) = start.take() {
-                chunk_spans(&text[from..offset], from, &mut guarded);
+        let byte = bytes[offset];
+        let (separates, len, plain) = match ASCII_CLASSES.get(usize::from(byte)) {
+            Some(Class::Alphanumeric) => (false, 1, true),
+            Some(Class::Other) => (false, 1, false),
+            Some(Class::Separator) => (true, 1, false),
+            Some(Class::Backslash) => match escape_at(bytes, offset) {
+                Some((len, separates)) => (separates, len, false),
+                None => (false, 1, false),
+            },
+            None => {
+                let c = text[offset..].chars().next().unwrap_or(' ');
+                (is_chunk_separator(c), c.len_utf8(), false)
             }
-        } else if start.is_none() {
-            start = Some(offset);
+        };
+        if separates {
+            if let Some(from) = start.take() {
+                if compound {
+                    chunk_spans(&text[from..offset], from, &mut guarded);
+                }
+            }
+        } else {
+            if start.is_none() {
+                start = Some(offset);
+                compound = false;
+            }
+            compound |= !plain;
         }
+        offset += len;
+    }
+    if let (Some(from), true, true) = (start, compound, going.get()) {
+        chunk_spans(&text[from..], from, &mut guarded);
     }
 }
 
@@ -250,6 +309,67 @@ mod tests {
     fn json_escapes_separate_identifiers() {
         let json = r#"{"content":"fn main() {\n    run(\"src/a.rs\")\n}\nend","path":"C:\\new\\x.rs"}"#;
         assert_eq!(idents(json), ["src/a.rs", "a.rs", r"c:\\new\\x.rs", r"new\\x.rs", "x.rs"]);
+    }
+
+    /// The walk as it was written first, a char at a time: what the byte walk must match.
+    fn spans_by_chars(text: &str) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        let mut emit = |from: usize, to: usize| out.push((from, to));
+        let bytes = text.as_bytes();
+        let (mut start, mut skip_to) = (None, 0);
+        for (offset, c) in text.char_indices().chain(std::iter::once((text.len(), ' '))) {
+            if offset < skip_to {
+                continue;
+            }
+            let escape = escape_at(bytes, offset);
+            if let Some((len, _)) = escape {
+                skip_to = offset + len;
+            }
+            if is_chunk_separator(c) || escape.is_some_and(|(_, separates)| separates) {
+                if let Some(from) = start.take() {
+                    chunk_spans(&text[from..offset], from, &mut emit);
+                }
+            } else if start.is_none() {
+                start = Some(offset);
+            }
+        }
+        out
+    }
+
+    fn spans(text: &str) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        ident_spans(text, |from, to| {
+            out.push((from, to));
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn every_ascii_byte_is_classed_as_the_separator_test_says() {
+        for byte in 0u8..128 {
+            let separator = ASCII_CLASSES[usize::from(byte)] == Class::Separator;
+            assert_eq!(separator, is_chunk_separator(char::from(byte)), "{byte:#04x}");
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_byte_walk_finds_what_the_char_walk_found(
+            pieces in proptest::collection::vec(
+                proptest::prop_oneof![
+                    "[a-zA-Z0-9]{1,6}",
+                    "[ \t\n\x0b\x0c\u{3000}\u{a0}→├•]",
+                    "[-_./:=\\\\\"'(){}<>,;|!?*&]{1,2}",
+                    "(\\\\n|\\\\t|\\\\\"|\\\\\\\\|\\\\u00e9)",
+                    "[東京🦀e\u{301}ÉØ]{1,3}",
+                ],
+                0..24,
+            )
+        ) {
+            let text = pieces.concat();
+            proptest::prop_assert_eq!(spans(&text), spans_by_chars(&text), "{:?}", text);
+        }
     }
 
     #[test]
