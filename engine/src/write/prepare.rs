@@ -13,7 +13,7 @@ use crate::codec::{StoredBlock, StoredMeta, StoredPayload, StoredRecord};
 use crate::digest::{flags, name_key, Digest};
 use crate::error::AppendError;
 use crate::hash::{content_hash, Hash, ZERO_HASH};
-use crate::json_string::is_canonical_string;
+use crate::json_string::is_canonical_json;
 use crate::options::{Limits, StoreOptions};
 use crate::packing::{pack, pack_record};
 use crate::portable::{canonical_input_parsed, canonical_json};
@@ -213,7 +213,7 @@ fn check_record(record: &Record, limits: &Limits) -> Result<(), String> {
 /// re-imports to the same hash; each tool call's target derived if it has none.
 fn canonicalise(record: &mut Record) -> Result<(), String> {
     for (key, value) in record.meta.iter_mut() {
-        if is_canonical_string(value) {
+        if is_canonical_json(value) {
             continue;
         }
         let parsed = serde_json::from_str::<serde_json::Value>(value)
