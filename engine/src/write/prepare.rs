@@ -90,9 +90,12 @@ pub fn chain_records(
     Ok(out)
 }
 
-/// From this many bytes, a batch's records are prepared on every core: compressing and hashing
-/// them is most of an append's work, and a large batch's share of it is then over in a fraction
-/// of the time. Below it, handing records to other threads costs more than it saves.
+/// From this many bytes outside a batch's largest record, its records are prepared on every
+/// core: compressing and hashing them is most of an append's work, and a large batch's share of
+/// it is then over in a fraction of the time. Below it, handing records to other threads costs
+/// more than it saves: one large record among small ones (a checkpoint's value beside its new
+/// messages) is prepared by one thread either way, while the pool's threads woken for the rest
+/// spin before they sleep again.
 const PARALLEL_BATCH_BYTES_MIN: usize = 64 * 1024;
 
 /// Validates and prepares a batch for `session`.
@@ -127,11 +130,13 @@ pub(crate) fn prepare_seeded(
     // over a limit is still prepared, so an invalid record there is the error, as when each
     // record was checked and prepared in turn.
     let mut batch_bytes = 0usize;
+    let mut largest_bytes = 0usize;
     let mut over = None;
     let mut within = Vec::with_capacity(records.len());
     for (index, (record, seed)) in records.enumerate() {
         let size = record.size_bytes();
         batch_bytes = batch_bytes.saturating_add(size);
+        largest_bytes = largest_bytes.max(size);
         if size > limits.record_size_bytes_max {
             let what = format!("size of entry {:?} in bytes", record.entry_id);
             over = Some(limit(what, size, limits.record_size_bytes_max));
@@ -154,7 +159,7 @@ pub(crate) fn prepare_seeded(
             other => other,
         })
     };
-    let prepared = if batch_bytes >= PARALLEL_BATCH_BYTES_MIN && within.len() > 1 {
+    let prepared = if batch_bytes.saturating_sub(largest_bytes) >= PARALLEL_BATCH_BYTES_MIN {
         // Every record's result, in order, so the first error is the one reported.
         let results: Vec<Result<Prepared, AppendError>> = within.into_par_iter().map(prepare).collect();
         results.into_iter().collect::<Result<Vec<_>, _>>()?
