@@ -163,6 +163,41 @@ impl Annal {
         Ok(self.store.append_portable(session, expected_next, records)?)
     }
 
+    /// [`Annal::append_portable`], only while each session of `unchanged` still has the
+    /// number of records given for it (None: while no session has that name), checked inside
+    /// the write transaction: a writer that keeps its own index of several sessions (a branch
+    /// and its forks) appends to one of them in one call, knowing none changed since it read.
+    ///
+    /// # Errors
+    /// `AppendError::Changed` naming the first session that changed, and as
+    /// [`Annal::append_portable`]; nothing of the batch is stored.
+    ///
+    /// # Examples
+    /// ```
+    /// use annal::error::AppendError;
+    /// use annal::{Annal, Error, PortableRecord};
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+    /// # let dir = tempfile::tempdir()?;
+    /// let annal = Annal::open(dir.path().join("s.redb"))?;
+    /// let line = |id: &str| PortableRecord::parse(&format!(r#"{{"entryId": "{id}", "role": "user"}}"#));
+    /// let read = vec![("s".to_owned(), None), ("s~fork".to_owned(), None)];
+    /// annal.append_portable_if_unchanged("s", Some(0), vec![line("u1")?], read)?;
+    /// // "s" has a record now: an append guarded by what was read before is refused.
+    /// let stale = vec![("s".to_owned(), Some(0))];
+    /// let refused = annal.append_portable_if_unchanged("s", Some(0), vec![line("u2")?], stale);
+    /// assert!(matches!(refused, Err(Error::Append(AppendError::Changed { actual: Some(1), .. }))));
+    /// # Ok(()) }
+    /// ```
+    pub fn append_portable_if_unchanged(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        records: Vec<PortableRecord>,
+        unchanged: Vec<(String, Option<u64>)>,
+    ) -> Result<AppendReceipt, Error> {
+        Ok(self.store.append_portable_if_unchanged(session, expected_next, records, unchanged)?)
+    }
+
     /// The view of `session` for the next model request under `options`' budget: a committed
     /// checkpoint plus later records, or the records themselves. When
     /// [`Projection::compaction_due`] is set, call [`Annal::compact`].

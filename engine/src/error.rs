@@ -131,6 +131,23 @@ pub enum AppendError {
         /// The session's actual next sourceOrder.
         actual: u64,
     },
+    /// A session the append was guarded by no longer has the length the caller read: another
+    /// writer changed it first (see
+    /// [`Store::append_portable_if_unchanged`](crate::Store::append_portable_if_unchanged)).
+    #[error(
+        "conflict: session {session:?} changed since it was read ({} then, {} now); nothing was \
+         appended",
+        length_text(*.expected),
+        length_text(*.actual)
+    )]
+    Changed {
+        /// The session that changed.
+        session: String,
+        /// The length the caller read of it (None: it did not exist).
+        expected: Option<u64>,
+        /// Its length now (None: it does not exist).
+        actual: Option<u64>,
+    },
     /// The entryId is already stored with different content.
     #[error("session {session:?}: entry {entry_id:?} already exists with different content (sourceOrder {source_order})")]
     EntryMismatch {
@@ -374,11 +391,19 @@ impl OpenError {
     }
 }
 
+/// A session's length as [`AppendError::Changed`] says it: its records, or that it is none.
+fn length_text(length: Option<u64>) -> String {
+    match length {
+        Some(records) => format!("{records} records"),
+        None => "no session".to_owned(),
+    }
+}
+
 impl AppendError {
     /// What kind of failure this is.
     pub fn kind(&self) -> ErrorKind {
         match self {
-            AppendError::Conflict { .. } => ErrorKind::Conflict,
+            AppendError::Conflict { .. } | AppendError::Changed { .. } => ErrorKind::Conflict,
             AppendError::EntryMismatch { .. }
             | AppendError::DuplicateInBatch { .. }
             | AppendError::EntryInOtherSession { .. }

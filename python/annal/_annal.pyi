@@ -180,12 +180,21 @@ class Store:
         is a no-op. A blob block's ``data`` may be bytes rather than base64 text (the record then
         names its ``entryId``)."""
     def append_if_unchanged(
-        self, session: str, records: List[Record], *, expected_next: int, expected: List[Tuple[str, Optional[int]]]
+        self,
+        session: str,
+        records: List[Record],
+        *,
+        expected_next: int,
+        expected: List[Tuple[str, Optional[int]]],
+        meta_json: Optional[List[Optional[Dict[str, str]]]] = None,
     ) -> Optional[Receipt]:
         """:meth:`append` at ``expected_next`` when each session of ``expected`` still has the
-        number of records given for it (None: still does not exist); None, with nothing
-        appended, when one changed: one call for a writer that keeps its own index of a group
-        of sessions."""
+        number of records given for it (None: still does not exist), checked inside the
+        append's transaction; None, with nothing appended, when one changed: one call for a
+        writer that keeps its own index of a group of sessions. ``meta_json``, one per record
+        (or None), adds metadata values given as JSON text (the record then names its
+        ``entryId``): text already in the store's canonical form (compact, keys sorted,
+        ``ensure_ascii=False``) is taken without being parsed."""
     def lengths(self, names: List[str]) -> List[Optional[int]]:
         """The number of records of each session of ``names`` (None where there is none), read
         together."""

@@ -13,10 +13,12 @@ use serde_json::Value;
 
 use crate::errors::{bad_input, failed};
 
-/// `json.loads` and `json.dumps`, looked up once: an import on every call cost a receipt's
-/// conversion about a tenth of an append's own work.
+/// `json.loads`, looked up once: an import on every call cost a receipt's conversion about a
+/// tenth of an append's own work.
 static LOADS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
-static DUMPS: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
+/// The `encode` of a `json.JSONEncoder(allow_nan=False)`, made once: `json.dumps` with an
+/// argument builds an encoder at every call.
+static ENCODE: PyOnceLock<Py<PyAny>> = PyOnceLock::new();
 
 /// A JSON value as the Python object `json.loads` makes of it.
 pub(crate) fn to_python(py: Python<'_>, value: &Value) -> PyResult<Py<PyAny>> {
@@ -48,8 +50,12 @@ pub(crate) fn text_to_python(py: Python<'_>, text: &str) -> PyResult<Py<PyAny>> 
 /// A Python object as JSON text, as `json.dumps` writes it (NaN and infinities are refused).
 pub(crate) fn json_text(object: &Bound<'_, PyAny>, what: &str) -> PyResult<String> {
     let py = object.py();
-    let kwargs = [("allow_nan", false)].into_py_dict(py)?;
-    let dumped = DUMPS.import(py, "json", "dumps")?.call((object,), Some(&kwargs));
+    let encode = ENCODE.get_or_try_init(py, || -> PyResult<Py<PyAny>> {
+        let kwargs = [("allow_nan", false)].into_py_dict(py)?;
+        let encoder = py.import("json")?.getattr("JSONEncoder")?.call((), Some(&kwargs))?;
+        Ok(encoder.getattr("encode")?.unbind())
+    })?;
+    let dumped = encode.bind(py).call1((object,));
     match dumped {
         Ok(text) => text.extract(),
         Err(err) => Err(bad_input(py, format!("{what} is not JSON: {}", err.value(py)))),

@@ -1,8 +1,9 @@
 //! Appends guarded by what the caller read: a writer that keeps its own index of a group of
 //! sessions (the LangGraph saver's thread and its branches) names the length it read of each,
-//! and the append happens only if none changed, so one call does what a read of every session
-//! and then an append did.
+//! and the append happens only if none changed, checked inside the append's own transaction, so
+//! one call does what a read of every session and then an append did.
 
+use annal::error::AppendError;
 use annal::{Annal, AppendReceipt, Error, PortableRecord};
 
 /// The number of records of each session of `names` (None where there is no such session), all
@@ -18,31 +19,17 @@ pub(crate) fn lengths(annal: &Annal, names: &[String]) -> Result<Vec<Option<u64>
 
 /// Appends `records` to `session` at `expected_next` when each session of `expected` still has
 /// the length given for it (None: still does not exist); None, with nothing appended, when one
-/// changed. The check and the append are two steps: a session of `expected` other than
-/// `session` may change between them, as it might just after the append. When `session`
-/// itself moved in between, the append's refusal is that None too: the refusal may name an
-/// entryId the other writer took at the same place (a record of another content) rather than
-/// the position.
+/// changed, or when `session` itself is no longer at `expected_next`.
 pub(crate) fn append_if_unchanged(
     annal: &Annal,
     session: &str,
     expected_next: u64,
     records: Vec<PortableRecord>,
-    expected: &[(String, Option<u64>)],
+    expected: Vec<(String, Option<u64>)>,
 ) -> Result<Option<AppendReceipt>, Error> {
-    let names: Vec<String> = expected.iter().map(|(name, _)| name.clone()).collect();
-    let found = lengths(annal, &names)?;
-    if expected.iter().zip(&found).any(|((_, wanted), found)| wanted != found) {
-        return Ok(None);
-    }
-    match annal.append_portable(session, Some(expected_next), records) {
+    match annal.append_portable_if_unchanged(session, Some(expected_next), records, expected) {
         Ok(receipt) => Ok(Some(receipt)),
-        Err(err) => {
-            let now = lengths(annal, &[session.to_owned()])?;
-            if now.first().copied().flatten().unwrap_or(0) != expected_next {
-                return Ok(None);
-            }
-            Err(err)
-        }
+        Err(Error::Append(AppendError::Changed { .. } | AppendError::Conflict { .. })) => Ok(None),
+        Err(err) => Err(err),
     }
 }

@@ -1,6 +1,7 @@
 //! `annal.Store`: one store and its search index, shared by every thread of the program. Each
 //! call releases the interpreter lock while it reads, writes or searches, so other threads run.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, PoisonError, RwLock};
 
@@ -8,7 +9,7 @@ use annal::error::ErrorKind;
 use annal::import::TranscriptFormat;
 use annal::json::Json;
 use annal::responses::record_from_responses_item;
-use annal::{Annal, Error, ExportFormat, ExportOptions, Options};
+use annal::{Annal, Error, ExportFormat, ExportOptions, Options, PortableRecord};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyString};
 use serde_json::{json, Value};
@@ -125,7 +126,9 @@ impl Store {
 
     /// `append` at `expected_next` when every session of `expected` still has the length given
     /// for it (None: still does not exist); None, with nothing appended, when one changed.
-    #[pyo3(signature = (session, records, *, expected_next, expected))]
+    /// `meta_json`, one per record (or None), holds metadata values as JSON text, taken as they
+    /// are when already in the store's canonical form.
+    #[pyo3(signature = (session, records, *, expected_next, expected, meta_json = None))]
     fn append_if_unchanged(
         &self,
         py: Python<'_>,
@@ -133,15 +136,19 @@ impl Store {
         records: &Bound<'_, PyAny>,
         expected_next: i64,
         expected: Vec<(String, Option<i64>)>,
+        meta_json: Option<Vec<Option<BTreeMap<String, String>>>>,
     ) -> PyResult<Py<PyAny>> {
         let expected_next = whole(py, expected_next, "expected_next")?;
         let expected = expected
             .into_iter()
             .map(|(name, length)| Ok((name, whole_opt(py, length, "length")?)))
             .collect::<PyResult<Vec<_>>>()?;
-        let parsed = portable_records(py, records)?;
+        let mut parsed = portable_records(py, records)?;
+        if let Some(meta_json) = meta_json {
+            with_meta_json(py, &mut parsed, meta_json)?;
+        }
         let receipt = self.run(py, move |annal| {
-            guard::append_if_unchanged(annal, &session, expected_next, parsed, &expected)
+            guard::append_if_unchanged(annal, &session, expected_next, parsed, expected)
         })?;
         match receipt {
             Some(receipt) => receipt_to_python(py, &receipt),
@@ -433,6 +440,29 @@ impl Store {
         let state = if self.closed() { "closed" } else { "open" };
         format!("Store({:?}, {state})", self.path.display().to_string())
     }
+}
+
+/// Adds each record's metadata given as JSON text (one map or None per record). The record must
+/// name its entryId: a derived one hashes the record's JSON without them.
+fn with_meta_json(
+    py: Python<'_>,
+    records: &mut [PortableRecord],
+    meta_json: Vec<Option<BTreeMap<String, String>>>,
+) -> PyResult<()> {
+    if meta_json.len() != records.len() {
+        let message = format!("meta_json has {} items for {} records", meta_json.len(), records.len());
+        return Err(bad_input(py, message));
+    }
+    for (index, (record, texts)) in records.iter_mut().zip(meta_json).enumerate() {
+        let Some(texts) = texts else { continue };
+        if record.id_seed.is_some() {
+            let message =
+                format!("record {index}: metadata given as JSON text needs the record's \"entryId\"");
+            return Err(bad_input(py, message));
+        }
+        record.record.meta.extend(texts);
+    }
+    Ok(())
 }
 
 /// The transcript format named `name`, if one was.

@@ -5,6 +5,7 @@ bytes; and two savers on one thread, each appending after the other changed it b
 from __future__ import annotations
 
 import base64
+import json
 import os
 
 import pytest
@@ -64,6 +65,69 @@ def test_append_if_unchanged_appends_only_while_nothing_moved(store):
     assert stale is None
     assert store.lengths(["a", "b"]) == [2, 1]
     assert [r["entryId"] for r in store.records("a")] == ["a0", "a1"]
+
+
+def test_metadata_given_as_json_text_is_the_same_record_as_given_as_a_dict(store):
+    part = {"kind": "checkpoint", "texts": WORLD_TEXT, "n": [-3, 0, 12], "none": None, "yes": True, "ctl": "a\x01\n\"b"}
+    canonical = json.dumps(part, ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":"))
+    # The same value in forms the store must parse and write again: spaces, keys out of order,
+    # escaped text, a number written with a fraction.
+    spaced = json.dumps(dict(reversed(list(part.items()))), indent=1)
+    fraction = {"kind": "writes", "at": 1.5, "big": 12345678901234567890}
+    texts = [canonical, spaced, json.dumps(fraction)]
+    records = [text_record(f"m{i}", "system", WORLD_TEXT[i]) for i in range(3)]
+    receipt = store.append_if_unchanged(
+        "m", records, expected_next=0, expected=[("m", None)], meta_json=[{"langgraph": text} for text in texts]
+    )
+    assert receipt["appended"] == 3
+    assert [r["meta"]["langgraph"] for r in store.records("m")] == [part, part, fraction]
+    # Given as dicts, the same records are already stored: the same content, the same hash.
+    as_dicts = [dict(record, meta={"langgraph": value}) for record, value in zip(records, [part, part, fraction])]
+    assert store.append("m", as_dicts)["appended"] == 0
+    assert store.verify("m")["ok"]
+
+
+def test_metadata_as_json_text_is_refused_when_it_cannot_be_kept(store):
+    record = text_record("t", "system", WORLD_TEXT[1])
+    with pytest.raises(annal.BadInputError, match="not JSON text"):
+        store.append_if_unchanged("t", [record], expected_next=0, expected=[], meta_json=[{"k": "{'a': 1}"}])
+    without_id = {"role": "system", "blocks": [{"type": "text", "text": WORLD_TEXT[2]}]}
+    with pytest.raises(annal.BadInputError, match=r"record 0: metadata given as JSON text needs the record's \"entryId\""):
+        store.append_if_unchanged("t", [without_id], expected_next=0, expected=[], meta_json=[{"k": "1"}])
+    with pytest.raises(annal.BadInputError, match="meta_json has 2 items for 1 records"):
+        store.append_if_unchanged("t", [record], expected_next=0, expected=[], meta_json=[None, None])
+    assert store.session("t") is None
+
+
+def test_a_savers_parts_are_written_as_the_store_keeps_them():
+    from annal.langgraph._thread import pack, pack_value, part_json
+
+    blocks: list = []
+    checkpoint = {
+        "kind": "checkpoint",
+        "ns": "子图|节点:\u3000e\u0301 \"q\"\n",
+        "id": "1f0-🚀",
+        "parent": None,
+        "checkpoint": pack(("msgpack", WORLD_TEXT[2].encode())),
+        "metadata": pack(("json", b"{}")),
+        "values": [
+            ["messages", "0001.5", pack_value(("msgpack", WORLD_TEXT[5].encode()), blocks)],
+            ["x\x01", 7, pack(("empty", b""))],
+        ],
+    }
+    writes = {
+        "kind": "writes",
+        "ns": "",
+        "checkpoint": "1f0",
+        "task": "t\\1",
+        "path": "~__pregel_pull, model",
+        "writes": [[-1, "__error__", pack(("msgpack", b"x"))], [0, "messages", pack(("bytes", b"\x00\xff"))]],
+    }
+    drop = {"kind": "drop", "reason": "runs", "checkpoints": [["", "a"]]}
+    canonical = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")).encode
+    assert len(blocks) == 1  # the long value went to a blob block, named by its index
+    for part in (checkpoint, writes, drop):
+        assert part_json(part) == canonical(part)
 
 
 def test_two_savers_on_one_thread_each_see_the_others_puts(tmp_path):

@@ -89,10 +89,13 @@ pub(crate) fn commit_shared(
     let mut outcomes = Vec::with_capacity(group.len());
     for request in group.iter_mut() {
         match request {
-            Request::Append { session, expected_next, prepared, claims, reply, .. } => {
-                let result = deciding
-                    .append(session, *expected_next, std::mem::take(prepared), claims)
-                    .map_err(storage)?;
+            Request::Append { session, expected_next, prepared, claims, unchanged, reply, .. } => {
+                let result = match deciding.changed(unchanged).map_err(storage)? {
+                    Some(refusal) => Err(refusal),
+                    None => deciding
+                        .append(session, *expected_next, std::mem::take(prepared), claims)
+                        .map_err(storage)?,
+                };
                 outcomes.push(Outcome::Append(reply.clone(), result));
             }
             Request::Fork { parent, at, name, reply } => {

@@ -24,7 +24,7 @@ use crate::record::Record;
 use crate::reply::reply;
 use crate::verify::{verify, VerifyReport};
 use crate::watermark::Watermark;
-use crate::writer::{Request, Shared};
+use crate::writer::{Guard, Request, Shared};
 
 pub(crate) mod cursors;
 pub(crate) mod open;
@@ -216,8 +216,38 @@ impl Store {
         records: Vec<PortableRecord>,
         cursors: Vec<(String, Option<Vec<u8>>)>,
     ) -> Result<AppendReceipt, AppendError> {
-        self.check_writable()?;
         crate::tables::check_cursors(&cursors)?;
+        let guard = Guard { cursors, unchanged: Vec::new() };
+        self.append_portable_guarded(session, expected_next, records, guard)
+    }
+
+    /// [`Store::append_portable`], only while each session of `unchanged` still has the length
+    /// given for it (None: while no session has that name), checked inside the write
+    /// transaction: a writer that keeps its own index of several sessions appends to one of
+    /// them in one call, knowing none changed since it read them.
+    ///
+    /// # Errors
+    /// [`AppendError::Changed`] naming the first session that changed, and as
+    /// [`Store::append_portable`]; on any error nothing of the batch is stored.
+    pub fn append_portable_if_unchanged(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        records: Vec<PortableRecord>,
+        unchanged: Vec<(String, Option<u64>)>,
+    ) -> Result<AppendReceipt, AppendError> {
+        let guard = Guard { cursors: Vec::new(), unchanged };
+        self.append_portable_guarded(session, expected_next, records, guard)
+    }
+
+    fn append_portable_guarded(
+        &self,
+        session: &str,
+        expected_next: Option<u64>,
+        records: Vec<PortableRecord>,
+        guard: Guard,
+    ) -> Result<AppendReceipt, AppendError> {
+        self.check_writable()?;
         let _appending = self.appending();
         let mut claims = Vec::with_capacity(records.len());
         let mut seeded = Vec::with_capacity(records.len());
@@ -230,7 +260,7 @@ impl Store {
             claims.clear();
         }
         let prepared = prepare_seeded(session, seeded.into_iter(), &self.options)?;
-        self.submit_append_noting(session, expected_next, prepared, claims, cursors)
+        self.submit_append_guarded(session, expected_next, prepared, claims, guard)
     }
 
     /// Counts this caller as appending until the guard drops, so a thread committing a group
@@ -256,22 +286,23 @@ impl Store {
         prepared: Vec<Prepared>,
         claims: Vec<Claim>,
     ) -> Result<AppendReceipt, AppendError> {
-        self.submit_append_noting(session, expected_next, prepared, claims, Vec::new())
+        self.submit_append_guarded(session, expected_next, prepared, claims, Guard::default())
     }
 
-    pub(crate) fn submit_append_noting(
+    fn submit_append_guarded(
         &self,
         session: &str,
         expected_next: Option<u64>,
         prepared: Vec<Prepared>,
         claims: Vec<Claim>,
-        cursors: Vec<(String, Option<Vec<u8>>)>,
+        guard: Guard,
     ) -> Result<AppendReceipt, AppendError> {
         let bytes: usize = prepared.iter().map(Prepared::stored_bytes).sum();
         self.appended_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
         let (reply, answer) = reply();
-        let request =
-            Request::Append { session: session.to_owned(), expected_next, prepared, claims, cursors, reply };
+        let Guard { cursors, unchanged } = guard;
+        let session = session.to_owned();
+        let request = Request::Append { session, expected_next, prepared, claims, cursors, unchanged, reply };
         self.submit(request);
         answer.recv().map_err(|_| AppendError::Closed)?
     }

@@ -13,7 +13,7 @@ use crate::codec::{StoredBlock, StoredMeta, StoredPayload, StoredRecord};
 use crate::digest::{flags, name_key, Digest};
 use crate::error::AppendError;
 use crate::hash::{content_hash, Hash, ZERO_HASH};
-use crate::json_string::is_canonical_string;
+use crate::json_string::is_canonical_json;
 use crate::options::{Limits, StoreOptions};
 use crate::packing::{pack, pack_record};
 use crate::portable::{canonical_input_parsed, canonical_json};
@@ -90,9 +90,12 @@ pub fn chain_records(
     Ok(out)
 }
 
-/// From this many bytes, a batch's records are prepared on every core: compressing and hashing
-/// them is most of an append's work, and a large batch's share of it is then over in a fraction
-/// of the time. Below it, handing records to other threads costs more than it saves.
+/// From this many bytes outside a batch's largest record, its records are prepared on every
+/// core: compressing and hashing them is most of an append's work, and a large batch's share of
+/// it is then over in a fraction of the time. Below it, handing records to other threads costs
+/// more than it saves: one large record among small ones (a checkpoint's value beside its new
+/// messages) is prepared by one thread either way, while the pool's threads woken for the rest
+/// spin before they sleep again.
 const PARALLEL_BATCH_BYTES_MIN: usize = 64 * 1024;
 
 /// Validates and prepares a batch for `session`.
@@ -127,11 +130,13 @@ pub(crate) fn prepare_seeded(
     // over a limit is still prepared, so an invalid record there is the error, as when each
     // record was checked and prepared in turn.
     let mut batch_bytes = 0usize;
+    let mut largest_bytes = 0usize;
     let mut over = None;
     let mut within = Vec::with_capacity(records.len());
     for (index, (record, seed)) in records.enumerate() {
         let size = record.size_bytes();
         batch_bytes = batch_bytes.saturating_add(size);
+        largest_bytes = largest_bytes.max(size);
         if size > limits.record_size_bytes_max {
             let what = format!("size of entry {:?} in bytes", record.entry_id);
             over = Some(limit(what, size, limits.record_size_bytes_max));
@@ -154,7 +159,7 @@ pub(crate) fn prepare_seeded(
             other => other,
         })
     };
-    let prepared = if batch_bytes >= PARALLEL_BATCH_BYTES_MIN && within.len() > 1 {
+    let prepared = if batch_bytes.saturating_sub(largest_bytes) >= PARALLEL_BATCH_BYTES_MIN {
         // Every record's result, in order, so the first error is the one reported.
         let results: Vec<Result<Prepared, AppendError>> = within.into_par_iter().map(prepare).collect();
         results.into_iter().collect::<Result<Vec<_>, _>>()?
@@ -213,7 +218,7 @@ fn check_record(record: &Record, limits: &Limits) -> Result<(), String> {
 /// re-imports to the same hash; each tool call's target derived if it has none.
 fn canonicalise(record: &mut Record) -> Result<(), String> {
     for (key, value) in record.meta.iter_mut() {
-        if is_canonical_string(value) {
+        if is_canonical_json(value) {
             continue;
         }
         let parsed = serde_json::from_str::<serde_json::Value>(value)

@@ -36,6 +36,9 @@ pub(crate) enum Request {
         claims: Vec<Claim>,
         /// Cursors set (or removed) in the same transaction when the append succeeds.
         cursors: Vec<(String, Option<Vec<u8>>)>,
+        /// Sessions that must still have these lengths (None: not exist) for the append to
+        /// happen, checked in the same transaction.
+        unchanged: Vec<(String, Option<u64>)>,
         reply: Reply<Result<AppendReceipt, AppendError>>,
     },
     Fork {
@@ -47,6 +50,14 @@ pub(crate) enum Request {
     /// A write of a layer above the journal (a compaction's claim, release, or checkpoint
     /// commit with its receipt), applied in the same transaction as the group's appends.
     Side(Box<dyn SideWrite>),
+}
+
+/// What an append asks besides its records: cursors to set with it, and sessions whose lengths
+/// must still be what the caller read.
+#[derive(Default)]
+pub(crate) struct Guard {
+    pub(crate) cursors: Vec<(String, Option<Vec<u8>>)>,
+    pub(crate) unchanged: Vec<(String, Option<u64>)>,
 }
 
 /// A write that a layer above the journal asks the writer to apply inside its group
@@ -232,8 +243,11 @@ pub(crate) fn apply_requests(
 ) -> Result<(), Failure> {
     for request in group.iter_mut() {
         match request {
-            Request::Append { session, expected_next, prepared, claims, cursors, reply } => {
-                let result = tables.append(session, *expected_next, std::mem::take(prepared), claims)?;
+            Request::Append { session, expected_next, prepared, claims, cursors, unchanged, reply } => {
+                let result = match tables.changed(unchanged)? {
+                    Some(refusal) => Err(refusal),
+                    None => tables.append(session, *expected_next, std::mem::take(prepared), claims)?,
+                };
                 if result.is_ok() && !cursors.is_empty() {
                     crate::tables::write_cursors(txn, cursors)?;
                 }

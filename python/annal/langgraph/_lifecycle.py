@@ -33,7 +33,7 @@ class ThreadLifecycle:
 
     def _append_to_head(self, thread_id: str, part: Dict[str, Any]) -> None:
         """Appends one receipt record to the thread's newest generation."""
-        self._append(thread_id, "", None, lambda *_: [{"role": "system", "meta": {META_KEY: part}}])
+        self._append(thread_id, "", None, lambda *_: [({"role": "system", "meta": {META_KEY: part}}, None, None)])
 
     def delete_for_runs(self, run_ids: Sequence[str]) -> None:
         """Removes, in every thread, the checkpoints whose metadata names one of ``run_ids``,
@@ -77,7 +77,7 @@ class ThreadLifecycle:
             entries = sorted(log.checkpoints.values(), key=lambda e: (e.id, e.ns))
             copies = [(entry, self._copied_part(log, entry), self._copied_writes(log, entry)) for entry in entries]
         for entry, (part, messages, blocks), writes in copies:
-            self._put_part(target_thread_id, part, messages, blocks)
+            self._put_part(target_thread_id, part, messages, blocks, None)
             for (task, path), items in writes.items():
                 self._put_writes(target_thread_id, entry.ns, entry.id, task, path, items, packed=True)
 

@@ -12,7 +12,6 @@ from itertools import compress, count, repeat
 from typing import TYPE_CHECKING, Any, Dict, List, Optional, Set, Tuple
 
 from ..agents import render_hits, render_original
-from ._thread import META_KEY
 
 if TYPE_CHECKING:  # pragma: no cover
     from ._saver import AnnalSaver
@@ -39,9 +38,12 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> Optional[Dict[str, Any]]:
-    """The record of one message, or None for a kind that is not a message of a conversation
-    (a ``RemoveMessage``, an object that is no message)."""
+def message_record(
+    message: Any, entry_id: str, ns: str, checkpoint_id: str
+) -> Optional[Tuple[Dict[str, Any], Dict[str, Any]]]:
+    """The record of one message without its metadata, and its part (what the record's
+    ``meta["langgraph"]`` holds); None for a kind that is not a message of a conversation (a
+    ``RemoveMessage``, an object that is no message)."""
     role = _ROLES.get(getattr(message, "type", None))
     if role is None:
         return None
@@ -68,7 +70,7 @@ def message_record(message: Any, entry_id: str, ns: str, checkpoint_id: str) -> 
             block["inputText"] = json.dumps(args)
         blocks.append(block)
     part = {"kind": "message", "ns": ns, "checkpoint": checkpoint_id, "id": getattr(message, "id", None)}
-    return {"entryId": entry_id, "role": role, "blocks": blocks, "meta": {META_KEY: part}}
+    return {"entryId": entry_id, "role": role, "blocks": blocks}, part
 
 
 class Seen:

@@ -26,7 +26,8 @@ from .._annal import Store
 from ..errors import BadInputError, ConflictError
 from ._lifecycle import ThreadLifecycle
 from ._messages import MESSAGES_CHANNEL, NOTHING_SEEN, Seen, message_record, new_messages
-from ._thread import META_KEY, Checkpoint, Generation, ThreadLog, pack, pack_value, thread_of_session, thread_session
+from ._thread import META_KEY, Checkpoint, Generation, Made, ThreadLog, Typed, pack, pack_value, part_json
+from ._thread import thread_of_session, thread_session, typed_bytes
 
 _RETRIES = 1000
 """How often a change reads the thread again after another writer got in first."""
@@ -57,6 +58,8 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         self._stored = threading.Condition(self._lock)
         """Notified after each append this saver makes (what :meth:`wait_for_branch_head`
         waits on)."""
+        self._waiting = 0
+        """How many threads wait on ``_stored`` (with none, an append notifies nobody)."""
 
     def close(self) -> None:
         """Closes the store when this saver opened it (one given stays open for its owner)."""
@@ -93,10 +96,12 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
     def _append(self, thread_id: str, ns: str, parent: Optional[str], make: Any) -> Optional[ThreadLog]:
         """Appends the records ``make(log, session, start)`` returns (none: nothing to append)
         to the session a record whose checkpoint parent is ``parent`` belongs in, and applies the
-        last record's part; returns the log. The first try trusts the thread as last read, in one
-        call into the store that appends only if no generation of the thread changed since;
-        when one did (another writer got in first), or a fork is to be made, it reads the thread
-        again and decides again."""
+        last record's part; returns the log. Each comes as (record, part, typed): the record
+        without its metadata and the part its metadata holds (or None: the record has its
+        metadata), with the part's values as they were before packing (or None). The first try
+        trusts the thread as last read, in one call into the store that appends only if no
+        generation of the thread changed since; when one did (another writer got in first), or a
+        fork is to be made, it reads the thread again and decides again."""
         for attempt in range(_RETRIES):
             with self._lock:
                 fresh = attempt > 0 or thread_id not in self._logs
@@ -107,18 +112,27 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
                 generation = log.generations[target] if target < len(log.generations) else None
                 name = generation.name if generation else thread_session(thread_id, target)
                 start = generation.read if generation else 0
-                records = make(log, name, start)
-                if not records:
+                made = make(log, name, start)
+                if not made:
                     return log
-                receipt = self.store.append_if_unchanged(name, records, expected_next=start, expected=log.expected())
+                records = [record for record, _, _ in made]
+                # Each part as the store keeps it (canonical JSON), so the store takes the text as
+                # it is rather than parse it and write it again.
+                metas = [None if part is None else {META_KEY: part_json(part)} for _, part, _ in made]
+                receipt = self.store.append_if_unchanged(
+                    name, records, expected_next=start, expected=log.expected(), meta_json=metas
+                )
                 if receipt is None:
                     continue
                 if generation is None:
                     generation = Generation(name, None, 0, 0)
                     log.generations.append(generation)
-                log.apply(target, receipt["next"] - 1, records[-1]["meta"][META_KEY], records[-1].get("blocks", ()))
+                record, part, typed = made[-1]
+                part = record["meta"][META_KEY] if part is None else part
+                log.apply(target, receipt["next"] - 1, part, record.get("blocks", ()), typed)
                 generation.read = receipt["next"]
-                self._stored.notify_all()
+                if self._waiting:
+                    self._stored.notify_all()
                 return log
         raise ConflictError(f"thread {thread_id!r}: other writers kept getting in first")
 
@@ -245,8 +259,12 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
             def stored() -> bool:
                 return (ns, checkpoint_id) in self._fresh(thread_id).checkpoints
 
-            if not self._stored.wait_for(stored, timeout=timeout_seconds):
-                return False
+            self._waiting += 1
+            try:
+                if not self._stored.wait_for(stored, timeout=timeout_seconds):
+                    return False
+            finally:
+                self._waiting -= 1
             log = self._logs[thread_id]
             entry = log.checkpoints[(ns, checkpoint_id)]
             return not log.has_child(ns, checkpoint_id, entry.generation)
@@ -268,38 +286,42 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
         configurable = config["configurable"]
         thread_id, ns = configurable["thread_id"], configurable.get("checkpoint_ns", "")
         parent = configurable.get("checkpoint_id")
+        # The values as serialized, kept for the thread's log beside their packed form.
+        typed = [typed_bytes(dumps(c)), typed_bytes(dumps(get_checkpoint_metadata(config, metadata)))]
         part = {
             "kind": "checkpoint",
             "ns": ns,
             "id": checkpoint["id"],
             "parent": parent,
-            "checkpoint": pack(dumps(c)),
-            "metadata": pack(dumps(get_checkpoint_metadata(config, metadata))),
+            "checkpoint": pack(typed[0]),
+            "metadata": pack(typed[1]),
             "values": [],
         }
         blocks: List[Dict[str, Any]] = []
         for k, v in new_versions.items():
-            typed = dumps(values[k]) if k in values else ("empty", b"")
-            part["values"].append([k, v, pack_value(typed, blocks)])
+            typed.append(typed_bytes(dumps(values[k])) if k in values else ("empty", b""))
+            part["values"].append([k, v, pack_value(typed[-1], blocks)])
         messages = values.get(MESSAGES_CHANNEL) if MESSAGES_CHANNEL in new_versions else None
-        self._put_part(thread_id, part, messages, blocks)
+        self._put_part(thread_id, part, messages, blocks, typed)
         return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
 
-    def _put_part(self, thread_id: str, part: Dict[str, Any], messages: Any, blocks: List[Dict[str, Any]]) -> None:
+    def _put_part(
+        self, thread_id: str, part: Dict[str, Any], messages: Any, blocks: List[Any], typed: Optional[List[Typed]]
+    ) -> None:
         ns, checkpoint_id = part["ns"], part["id"]
         after = NOTHING_SEEN
 
-        def make(log: ThreadLog, session: str, start: int) -> List[Dict[str, Any]]:
+        def make(log: ThreadLog, session: str, start: int) -> List[Made]:
             nonlocal after
             records = []
             if messages is not None:
                 fresh, after = new_messages(messages, self._known_messages(log, ns, part["parent"]))
                 for message in fresh:
-                    record = message_record(message, f"{session}@{start + len(records)}", ns, checkpoint_id)
-                    if record is not None:
-                        records.append(record)
+                    made = message_record(message, f"{session}@{start + len(records)}", ns, checkpoint_id)
+                    if made is not None:
+                        records.append((*made, None))
             entry_id = f"{session}@{start + len(records)}"
-            records.append({"entryId": entry_id, "role": "system", "blocks": blocks, "meta": {META_KEY: part}})
+            records.append(({"entryId": entry_id, "role": "system", "blocks": blocks}, part, typed))
             return records
 
         log = self._append(thread_id, ns, part["parent"], make)
@@ -348,16 +370,21 @@ class AnnalSaver(ThreadLifecycle, BaseCheckpointSaver[str]):
     def _put_writes(
         self, thread_id: str, ns: str, checkpoint_id: str, task: str, path: str, items: List[Any], packed: bool
     ) -> None:
+        typed: Optional[List[Typed]] = None
         if not packed:
-            items = [[index, channel, pack(self.serde.dumps_typed(value))] for index, channel, value in items]
+            typed = [typed_bytes(self.serde.dumps_typed(value)) for _, _, value in items]
+            items = [[index, channel, pack(value)] for (index, channel, _), value in zip(items, typed)]
 
-        def make(log: ThreadLog, session: str, start: int) -> List[Dict[str, Any]]:
+        def make(log: ThreadLog, session: str, start: int) -> List[Made]:
             stored = log.writes.get((ns, checkpoint_id), {})
-            kept = [item for item in items if item[0] < 0 or (task, item[0]) not in stored]
+            kept = [at for at, item in enumerate(items) if item[0] < 0 or (task, item[0]) not in stored]
             if not kept:
                 return []
-            part = {"kind": "writes", "ns": ns, "checkpoint": checkpoint_id, "task": task, "path": path, "writes": kept}
-            return [{"entryId": f"{session}@{start}", "role": "system", "meta": {META_KEY: part}}]
+            writes = [items[at] for at in kept]
+            part = {"kind": "writes", "ns": ns, "checkpoint": checkpoint_id, "task": task, "path": path}
+            part["writes"] = writes
+            kept_typed = [typed[at] for at in kept] if typed is not None else None
+            return [({"entryId": f"{session}@{start}", "role": "system"}, part, kept_typed)]
 
         self._append(thread_id, ns, None, make)
 

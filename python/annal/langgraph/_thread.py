@@ -14,6 +14,7 @@ a delete receipt (everything before it in the thread removed). Nothing is rewrit
 from __future__ import annotations
 
 import base64
+import json
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -33,6 +34,16 @@ Typed = Tuple[str, bytes]
 """A value as a serializer's ``dumps_typed`` gives it: (type, bytes)."""
 
 
+Made = Tuple[Dict[str, Any], Optional[Dict[str, Any]], Optional[List[Typed]]]
+"""A record to append as the saver makes it: (record, part, typed), the record without its
+metadata when the part is given, the part's values as serialized when known."""
+
+
+def typed_bytes(value: Typed) -> Typed:
+    """A serializer's (type, bytes) with its bytes as ``bytes``, as reading them back gives."""
+    return value if type(value[1]) is bytes else (value[0], bytes(value[1]))
+
+
 def thread_session(thread_id: str, generation: int = 0) -> str:
     """The annal session holding ``generation`` of the thread ``thread_id``. ``%`` and ``~`` in
     the id are escaped, so no thread's name is another's generation."""
@@ -46,6 +57,46 @@ def thread_of_session(name: str) -> Optional[str]:
     if not name.startswith(SESSION_PREFIX) or GENERATION_MARK in name:
         return None
     return name[len(SESSION_PREFIX) :].replace("%7E", "~").replace("%25", "%")
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")).encode
+_quote = json.encoder.encode_basestring
+"""A string as a JSON string literal, escaped as the store writes it (other characters as they
+are)."""
+
+
+def _scalar(value: Any) -> str:
+    return _quote(value) if type(value) is str else _encode(value)
+
+
+def _packed(packed: List[Any]) -> str:
+    # Base64 text needs no escape: written in as it is, not read character by character.
+    if len(packed) == 3:
+        return f"[{_quote(packed[0])},null,{packed[2]:d}]"
+    return f'[{_quote(packed[0])},"{packed[1]}"]'
+
+
+def part_json(part: Dict[str, Any]) -> str:
+    """A record's part as JSON text in the form the store keeps metadata in (compact, keys in
+    order, strings as they are), which the store takes without parsing it. A checkpoint's and a
+    writes part are written field by field, their packed values (base64 text, up to 16 KiB
+    each) put in as they are. (A number with a fraction is written by Python as the store would
+    not; the store then parses the text and keeps its own.)"""
+    kind = part.get("kind")
+    if kind == "checkpoint" and len(part) == 7:
+        values = ",".join(f"[{_scalar(c)},{_scalar(v)},{_packed(p)}]" for c, v, p in part["values"])
+        return (
+            f'{{"checkpoint":{_packed(part["checkpoint"])},"id":{_scalar(part["id"])},"kind":"checkpoint",'
+            f'"metadata":{_packed(part["metadata"])},"ns":{_scalar(part["ns"])},'
+            f'"parent":{_scalar(part["parent"])},"values":[{values}]}}'
+        )
+    if kind == "writes" and len(part) == 6:
+        writes = ",".join(f"[{_scalar(i)},{_scalar(c)},{_packed(p)}]" for i, c, p in part["writes"])
+        return (
+            f'{{"checkpoint":{_scalar(part["checkpoint"])},"kind":"writes","ns":{_scalar(part["ns"])},'
+            f'"path":{_scalar(part["path"])},"task":{_scalar(part["task"])},"writes":[{writes}]}}'
+        )
+    return _encode(part)
 
 
 def pack(typed: Typed) -> List[str]:
@@ -174,17 +225,24 @@ class ThreadLog:
         generation.read = length
 
     def apply(
-        self, generation: int, position: int, part: Optional[Dict[str, Any]], blocks: Sequence[Dict[str, Any]] = ()
+        self,
+        generation: int,
+        position: int,
+        part: Optional[Dict[str, Any]],
+        blocks: Sequence[Dict[str, Any]] = (),
+        typed: Optional[Sequence[Typed]] = None,
     ) -> None:
         """Takes one record's part (and its blocks, which hold its large values) into the index;
-        records of other kinds are passed over."""
+        records of other kinds are passed over. ``typed``, from the writer of the part, holds its
+        values as they were before packing (a checkpoint's own, its metadata, then its channel
+        values; a task's writes), so they are not decoded again."""
         if not isinstance(part, dict) or generation <= self.floor:
             return
         kind = part.get("kind")
         if kind == "checkpoint":
-            self._apply_checkpoint(generation, position, part, blocks)
+            self._apply_checkpoint(generation, position, part, blocks, typed)
         elif kind == "writes":
-            self._apply_writes(part)
+            self._apply_writes(part, typed)
         elif kind == "drop":
             for ns, checkpoint_id in part["checkpoints"]:
                 self._drop(ns, checkpoint_id)
@@ -192,12 +250,18 @@ class ThreadLog:
             self._delete(generation)
 
     def _apply_checkpoint(
-        self, generation: int, position: int, part: Dict[str, Any], blocks: Sequence[Dict[str, Any]]
+        self,
+        generation: int,
+        position: int,
+        part: Dict[str, Any],
+        blocks: Sequence[Dict[str, Any]],
+        typed: Optional[Sequence[Typed]],
     ) -> None:
         ns, checkpoint_id = part["ns"], part["id"]
         values = []
-        for channel, version, packed in part["values"]:
-            self.blobs[(ns, channel, version)] = (generation, unpack(packed, blocks))
+        for index, (channel, version, packed) in enumerate(part["values"]):
+            value = typed[2 + index] if typed else unpack(packed, blocks)
+            self.blobs[(ns, channel, version)] = (generation, value)
             values.append((channel, version))
         if (ns, checkpoint_id) in self.dropped:
             return
@@ -205,8 +269,8 @@ class ThreadLog:
             ns,
             checkpoint_id,
             part.get("parent"),
-            unpack(part["checkpoint"]),
-            unpack(part["metadata"]),
+            typed[0] if typed else unpack(part["checkpoint"]),
+            typed[1] if typed else unpack(part["metadata"]),
             generation,
             position,
             values,
@@ -219,16 +283,17 @@ class ThreadLog:
         if entry.parent is not None:
             self.children.setdefault((ns, entry.parent), []).append((generation, position))
 
-    def _apply_writes(self, part: Dict[str, Any]) -> None:
+    def _apply_writes(self, part: Dict[str, Any], typed: Optional[Sequence[Typed]]) -> None:
         key = (part["ns"], part["checkpoint"])
         if key in self.dropped:
             return
         stored = self.writes.setdefault(key, {})
-        for index, channel, packed in part["writes"]:
+        for position, (index, channel, packed) in enumerate(part["writes"]):
             inner = (part["task"], index)
             if index >= 0 and inner in stored:
                 continue
-            stored[inner] = (part["task"], channel, unpack(packed), part.get("path", ""))
+            value = typed[position] if typed else unpack(packed)
+            stored[inner] = (part["task"], channel, value, part.get("path", ""))
 
     def _drop(self, ns: str, checkpoint_id: str) -> None:
         self.dropped.add((ns, checkpoint_id))

@@ -137,6 +137,19 @@ pub(crate) trait Decide: Access {
         Ok((archived.hash, archived.prev_hash))
     }
 
+    /// The refusal of an append guarded by `unchanged` (sessions with the length each must
+    /// still have, None where none may exist yet): the first that differs; None when all hold.
+    fn changed(&self, unchanged: &[(String, Option<u64>)]) -> Result<Option<AppendError>, Failure> {
+        for (session, expected) in unchanged {
+            let actual = self.row_by_name(session)?.map(|row| row.next);
+            if actual != *expected {
+                let session = session.clone();
+                return Ok(Some(AppendError::Changed { session, expected: *expected, actual }));
+            }
+        }
+        Ok(None)
+    }
+
     /// Applies one append. The outer error aborts the group; the inner one is this request's.
     /// `claims` is empty or has one claim per record.
     fn append(
