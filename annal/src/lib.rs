@@ -83,6 +83,7 @@
 #![deny(missing_docs)]
 
 #[doc = include_str!("docs/mod-error.md")]
+mod append;
 pub mod error;
 #[doc = include_str!("docs/mod-fleet.md")]
 pub mod fleet;

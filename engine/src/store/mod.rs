@@ -1,5 +1,5 @@
 //! The store: the handle over a redb file (opened in `store/opening.rs`, through `open.rs`), its
-//! group commit, and the public write and read calls.
+//! group commit, and the public read calls and forks (appends in `store/append.rs`).
 
 use std::any::Any;
 use std::io;
@@ -9,23 +9,20 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use redb::{Database, ReadOnlyDatabase, ReadTransaction, ReadableDatabase, TransactionError};
 
-use crate::apply::AppendReceipt;
-use crate::claim::Claim;
-use crate::error::{AppendError, CloseError, Failure, ForkError, ReadError};
-use crate::group::{Appending, GroupCommit};
+use crate::error::{CloseError, Failure, ForkError, ReadError};
+use crate::group::GroupCommit;
 use crate::log::overlay::Layer;
 use crate::log::{ChangeMark, SharedLog};
 use crate::open::log_path;
 use crate::options::StoreOptions;
-use crate::portable::PortableRecord;
-use crate::prepare::{check_session_name, prepare_batch, prepare_seeded, Prepared};
+use crate::prepare::check_session_name;
 use crate::read::{SessionInfo, Snapshot};
-use crate::record::Record;
 use crate::reply::reply;
 use crate::verify::{verify, VerifyReport};
 use crate::watermark::Watermark;
-use crate::writer::{Guard, Request, Shared};
+use crate::writer::{Request, Shared};
 
+mod append;
 pub(crate) mod cursors;
 pub(crate) mod open;
 mod opening;
@@ -159,152 +156,6 @@ impl Store {
     /// The options the store was opened with.
     pub fn options(&self) -> &StoreOptions {
         &self.options
-    }
-
-    /// Appends `records` to `session` (created if new) as one atomic batch, durable when this
-    /// returns.
-    ///
-    /// With `expected_next`, the append succeeds only if the session's next sourceOrder is that
-    /// value (optimistic concurrency). An entryId already stored in this session with the same
-    /// content is not appended again: its existing sourceOrder is returned, so retrying an append
-    /// or re-importing a file never duplicates. An empty batch creates the session.
-    ///
-    /// # Errors
-    /// [`AppendError`]; on any error nothing of the batch is stored.
-    pub fn append(
-        &self,
-        session: &str,
-        expected_next: Option<u64>,
-        records: Vec<Record>,
-    ) -> Result<AppendReceipt, AppendError> {
-        self.check_writable()?;
-        let _appending = self.appending();
-        let prepared = prepare_batch(session, records, &self.options)?;
-        self.submit_append(session, expected_next, prepared, Vec::new())
-    }
-
-    /// Appends records read in the portable format, as [`Store::append`] does, with what each
-    /// one claims checked inside the write transaction: a record that carries a `sourceOrder`,
-    /// `hash` or `prevHash` must land exactly there with exactly that chain (see [`Claim`]). A
-    /// record without an entryId gets one derived from the session, the sourceOrder it takes and
-    /// its portable text, so the same line at the same place always gets the same id.
-    ///
-    /// # Errors
-    /// As [`Store::append`], and [`AppendError::ClaimMismatch`]; on any error nothing of the
-    /// batch is stored.
-    pub fn append_portable(
-        &self,
-        session: &str,
-        expected_next: Option<u64>,
-        records: Vec<PortableRecord>,
-    ) -> Result<AppendReceipt, AppendError> {
-        self.append_portable_noting(session, expected_next, records, Vec::new())
-    }
-
-    /// [`Store::append_portable`], setting (`Some`) or removing (`None`) `cursors` in the same
-    /// transaction when the append succeeds: a reader of another source (a fleet's stream, say)
-    /// notes how far it read together with what it read, in one commit.
-    ///
-    /// # Errors
-    /// As [`Store::append_portable`], and [`AppendError::InvalidRecord`] for a cursor's name or
-    /// value over [`CURSOR_BYTES_MAX`](crate::CURSOR_BYTES_MAX); on any error nothing of the
-    /// batch is stored and no cursor changes.
-    pub fn append_portable_noting(
-        &self,
-        session: &str,
-        expected_next: Option<u64>,
-        records: Vec<PortableRecord>,
-        cursors: Vec<(String, Option<Vec<u8>>)>,
-    ) -> Result<AppendReceipt, AppendError> {
-        crate::tables::check_cursors(&cursors)?;
-        let guard = Guard { cursors, unchanged: Vec::new() };
-        self.append_portable_guarded(session, expected_next, records, guard)
-    }
-
-    /// [`Store::append_portable`], only while each session of `unchanged` still has the length
-    /// given for it (None: while no session has that name), checked inside the write
-    /// transaction: a writer that keeps its own index of several sessions appends to one of
-    /// them in one call, knowing none changed since it read them.
-    ///
-    /// # Errors
-    /// [`AppendError::Changed`] naming the first session that changed, and as
-    /// [`Store::append_portable`]; on any error nothing of the batch is stored.
-    pub fn append_portable_if_unchanged(
-        &self,
-        session: &str,
-        expected_next: Option<u64>,
-        records: Vec<PortableRecord>,
-        unchanged: Vec<(String, Option<u64>)>,
-    ) -> Result<AppendReceipt, AppendError> {
-        let guard = Guard { cursors: Vec::new(), unchanged };
-        self.append_portable_guarded(session, expected_next, records, guard)
-    }
-
-    fn append_portable_guarded(
-        &self,
-        session: &str,
-        expected_next: Option<u64>,
-        records: Vec<PortableRecord>,
-        guard: Guard,
-    ) -> Result<AppendReceipt, AppendError> {
-        self.check_writable()?;
-        let _appending = self.appending();
-        let mut claims = Vec::with_capacity(records.len());
-        let mut seeded = Vec::with_capacity(records.len());
-        for portable in records {
-            let (record, claim, seed) = portable.into_parts();
-            claims.push(claim);
-            seeded.push((record, seed));
-        }
-        if claims.iter().all(Claim::is_empty) {
-            claims.clear();
-        }
-        let prepared = prepare_seeded(session, seeded.into_iter(), &self.options)?;
-        self.submit_append_guarded(session, expected_next, prepared, claims, guard)
-    }
-
-    /// Counts this caller as appending until the guard drops, so a thread committing a group
-    /// knows to wait a moment for its request (see `group.rs`).
-    fn appending(&self) -> Option<Appending<'_>> {
-        self.commit.as_ref().map(|commit| commit.appending())
-    }
-
-    fn check_writable(&self) -> Result<(), AppendError> {
-        if self.is_read_only() {
-            return Err(AppendError::ReadOnly);
-        }
-        if self.shared.poisoned.load(Ordering::Acquire) {
-            return Err(AppendError::Poisoned);
-        }
-        Ok(())
-    }
-
-    fn submit_append(
-        &self,
-        session: &str,
-        expected_next: Option<u64>,
-        prepared: Vec<Prepared>,
-        claims: Vec<Claim>,
-    ) -> Result<AppendReceipt, AppendError> {
-        self.submit_append_guarded(session, expected_next, prepared, claims, Guard::default())
-    }
-
-    fn submit_append_guarded(
-        &self,
-        session: &str,
-        expected_next: Option<u64>,
-        prepared: Vec<Prepared>,
-        claims: Vec<Claim>,
-        guard: Guard,
-    ) -> Result<AppendReceipt, AppendError> {
-        let bytes: usize = prepared.iter().map(Prepared::stored_bytes).sum();
-        self.appended_bytes.fetch_add(bytes as u64, Ordering::Relaxed);
-        let (reply, answer) = reply();
-        let Guard { cursors, unchanged } = guard;
-        let session = session.to_owned();
-        let request = Request::Append { session, expected_next, prepared, claims, cursors, unchanged, reply };
-        self.submit(request);
-        answer.recv().map_err(|_| AppendError::Closed)?
     }
 
     /// Forks `session` at `at`: a new session `new_name` that reads the parent's records
