@@ -17,19 +17,21 @@ use crate::view::BlockView;
 use super::budget::{Algorithm, Budget};
 use super::evidence::{candidate_order, Candidate};
 use super::history::{
-    cut_user_text, plan_history, Fate, HistoryPlan, HistoryRoom, Ledger, CUT_NOTE_TOKENS_PLANNED,
-    MARKER_TOKENS_PLANNED,
+    cut_user_text, plan_history, Fate, HistoryPlan, HistoryRoom, Ledger, MARKER_TOKENS_PLANNED,
 };
 use super::item::{Item, SlotKind};
 use super::loaded::Loaded;
 use super::outline::Outline;
-use super::plan::{BlockCut, Plan, RowRef};
+use super::plan::{Plan, RowRef};
 use super::render::{needed_orders, render, row_text, EntryIds, RenderInput};
 use super::source::ProjectionSnapshot;
 use super::stats::ProjectionStats;
-use super::tail::{choose_tail, first_user, is_safe, opening_request, suffix_sums, TailChoice};
-use super::verbatim::unpaired_results;
+use super::tail::{choose_tail, first_user, opening_request};
 use super::{text, ProjectError};
+
+mod settle;
+
+use settle::{call_records_before, find_call, resolve_tail};
 
 /// How far back before the tail a missing call is looked for.
 pub(crate) const WIDEN_RECORDS_MAX: usize = 32;
@@ -223,118 +225,6 @@ fn drop_oldest_assistant_text(ledger: &mut Ledger, over: u64) -> bool {
         }
     }
     dropped
-}
-
-/// Settles the tail: widens it for pairing, then cuts blocks past its cap. Returns the start
-/// index, the cuts and the tail's planned tokens.
-fn resolve_tail<'s>(
-    input: &DeriveInput<'_, 's>,
-    loaded: &mut Loaded<'s>,
-    choice: TailChoice,
-) -> Result<(usize, Vec<BlockCut>, u64), ProjectError> {
-    let items = input.outline.items();
-    let suffix = suffix_sums(items);
-    let mut start = choice.start;
-    for _ in 0..WIDEN_ROUNDS_MAX {
-        if start >= items.len() {
-            break;
-        }
-        let orders: Vec<u64> = items[start..].iter().map(|item| item.order).collect();
-        loaded.ensure(input.source, input.outline, &orders)?;
-        let missing: Option<String> = {
-            let views = loaded.views();
-            let tail = orders.iter().map(|o| views.get(*o)).collect::<Result<Vec<_>, _>>()?;
-            unpaired_results(&tail).first().map(|(_, call_id)| (*call_id).to_owned())
-        };
-        let Some(call_id) = missing else { break };
-        let lowest = start.saturating_sub(WIDEN_RECORDS_MAX);
-        let calls: Vec<u64> = items[lowest..start].iter().filter(|i| i.is_call()).map(|i| i.order).collect();
-        loaded.ensure(input.source, input.outline, &calls)?;
-        let found = {
-            let views = loaded.views();
-            let mut found = None;
-            for j in (lowest..start).rev().filter(|&j| items[j].is_call()) {
-                let view = views.get(items[j].order)?;
-                if view.blocks().any(|b| matches!(b, BlockView::ToolCall { call_id: c, .. } if c == call_id))
-                {
-                    found = Some(j);
-                    break;
-                }
-            }
-            found
-        };
-        let Some(mut j) = found else { break };
-        while !is_safe(items, j) {
-            j -= 1;
-        }
-        if suffix[j] > choice.cap_tokens {
-            break;
-        }
-        start = j;
-    }
-    let mut total = suffix[start];
-    let mut cuts = Vec::new();
-    if total > choice.cap_tokens {
-        let cap = choice.cap_tokens;
-        let head = BLOCK_CUT_HEAD_TOKENS.min(u32::try_from(cap / 8).unwrap_or(u32::MAX));
-        let tail = BLOCK_CUT_TAIL_TOKENS.min(u32::try_from(cap / 16).unwrap_or(u32::MAX));
-        let keep = u64::from(head) + u64::from(tail) + CUT_NOTE_TOKENS_PLANNED;
-        let orders: Vec<u64> = items[start..].iter().map(|item| item.order).collect();
-        loaded.ensure(input.source, input.outline, &orders)?;
-        let views = loaded.views();
-        let snapshot = input.source.snapshot();
-        let mut blocks = Vec::new();
-        for &order in &orders {
-            for (b, block) in views.get(order)?.blocks().enumerate() {
-                let size = match block {
-                    BlockView::Text { text } | BlockView::Thinking { text } => {
-                        count(input.counter, &snapshot.text(text)?)
-                    }
-                    BlockView::ToolCall { input: text, .. } | BlockView::ToolResult { output: text, .. } => {
-                        count(input.counter, &snapshot.text(text)?)
-                    }
-                    BlockView::Blob { .. } => 0,
-                };
-                blocks.push((size, order, b));
-            }
-        }
-        // Largest first; ties in sourceOrder and block order.
-        blocks.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2)));
-        for (size, order, block) in blocks {
-            if total <= cap || size <= keep {
-                break;
-            }
-            let block = u32::try_from(block).unwrap_or(u32::MAX);
-            cuts.push(BlockCut { order, block, head_tokens: head, tail_tokens: tail });
-            total -= size - keep;
-        }
-        cuts.sort_by_key(|c| (c.order, c.block));
-    }
-    Ok((start, cuts, total))
-}
-
-/// Finds the call block answering `call_id` among the call records at or before `near`.
-fn find_call(
-    views: &super::loaded::Views<'_, '_>,
-    items: &[Item],
-    near: Option<usize>,
-    call_id: &str,
-) -> Result<Option<(u64, u32)>, ProjectError> {
-    let Some(near) = near else { return Ok(None) };
-    for j in call_records_before(items, near + 1) {
-        let Ok(view) = views.get(items[j].order) else { continue };
-        for (b, block) in view.blocks().enumerate() {
-            if matches!(block, BlockView::ToolCall { call_id: c, .. } if c == call_id) {
-                return Ok(Some((items[j].order, u32::try_from(b).unwrap_or(u32::MAX))));
-            }
-        }
-    }
-    Ok(None)
-}
-
-/// Up to [`CALL_SEARCH_RECORDS_MAX`] call records before index `end`, newest first.
-fn call_records_before(items: &[Item], end: usize) -> impl Iterator<Item = usize> + '_ {
-    (0..end).rev().filter(|&j| items[j].is_call()).take(CALL_SEARCH_RECORDS_MAX)
 }
 
 /// Chooses evidence rows in evidence order while they fit `budget` (the label included);

@@ -1,7 +1,7 @@
 //! Transcript import, parsing layer: turns the bytes of an agent transcript (Claude Code JSONL,
 //! Codex CLI rollout JSONL, OpenCode `export` JSON, annal's own JSONL export) into sessions of
-//! [`Record`]s, and reports every line it had to skip. Nothing here touches a store or a file
-//! system; walking folders and appending belong to the caller.
+//! [`Record`](annal_engine::Record)s, and reports every line it had to skip. Nothing here
+//! touches a store or a file system; walking folders and appending belong to the caller.
 //!
 //! Two promises hold for every format, because re-importing must be a no-op in the store:
 //! - the same bytes always parse to the same records (entryIds come from the source's own ids,
@@ -44,6 +44,7 @@ mod opencode;
 #[path = "opencode/rows.rs"]
 mod opencode_rows;
 mod openhands;
+mod parsed;
 mod pi;
 mod places;
 mod qwen;
@@ -57,9 +58,6 @@ mod zed;
 
 use std::fmt;
 
-use annal_engine::Hash;
-use annal_engine::Record;
-
 pub use self::crush::{parse_crush_session, CrushMessageRow, CrushSessionRow};
 pub use self::cursor_cli::{cursor_cli_children, cursor_cli_meta, parse_cursor_cli_chat};
 pub use self::cursor_ide::{parse_cursor_composer, CursorComposerRow};
@@ -69,6 +67,7 @@ pub use self::goose::{parse_goose_session, GooseMessageRow, GooseSessionRow};
 pub use self::kimi::{kimi_context_number, parse_kimi_context};
 pub use self::kiro::{parse_kiro_conversation, KiroConversationRow};
 pub use self::opencode_rows::{parse_opencode_rows, OpenCodeMessageRows};
+pub use self::parsed::{ParseOptions, ParsedSession, ParsedTranscript, SkipReason, Skipped};
 pub use self::responses::{
     record_from_responses_item, record_message_blocks, responses_item_text, responses_items, session_items,
     ItemError, RESPONSES_ITEM_KEY, RESPONSES_SEAL_KEY,
@@ -175,127 +174,6 @@ impl TranscriptFormat {
 impl fmt::Display for TranscriptFormat {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
-    }
-}
-
-/// Bounds on what one parse accepts.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseOptions {
-    /// The longest line of a line-based format; a longer line is skipped and reported.
-    pub max_line_bytes: usize,
-    /// The largest single-document transcript (OpenCode); a larger one is reported, not parsed.
-    pub max_document_bytes: usize,
-}
-
-impl Default for ParseOptions {
-    fn default() -> ParseOptions {
-        // A line holds one message; 64 MiB fits a large base64 screenshot with room to spare,
-        // while a runaway line (a binary file appended by mistake) cannot exhaust memory.
-        ParseOptions { max_line_bytes: 64 << 20, max_document_bytes: 1 << 30 }
-    }
-}
-
-/// What a transcript parsed to.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ParsedTranscript {
-    /// The sessions found, in the order they were found. Most files hold one.
-    pub sessions: Vec<ParsedSession>,
-    /// Every line that could not be read, in file order.
-    pub skipped: Vec<Skipped>,
-    /// Lines or items that were read (valid JSON, say) but are of no kind this format knows.
-    /// When they are most of a file, the file is in another format: an import reports it
-    /// rather than storing records that carry nothing.
-    pub unrecognised: usize,
-    /// Lines or items read as something this format knows.
-    pub recognised: usize,
-}
-
-impl ParsedTranscript {
-    /// The records of every session.
-    pub fn record_count(&self) -> usize {
-        self.sessions.iter().map(|session| session.records.len()).sum()
-    }
-}
-
-/// One session of a transcript, ready to append.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParsedSession {
-    /// The session's name: the source's session id where it has one, else the file stem.
-    pub name: String,
-    /// The session this one was forked from (annal exports only).
-    pub parent: Option<String>,
-    /// The fork point in `parent` (annal exports only).
-    pub fork_at: Option<u64>,
-    /// The records, in source order.
-    pub records: Vec<Record>,
-    /// Per record, the `(hash, prevHash)` the source claims for it (annal exports only; `None`
-    /// elsewhere), so the caller can check that an import reproduces the exported chain.
-    pub claimed_hashes: Vec<Option<(Hash, Hash)>>,
-}
-
-/// A line that was not imported, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Skipped {
-    /// The 1-based line number in the file.
-    pub line: usize,
-    /// Why it was skipped.
-    pub reason: SkipReason,
-}
-
-impl fmt::Display for Skipped {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}: {}", self.line, self.reason)
-    }
-}
-
-/// Why a line was skipped.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum SkipReason {
-    /// A `//` comment line, which JSON does not allow.
-    Comment,
-    /// The line is not UTF-8 text.
-    NotUtf8 {
-        /// The offset in the line of the first byte that is not UTF-8.
-        valid_up_to: usize,
-    },
-    /// The line is not JSON.
-    NotJson {
-        /// What the JSON parser said.
-        message: String,
-        /// The 1-based column where it gave up.
-        column: usize,
-    },
-    /// The JSON nests deeper than the parser's recursion limit (128 levels).
-    TooDeep,
-    /// The file ends inside this line (a write cut short); it imports once it is complete.
-    Truncated,
-    /// The line is longer than [`ParseOptions::max_line_bytes`].
-    TooLarge {
-        /// The line's length.
-        bytes: usize,
-        /// The limit.
-        limit: usize,
-    },
-    /// Valid JSON that cannot be read as what the format requires at this place.
-    Invalid(String),
-}
-
-impl fmt::Display for SkipReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            SkipReason::Comment => f.write_str("comment line (not JSON)"),
-            SkipReason::NotUtf8 { valid_up_to } => {
-                write!(f, "not UTF-8 (invalid byte at offset {valid_up_to})")
-            }
-            SkipReason::NotJson { message, column } => write!(f, "not JSON ({message} at column {column})"),
-            SkipReason::TooDeep => f.write_str("JSON nested too deeply (over 128 levels)"),
-            SkipReason::Truncated => f.write_str("truncated (the file ends inside this line)"),
-            SkipReason::TooLarge { bytes, limit } => {
-                write!(f, "too large ({bytes} bytes, over the limit of {limit})")
-            }
-            SkipReason::Invalid(reason) => write!(f, "not a valid record ({reason})"),
-        }
     }
 }
 
@@ -407,120 +285,4 @@ pub fn parse_transcript_with(
 }
 
 #[cfg(test)]
-mod tests {
-    use proptest::prelude::*;
-
-    use super::*;
-
-    /// Fragments of every format, so random input reaches deep into each parser.
-    const PIECES: &[&str] = &[
-        "{",
-        "}",
-        "[",
-        "]",
-        ",",
-        ":",
-        "\n",
-        "\"",
-        "null",
-        "7",
-        "true",
-        "//",
-        "\u{e9}",
-        "\"type\"",
-        "\"user\"",
-        "\"assistant\"",
-        "\"message\"",
-        "\"content\"",
-        "\"tool_use\"",
-        "\"tool_result\"",
-        "\"tool_use_id\"",
-        "\"id\"",
-        "\"uuid\"",
-        "\"sessionId\"",
-        "\"payload\"",
-        "\"response_item\"",
-        "\"function_call_output\"",
-        "\"call_id\"",
-        "\"output\"",
-        "\"info\"",
-        "\"messages\"",
-        "\"parts\"",
-        "\"tool\"",
-        "\"state\"",
-        "\"status\"",
-        "\"completed\"",
-        "\"format\"",
-        "\"annal-jsonl\"",
-        "\"version\"",
-        "\"role\"",
-        "\"blocks\"",
-        "\"source\"",
-        "\"base64\"",
-        "\"data\"",
-        "\"image\"",
-        "\"time\"",
-        "\"created\"",
-        "-99999999999999999",
-    ];
-
-    fn assemble(indices: &[usize]) -> String {
-        indices.iter().map(|&i| PIECES[i % PIECES.len()]).collect()
-    }
-
-    proptest! {
-        #[test]
-        fn any_bytes_parse_without_panicking(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
-            let _ = detect_format(&bytes);
-            for format in TranscriptFormat::ALL {
-                let _ = parse_transcript(&bytes, format, "f");
-            }
-        }
-
-        #[test]
-        fn json_like_input_parses_deterministically(indices in proptest::collection::vec(0usize..1000, 0..200)) {
-            let text = assemble(&indices);
-            let _ = detect_format(text.as_bytes());
-            for format in TranscriptFormat::ALL {
-                let parsed = parse_transcript(text.as_bytes(), format, "f");
-                prop_assert_eq!(&parse_transcript(text.as_bytes(), format, "f"), &parsed);
-                for session in &parsed.sessions {
-                    prop_assert!(session.records.iter().all(|r| !r.entry_id.is_empty()));
-                    prop_assert_eq!(session.records.len(), session.claimed_hashes.len());
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn stems_of_transcript_files() {
-        use std::path::Path;
-        assert_eq!(transcript_stem(Path::new("a/b/5c03.jsonl")), "5c03");
-        assert_eq!(transcript_stem(Path::new("s/2025/01/02/rollout-x.jsonl.zst")), "rollout-x");
-        assert_eq!(transcript_stem(Path::new("tasks/1733/api_conversation_history.json")), "1733");
-        assert_eq!(transcript_stem(Path::new("session-state/5f0c/events.jsonl")), "5f0c");
-        assert_eq!(transcript_stem(Path::new("conversations/9ab/events/event-00001-x.json")), "9ab");
-        assert_eq!(
-            transcript_stem(Path::new("agent-transcripts/9ab/subagents/7c.jsonl")),
-            "9ab/subagents/7c"
-        );
-        assert_eq!(transcript_stem(Path::new(".claude/projects/p/s1/subagents/agent-a1.jsonl")), "agent-a1");
-        assert_eq!(transcript_stem(Path::new("sessions/5d41/9ab/context.jsonl")), "9ab");
-        assert_eq!(transcript_stem(Path::new("sessions/5d41/9ab/context_2.jsonl")), "9ab");
-        assert_eq!(transcript_stem(Path::new("9ab/subagents/a7/context.jsonl")), "9ab/agent-a7");
-        assert_eq!(transcript_stem(Path::new("9ab/context_x.jsonl")), "context_x");
-        assert_eq!(transcript_stem(Path::new("code/app/.aider.chat.history.md")), "app");
-        assert_eq!(transcript_stem(Path::new("logs/app__.aider.chat.history.md")), "app__");
-        assert_eq!(transcript_stem(Path::new("noext")), "noext");
-    }
-
-    #[test]
-    fn format_names_round_trip() {
-        for format in TranscriptFormat::ALL {
-            assert_eq!(TranscriptFormat::parse(format.name()), Some(format));
-            assert_eq!(format.to_string(), format.name());
-        }
-        assert_eq!(TranscriptFormat::parse("aider"), Some(TranscriptFormat::Aider));
-        assert_eq!(TranscriptFormat::parse("goose"), None);
-    }
-}
+mod tests;

@@ -21,7 +21,8 @@ use annal_fleet::{follow, FleetError, FollowOptions, SharedSession};
 use annal_support::nats::Cluster;
 use anyhow::{anyhow, ensure};
 
-use crate::{connect, open_store, ordinary, stream_leader};
+use crate::failover::stream_leader;
+use crate::{connect, open_store, ordinary};
 
 /// The fault kinds, in the order they run.
 pub(crate) const KINDS: [&str; 3] = [
@@ -219,16 +220,16 @@ pub(crate) fn table(out: &mut String, result: &StallResult, faults: usize) {
         result.acknowledged, result.errors, result.lost, result.duplicated
     );
     let _ = writeln!(out);
-    crate::row(out, &["fault", "faults", "stall p50", "stall p99", "stall max", "target", "result"]);
-    crate::row(out, &["---", "--:", "--:", "--:", "--:", "---", "---"]);
+    crate::tables::row(out, &["fault", "faults", "stall p50", "stall p99", "stall max", "target", "result"]);
+    crate::tables::row(out, &["---", "--:", "--:", "--:", "--:", "---", "---"]);
     for stalls in &result.kinds {
         let p99 = quantile(&stalls.sorted, 0.99);
         let (target, result) = if stalls.kind == KINDS[0] {
-            ("p99 ≤ 5 s", crate::met(p99 <= Duration::from_secs(5)))
+            ("p99 ≤ 5 s", crate::tables::met(p99 <= Duration::from_secs(5)))
         } else {
             ("–", "–")
         };
-        crate::row(
+        crate::tables::row(
             out,
             &[
                 stalls.kind,
