@@ -215,6 +215,12 @@ fn write_outcome(
             outcome.upto.saturating_sub(1)
         )?,
     }
+    write_counts(out, outcome, &trigger)
+}
+
+/// The checkpoint's tokens of each kind, what it keeps and leaves out, and why another
+/// algorithm than the one asked for was committed.
+fn write_counts(out: &mut impl Write, outcome: &CompactOutcome, trigger: &str) -> std::io::Result<()> {
     let s = &outcome.stats;
     writeln!(
         out,

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use annal::error::ErrorKind;
-use annal::fleet::{Fleet, FollowOptions, PublishOptions};
+use annal::fleet::{Fleet, FollowOptions, FollowReport, PublishOptions, SessionStatus};
 use annal::Annal;
 use clap::{Args, Subcommand};
 
@@ -118,125 +118,145 @@ struct StatusArgs {
 
 pub(crate) fn run(store: &StoreLocation, args: &FleetArgs, out: &mut Out) -> anyhow::Result<()> {
     match &args.command {
-        FleetCommand::Publish(args) => {
-            let annal = store.open_or_create()?;
-            let fleet = args.connection.connect(&args.to)?;
-            let mut options = PublishOptions::default();
-            options.sessions.clone_from(&args.sessions);
-            loop {
-                publish_pass(store, &annal, &fleet, &options, args.json, args.watch, out)?;
-                if !args.watch {
-                    return Ok(());
-                }
-                std::thread::sleep(Duration::from_millis(500));
-            }
-        }
-        FleetCommand::Follow(args) => {
-            let annal = store.open_or_create()?;
-            let fleet = args.connection.connect(&args.from)?;
-            let mut options = FollowOptions::default();
-            options.sessions.clone_from(&args.sessions);
-            options.watch = args.watch;
-            // Opened first, the index follows the journal on its own thread while records
-            // arrive, so the fleet's sessions are searchable when this returns.
-            let _ = annal.index_status();
-            let report = annal.follow(&fleet, &options, &|| true).map_err(|err| store.failed(&err))?;
-            for line in report.stopped.iter().chain(&report.foreign) {
-                eprintln!("annal: {line}");
-            }
-            for line in &report.still_stopped {
-                eprintln!("annal: still stopped: {line}");
-            }
-            if report.records > 0 {
-                if let Err(err) = crate::store::catch_up(&annal, store, None) {
-                    eprintln!("annal: {err:#}; the records are stored, searches index them");
-                }
-            }
-            if args.json {
-                let value = serde_json::json!({
-                    "records": report.records, "bytes": report.bytes, "forks": report.forks,
-                    "passedOver": report.passed_over, "stopped": report.stopped, "foreign": report.foreign,
-                    "stillStopped": report.still_stopped,
-                    "sequence": report.sequence,
-                });
-                writeln!(out, "{value}")?;
-            } else {
-                writeln!(
-                    out,
-                    "followed to stream sequence {}: {} records ({} bytes), {} forks; {} sessions stopped",
-                    report.sequence,
-                    report.records,
-                    report.bytes,
-                    report.forks,
-                    report.stopped.len()
-                )?;
-            }
-            // Sessions that stay stopped from an earlier pass fail the command too: a follower
-            // that exits 0 holds every session it follows up to the stream's end.
-            let stopped = report.stopped.len() + report.still_stopped.len();
-            if stopped == 0 {
-                Ok(())
-            } else {
-                Err(said(
-                    ErrorKind::Corrupted,
-                    format!(
-                        "{stopped} sessions stopped ({} in this pass): messages that do not chain or are not signed as this store requires; `annal fleet status` lists why",
-                        report.stopped.len()
-                    ),
-                ))
-            }
-        }
-        FleetCommand::Key => {
-            let annal = store.open_or_create()?;
-            let key = annal.fleet_key().map_err(|err| store.failed(&err))?;
-            writeln!(out, "{key}")?;
-            Ok(())
-        }
+        FleetCommand::Publish(args) => publish(store, args, out),
+        FleetCommand::Follow(args) => follow(store, args, out),
+        FleetCommand::Key => key(store, out),
         FleetCommand::Trust(args) => trust(store, &args.command, out),
-        FleetCommand::Status(args) => {
-            let annal = store.open_reading()?;
-            let fleet = args.connection.connect(&args.of)?;
-            let rows =
-                annal.fleet_status(&fleet, args.sessions.as_deref()).map_err(|err| store.failed(&err))?;
-            for row in rows {
-                if args.json {
-                    let value = serde_json::json!({
-                        "session": row.session, "local": row.local, "fleet": row.fleet,
-                        "unpublished": row.unpublished, "lag": row.lag, "stopped": row.stopped,
-                        "forkedTo": row.forked_to, "unsigned": row.unsigned,
-                        "signers": row.signers.iter()
-                            .map(|(signer, records)| serde_json::json!({"signer": signer, "records": records}))
-                            .collect::<Vec<_>>(),
-                    });
-                    writeln!(out, "{value}")?;
-                } else {
-                    let mut line = format!(
-                        "{:?}: {} here, {} on the fleet, {} to publish, {} behind",
-                        row.session, row.local, row.fleet, row.unpublished, row.lag
-                    );
-                    if let Some(fork) = &row.forked_to {
-                        line.push_str(&format!("; records here went to fork {fork:?}"));
-                    }
-                    if !row.signers.is_empty() {
-                        let signers: Vec<String> = row
-                            .signers
-                            .iter()
-                            .map(|(signer, records)| format!("{signer} ({records})"))
-                            .collect();
-                        line.push_str(&format!("; signed by {}", signers.join(", ")));
-                    }
-                    if row.unsigned > 0 {
-                        line.push_str(&format!("; {} unsigned", row.unsigned));
-                    }
-                    if let Some(stopped) = &row.stopped {
-                        line.push_str(&format!("; stopped: {stopped}"));
-                    }
-                    writeln!(out, "{line}")?;
-                }
-            }
-            Ok(())
+        FleetCommand::Status(args) => status(store, args, out),
+    }
+}
+
+fn publish(store: &StoreLocation, args: &PublishArgs, out: &mut Out) -> anyhow::Result<()> {
+    let annal = store.open_or_create()?;
+    let fleet = args.connection.connect(&args.to)?;
+    let mut options = PublishOptions::default();
+    options.sessions.clone_from(&args.sessions);
+    loop {
+        publish_pass(store, &annal, &fleet, &options, args.json, args.watch, out)?;
+        if !args.watch {
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+fn follow(store: &StoreLocation, args: &FollowArgs, out: &mut Out) -> anyhow::Result<()> {
+    let annal = store.open_or_create()?;
+    let fleet = args.connection.connect(&args.from)?;
+    let mut options = FollowOptions::default();
+    options.sessions.clone_from(&args.sessions);
+    options.watch = args.watch;
+    // Opened first, the index follows the journal on its own thread while records
+    // arrive, so the fleet's sessions are searchable when this returns.
+    let _ = annal.index_status();
+    let report = annal.follow(&fleet, &options, &|| true).map_err(|err| store.failed(&err))?;
+    for line in report.stopped.iter().chain(&report.foreign) {
+        eprintln!("annal: {line}");
+    }
+    for line in &report.still_stopped {
+        eprintln!("annal: still stopped: {line}");
+    }
+    if report.records > 0 {
+        if let Err(err) = crate::store::catch_up(&annal, store, None) {
+            eprintln!("annal: {err:#}; the records are stored, searches index them");
         }
     }
+    write_follow_report(&report, args.json, out)?;
+    fail_if_stopped(&report)
+}
+
+fn write_follow_report(report: &FollowReport, json: bool, out: &mut Out) -> anyhow::Result<()> {
+    if json {
+        let value = serde_json::json!({
+            "records": report.records, "bytes": report.bytes, "forks": report.forks,
+            "passedOver": report.passed_over, "stopped": report.stopped, "foreign": report.foreign,
+            "stillStopped": report.still_stopped,
+            "sequence": report.sequence,
+        });
+        writeln!(out, "{value}")?;
+    } else {
+        writeln!(
+            out,
+            "followed to stream sequence {}: {} records ({} bytes), {} forks; {} sessions stopped",
+            report.sequence,
+            report.records,
+            report.bytes,
+            report.forks,
+            report.stopped.len()
+        )?;
+    }
+    Ok(())
+}
+
+// Sessions that stay stopped from an earlier pass fail the command too: a follower that exits 0
+// holds every session it follows up to the stream's end.
+fn fail_if_stopped(report: &FollowReport) -> anyhow::Result<()> {
+    let stopped = report.stopped.len() + report.still_stopped.len();
+    if stopped == 0 {
+        Ok(())
+    } else {
+        Err(said(
+            ErrorKind::Corrupted,
+            format!(
+                "{stopped} sessions stopped ({} in this pass): messages that do not chain or are not signed as this store requires; `annal fleet status` lists why",
+                report.stopped.len()
+            ),
+        ))
+    }
+}
+
+fn key(store: &StoreLocation, out: &mut Out) -> anyhow::Result<()> {
+    let annal = store.open_or_create()?;
+    let key = annal.fleet_key().map_err(|err| store.failed(&err))?;
+    writeln!(out, "{key}")?;
+    Ok(())
+}
+
+fn status(store: &StoreLocation, args: &StatusArgs, out: &mut Out) -> anyhow::Result<()> {
+    let annal = store.open_reading()?;
+    let fleet = args.connection.connect(&args.of)?;
+    let rows = annal.fleet_status(&fleet, args.sessions.as_deref()).map_err(|err| store.failed(&err))?;
+    for row in rows {
+        if args.json {
+            writeln!(out, "{}", status_json(&row))?;
+        } else {
+            writeln!(out, "{}", status_line(&row))?;
+        }
+    }
+    Ok(())
+}
+
+fn status_json(row: &SessionStatus) -> serde_json::Value {
+    serde_json::json!({
+        "session": row.session, "local": row.local, "fleet": row.fleet,
+        "unpublished": row.unpublished, "lag": row.lag, "stopped": row.stopped,
+        "forkedTo": row.forked_to, "unsigned": row.unsigned,
+        "signers": row.signers.iter()
+            .map(|(signer, records)| serde_json::json!({"signer": signer, "records": records}))
+            .collect::<Vec<_>>(),
+    })
+}
+
+fn status_line(row: &SessionStatus) -> String {
+    let mut line = format!(
+        "{:?}: {} here, {} on the fleet, {} to publish, {} behind",
+        row.session, row.local, row.fleet, row.unpublished, row.lag
+    );
+    if let Some(fork) = &row.forked_to {
+        line.push_str(&format!("; records here went to fork {fork:?}"));
+    }
+    if !row.signers.is_empty() {
+        let signers: Vec<String> =
+            row.signers.iter().map(|(signer, records)| format!("{signer} ({records})")).collect();
+        line.push_str(&format!("; signed by {}", signers.join(", ")));
+    }
+    if row.unsigned > 0 {
+        line.push_str(&format!("; {} unsigned", row.unsigned));
+    }
+    if let Some(stopped) = &row.stopped {
+        line.push_str(&format!("; stopped: {stopped}"));
+    }
+    line
 }
 
 fn trust(store: &StoreLocation, command: &TrustCommand, out: &mut Out) -> anyhow::Result<()> {

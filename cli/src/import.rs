@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use annal::import::{ImportSummary, SkipReason, TranscriptFormat};
-use annal::Error;
+use annal::{Annal, Error};
 use anyhow::{bail, Context};
 use clap::builder::PossibleValuesParser;
 use clap::Args;
@@ -100,10 +100,31 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
     let forced = TranscriptFormat::parse(&args.format);
     let store = location.open_or_create()?;
     let started = Instant::now();
-    // The index follows the journal while the files load (its own thread), so the first search
-    // after an import starts at once. An index that cannot be opened costs the import nothing:
-    // it is named, and every search reports it until it is fixed.
-    let indexing = match store.index_status() {
+    let indexing = open_index(&store, location);
+    let total_bytes: u64 = files.iter().map(|(file, _)| size_of(file)).sum();
+    let progress = ProgressBar::new(total_bytes);
+    progress.set_style(
+        ProgressStyle::with_template("{spinner} {bytes}/{total_bytes} {wide_bar} {eta} {msg}")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let summary = import_all(&store, &files, forced, &progress)?;
+    if indexing {
+        if let Err(err) = crate::store::catch_up(&store, location, Some(progress.clone())) {
+            progress.suspend(|| eprintln!("annal: {err:#}; the records are imported, searches index them"));
+        }
+    }
+    progress.finish_and_clear();
+    write_summary(&summary, started.elapsed().as_secs_f64(), args.json, out)?;
+    fail_if_incomplete(&summary)
+}
+
+/// Opens the search index, saying whether it is open.
+///
+/// The index follows the journal while the files load (its own thread), so the first search after
+/// an import starts at once. An index that cannot be opened costs the import nothing: it is named,
+/// and every search reports it until it is fixed.
+fn open_index(store: &Annal, location: &StoreLocation) -> bool {
+    match store.index_status() {
         Ok(_) => true,
         Err(err) => {
             eprintln!(
@@ -111,13 +132,17 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             );
             false
         }
-    };
-    let total_bytes: u64 = files.iter().map(|(file, _)| size_of(file)).sum();
-    let progress = ProgressBar::new(total_bytes);
-    progress.set_style(
-        ProgressStyle::with_template("{spinner} {bytes}/{total_bytes} {wide_bar} {eta} {msg}")
-            .unwrap_or_else(|_| ProgressStyle::default_bar()),
-    );
+    }
+}
+
+/// Imports `files` (each with whether the user named it), reporting what each skipped; stops at
+/// the first failure that is not a file of no known format.
+fn import_all(
+    store: &Annal,
+    files: &[(PathBuf, bool)],
+    forced: Option<TranscriptFormat>,
+    progress: &ProgressBar,
+) -> anyhow::Result<Summary> {
     let mut summary = Summary::default();
     let paths: Vec<PathBuf> = files.iter().map(|(file, _)| file.clone()).collect();
     let mut failure = None;
@@ -133,16 +158,7 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             Err(err @ (Error::UnknownFormat { .. } | Error::Unrecognised { .. } | Error::Source(_))) => {
                 summary.files_unrecognised += 1;
                 summary.named_unrecognised += u64::from(named);
-                let line = match err {
-                    Error::Unrecognised { format, unrecognised, total, reason, .. } => format!(
-                        "{}: read as {format}, {unrecognised} of its {total} items are of no kind {format} writes{}",
-                        file.display(),
-                        reason.map(|reason| format!(" (first {reason})")).unwrap_or_default()
-                    ),
-                    // A database's own message names it (and may already say nothing was stored).
-                    Error::Source(source) => source.to_string().trim_end_matches("; nothing was stored").to_owned(),
-                    _ => format!("{}: not a transcript annal can read", file.display()),
-                };
+                let line = unrecognised_line(file, err);
                 progress.suspend(|| eprintln!("{line}; skipped, nothing stored"));
                 progress.inc(size);
                 return true;
@@ -153,28 +169,44 @@ pub(crate) fn run(location: &StoreLocation, args: &ImportArgs, out: &mut Out) ->
             }
         };
         summary.add(&imported);
-        for skipped in &imported.skipped {
-            progress.suspend(|| eprintln!("{}:{}: {}", file.display(), skipped.line, skipped.reason));
-        }
-        for row in &imported.skipped_rows {
-            progress.suspend(|| eprintln!("{}: {row}", file.display()));
-        }
-        for (_, err) in &imported.failed {
-            progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
-        }
+        report_skipped(progress, file, &imported);
         progress.inc(size);
         true
     });
-    if let Some(err) = failure {
-        return Err(err);
+    match failure {
+        Some(err) => Err(err),
+        None => Ok(summary),
     }
-    if indexing {
-        if let Err(err) = crate::store::catch_up(&store, location, Some(progress.clone())) {
-            progress.suspend(|| eprintln!("annal: {err:#}; the records are imported, searches index them"));
-        }
+}
+
+/// The line that says why `file` was not read as a transcript.
+fn unrecognised_line(file: &Path, err: Error) -> String {
+    match err {
+        Error::Unrecognised { format, unrecognised, total, reason, .. } => format!(
+            "{}: read as {format}, {unrecognised} of its {total} items are of no kind {format} writes{}",
+            file.display(),
+            reason.map(|reason| format!(" (first {reason})")).unwrap_or_default()
+        ),
+        // A database's own message names it (and may already say nothing was stored).
+        Error::Source(source) => source.to_string().trim_end_matches("; nothing was stored").to_owned(),
+        _ => format!("{}: not a transcript annal can read", file.display()),
     }
-    progress.finish_and_clear();
-    write_summary(&summary, started.elapsed().as_secs_f64(), args.json, out)?;
+}
+
+fn report_skipped(progress: &ProgressBar, file: &Path, imported: &ImportSummary) {
+    for skipped in &imported.skipped {
+        progress.suspend(|| eprintln!("{}:{}: {}", file.display(), skipped.line, skipped.reason));
+    }
+    for row in &imported.skipped_rows {
+        progress.suspend(|| eprintln!("{}: {row}", file.display()));
+    }
+    for (_, err) in &imported.failed {
+        progress.suspend(|| eprintln!("{}: {err:#}", file.display()));
+    }
+}
+
+/// Fails when a file the user named could not be read, or a session could not be imported.
+fn fail_if_incomplete(summary: &Summary) -> anyhow::Result<()> {
     // A file found in a folder may be anything; one the user named was meant to be imported.
     if summary.named_unrecognised > 0 {
         let (n, files) = match summary.named_unrecognised {

@@ -154,7 +154,6 @@ pub(crate) fn write_header(
     session: &str,
     projection: &Projection<'_>,
 ) -> std::io::Result<()> {
-    let (s, b, t) = (&projection.stats, &projection.budget, &projection.stats.tokens);
     writeln!(
         out,
         "session {session:?}: {} projection {}",
@@ -171,6 +170,13 @@ pub(crate) fn write_header(
     if projection.compaction_due {
         writeln!(out, "  note     compaction is due: `annal compact` commits this view so later requests keep its prefix")?;
     }
+    write_budget(out, projection)?;
+    write_counts(out, projection)
+}
+
+/// The budget's parts, and the tokens of each kind the view sends.
+fn write_budget(out: &mut impl Write, projection: &Projection<'_>) -> std::io::Result<()> {
+    let (b, t) = (&projection.budget, &projection.stats.tokens);
     writeln!(
         out,
         "  budget   window {} · max output {} · margin {} · trigger {} · capacity {} tokens",
@@ -191,6 +197,12 @@ pub(crate) fn write_header(
         count(t.tail),
         count(t.total)
     )?;
+    Ok(())
+}
+
+/// What the view keeps and what it leaves out.
+fn write_counts(out: &mut impl Write, projection: &Projection<'_>) -> std::io::Result<()> {
+    let s = &projection.stats;
     writeln!(
         out,
         "  kept     {} ({} cut) · {} · {} from sourceOrder {} · {}",

@@ -11,6 +11,7 @@ use annal_engine::hash_to_hex;
 use annal_engine::record_to_json;
 use annal_engine::BlockView;
 use annal_engine::ReadError;
+use annal_engine::SessionInfo;
 use annal_engine::Snapshot;
 
 /// The `format` value of an export's header line.
@@ -146,13 +147,7 @@ pub fn export_markdown(
             visible_format(text).into_owned()
         }
     };
-    writeln!(out, "# Session `{}`\n", visible_format(&info.name))?;
-    match (&info.parent, info.fork_at) {
-        (Some(parent), Some(at)) => {
-            writeln!(out, "{} records; forked from `{}` at {at}.\n", info.len, visible_format(parent))?
-        }
-        _ => writeln!(out, "{} records.\n", info.len)?,
-    }
+    write_markdown_title(out, &info)?;
     let mut summary = ExportSummary::default();
     for guard in snapshot.records(session, 0..u64::MAX)? {
         let guard = guard?;
@@ -163,49 +158,75 @@ pub fn export_markdown(
         }
         writeln!(out, "\n\n<sub>entry `{}`</sub>\n", visible_format(view.entry_id()))?;
         for block in view.blocks() {
-            match block {
-                BlockView::Text { text } => writeln!(out, "{}\n", clean(&snapshot.text(text)?))?,
-                BlockView::Thinking { text } => {
-                    let text = clean(&snapshot.text(text)?);
-                    writeln!(out, "<details><summary>thinking</summary>\n\n{text}\n\n</details>\n")?;
-                }
-                BlockView::ToolCall { call_id, tool, input, target } => {
-                    write!(out, "**Tool call** `{}`", visible_format(tool))?;
-                    if !target.is_empty() {
-                        write!(out, " → `{}`", clean(target).replace('`', "'"))?;
-                    }
-                    writeln!(out, " <sub>({})</sub>\n", visible_format(call_id))?;
-                    code_block(out, &clean(&snapshot.text(input)?), "json")?;
-                    writeln!(out)?;
-                }
-                BlockView::ToolResult { call_id, tool, is_error, output } => {
-                    let output = clean(&snapshot.text(output)?);
-                    let mark = if is_error { " — **error** ✗" } else { "" };
-                    let name =
-                        if tool.is_empty() { String::new() } else { format!(" `{}`", visible_format(tool)) };
-                    writeln!(out, "**Result**{name}{mark} <sub>({})</sub>\n", visible_format(call_id))?;
-                    let lines = output.lines().count();
-                    if lines > FOLD_LINES {
-                        writeln!(out, "<details><summary>{lines} lines</summary>\n")?;
-                        code_block(out, &output, "")?;
-                        writeln!(out, "\n</details>\n")?;
-                    } else {
-                        code_block(out, &output, "")?;
-                        writeln!(out)?;
-                    }
-                }
-                BlockView::Blob { media_type, size_bytes, hash } => {
-                    writeln!(
-                        out,
-                        "*[{media_type}, {size_bytes} bytes, blob {}]*\n",
-                        &hash_to_hex(&hash)[..16]
-                    )?;
-                }
-            }
+            write_markdown_block(out, snapshot, block, &clean)?;
         }
         summary.records += 1;
     }
     Ok(summary)
+}
+
+fn write_markdown_title(out: &mut dyn Write, info: &SessionInfo) -> io::Result<()> {
+    writeln!(out, "# Session `{}`\n", visible_format(&info.name))?;
+    match (&info.parent, info.fork_at) {
+        (Some(parent), Some(at)) => {
+            writeln!(out, "{} records; forked from `{}` at {at}.\n", info.len, visible_format(parent))
+        }
+        _ => writeln!(out, "{} records.\n", info.len),
+    }
+}
+
+fn write_markdown_block(
+    out: &mut dyn Write,
+    snapshot: &Snapshot,
+    block: BlockView<'_>,
+    clean: &dyn Fn(&str) -> String,
+) -> Result<(), ExportError> {
+    match block {
+        BlockView::Text { text } => writeln!(out, "{}\n", clean(&snapshot.text(text)?))?,
+        BlockView::Thinking { text } => {
+            let text = clean(&snapshot.text(text)?);
+            writeln!(out, "<details><summary>thinking</summary>\n\n{text}\n\n</details>\n")?;
+        }
+        BlockView::ToolCall { call_id, tool, input, target } => {
+            write!(out, "**Tool call** `{}`", visible_format(tool))?;
+            if !target.is_empty() {
+                write!(out, " → `{}`", clean(target).replace('`', "'"))?;
+            }
+            writeln!(out, " <sub>({})</sub>\n", visible_format(call_id))?;
+            code_block(out, &clean(&snapshot.text(input)?), "json")?;
+            writeln!(out)?;
+        }
+        BlockView::ToolResult { call_id, tool, is_error, output } => {
+            let output = clean(&snapshot.text(output)?);
+            write_markdown_result(out, call_id, tool, is_error, &output)?;
+        }
+        BlockView::Blob { media_type, size_bytes, hash } => {
+            writeln!(out, "*[{media_type}, {size_bytes} bytes, blob {}]*\n", &hash_to_hex(&hash)[..16])?;
+        }
+    }
+    Ok(())
+}
+
+/// A tool result's heading, then its output, folded when it is long.
+fn write_markdown_result(
+    out: &mut dyn Write,
+    call_id: &str,
+    tool: &str,
+    is_error: bool,
+    output: &str,
+) -> io::Result<()> {
+    let mark = if is_error { " — **error** ✗" } else { "" };
+    let name = if tool.is_empty() { String::new() } else { format!(" `{}`", visible_format(tool)) };
+    writeln!(out, "**Result**{name}{mark} <sub>({})</sub>\n", visible_format(call_id))?;
+    let lines = output.lines().count();
+    if lines > FOLD_LINES {
+        writeln!(out, "<details><summary>{lines} lines</summary>\n")?;
+        code_block(out, output, "")?;
+        writeln!(out, "\n</details>\n")
+    } else {
+        code_block(out, output, "")?;
+        writeln!(out)
+    }
 }
 
 /// Reads an export's header line.

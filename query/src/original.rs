@@ -5,7 +5,7 @@
 
 use std::ops::RangeInclusive;
 
-use annal_engine::{hash_to_hex, BlockView, Role, Snapshot};
+use annal_engine::{hash_to_hex, BlockView, Payload, Role, Snapshot};
 
 use crate::error::GetError;
 
@@ -113,11 +113,7 @@ pub fn get_original(
     id: &str,
     lines: Option<RangeInclusive<usize>>,
 ) -> Result<Original, GetError> {
-    if let Some(range) = &lines {
-        if *range.start() == 0 || range.start() > range.end() {
-            return Err(GetError::InvalidLines(format!("{}:{}", range.start(), range.end())));
-        }
-    }
+    check_lines(lines.as_ref())?;
     let (entry_id, block) = resolve_id(snapshot, id)?;
     let (location, guard) = snapshot.record_by_entry(&entry_id)?;
     let view = guard.view()?;
@@ -132,53 +128,7 @@ pub fn get_original(
     let mut blocks = Vec::with_capacity(wanted.len());
     for index in wanted {
         let Some(block) = view.block(index) else { continue };
-        let mut out = OriginalBlock {
-            index,
-            kind: block.kind(),
-            tool: None,
-            call_id: None,
-            target: None,
-            is_error: false,
-            text: None,
-            lines: None,
-            media_type: None,
-            size_bytes: 0,
-            blob_hash: None,
-        };
-        let payload = match block {
-            BlockView::Text { text } | BlockView::Thinking { text } => Some(text),
-            BlockView::ToolCall { call_id, tool, input, target } => {
-                out.call_id = Some(call_id.to_owned());
-                out.tool = Some(tool.to_owned());
-                out.target = Some(target.to_owned()).filter(|t| !t.is_empty());
-                Some(input)
-            }
-            BlockView::ToolResult { call_id, tool, is_error, output } => {
-                out.call_id = Some(call_id.to_owned());
-                out.tool = Some(tool.to_owned()).filter(|t| !t.is_empty());
-                out.is_error = is_error;
-                Some(output)
-            }
-            BlockView::Blob { hash, media_type, size_bytes } => {
-                out.media_type = Some(media_type.to_owned());
-                out.size_bytes = size_bytes;
-                out.blob_hash = Some(hash_to_hex(&hash));
-                None
-            }
-        };
-        if let Some(payload) = payload {
-            let text = snapshot.text(payload)?;
-            out.size_bytes = text.len() as u64;
-            out.text = Some(match &lines {
-                Some(range) => {
-                    let (part, first, last, total) = select_lines(&text, range.clone());
-                    out.lines = Some((first, last, total));
-                    part.to_owned()
-                }
-                None => text.into_owned(),
-            });
-        }
-        blocks.push(out);
+        blocks.push(original_block(snapshot, index, block, lines.as_ref())?);
     }
     Ok(Original {
         session: location.session,
@@ -189,6 +139,78 @@ pub fn get_original(
         block_count,
         blocks,
     })
+}
+
+/// Refuses a line range that starts at 0 or ends before it starts.
+fn check_lines(lines: Option<&RangeInclusive<usize>>) -> Result<(), GetError> {
+    if let Some(range) = lines {
+        if *range.start() == 0 || range.start() > range.end() {
+            return Err(GetError::InvalidLines(format!("{}:{}", range.start(), range.end())));
+        }
+    }
+    Ok(())
+}
+
+/// Block `index` as returned: its fields, and its text read from the journal (only `lines` of
+/// it when asked).
+fn original_block(
+    snapshot: &Snapshot,
+    index: usize,
+    block: BlockView<'_>,
+    lines: Option<&RangeInclusive<usize>>,
+) -> Result<OriginalBlock, GetError> {
+    let mut out = OriginalBlock {
+        index,
+        kind: block.kind(),
+        tool: None,
+        call_id: None,
+        target: None,
+        is_error: false,
+        text: None,
+        lines: None,
+        media_type: None,
+        size_bytes: 0,
+        blob_hash: None,
+    };
+    if let Some(payload) = describe_block(&mut out, block) {
+        let text = snapshot.text(payload)?;
+        out.size_bytes = text.len() as u64;
+        out.text = Some(match lines {
+            Some(range) => {
+                let (part, first, last, total) = select_lines(&text, range.clone());
+                out.lines = Some((first, last, total));
+                part.to_owned()
+            }
+            None => text.into_owned(),
+        });
+    }
+    Ok(out)
+}
+
+/// Fills `out` with the block's fields other than its text; answers where the text is, or
+/// `None` for a blob.
+fn describe_block<'a>(out: &mut OriginalBlock, block: BlockView<'a>) -> Option<Payload<'a>> {
+    match block {
+        BlockView::Text { text } | BlockView::Thinking { text } => Some(text),
+        BlockView::ToolCall { call_id, tool, input, target } => {
+            out.call_id = Some(call_id.to_owned());
+            out.tool = Some(tool.to_owned());
+            out.target = Some(target.to_owned()).filter(|t| !t.is_empty());
+            Some(input)
+        }
+        BlockView::ToolResult { call_id, tool, is_error, output } => {
+            out.call_id = Some(call_id.to_owned());
+            out.tool = Some(tool.to_owned()).filter(|t| !t.is_empty());
+            out.is_error = is_error;
+            Some(output)
+        }
+        BlockView::Blob { hash, media_type, size_bytes } => {
+            out.media_type = Some(media_type.to_owned());
+            out.size_bytes = size_bytes;
+            out.blob_hash = Some(hash_to_hex(&hash));
+            None
+        }
+    }
 }
 
 #[cfg(test)]

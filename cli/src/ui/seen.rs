@@ -88,70 +88,96 @@ pub(crate) async fn page(
 ) -> Result<Html<String>, Failure> {
     let shared = ui.clone();
     blocking(&ui, move |ui| {
-        let label = query.window.as_deref().unwrap_or("32K");
-        let Some(&(label, window, output)) = Budget::WINDOWS.iter().find(|(l, ..)| *l == label) else {
-            return Err(Failure::bad_request(format!("no window {label:?}; one of 16K, 32K, 128K, 200K, 1M")));
-        };
+        let (label, budget) = window(query.window.as_deref())?;
         let snapshot = ui.annal.snapshot()?;
         let info = session_info(&snapshot, &query.name)?;
-        let rendered = rendered(ui, &snapshot, &info, label, Budget::new(window, output))?;
+        let rendered = rendered(ui, &snapshot, &info, label, budget)?;
         if query.part.as_deref() == Some("chart") {
             return Ok(Html(rendered.chart(ui, &info.name).to_owned()));
         }
-        let pages = rendered.pages.len();
-        let page = query.page.unwrap_or(0).min(pages - 1);
-        let shown = rendered.messages.len().min((page + 1) * PAGE_MESSAGES) - (page * PAGE_MESSAGES).min(rendered.messages.len());
-        let page_link = |page: usize| link("/seen", &[("name", &info.name), ("window", label), ("page", &page.to_string())]);
-        let pager = html! {
-            nav.pager {
-                @if page > 0 { a href=(page_link(0)) { "First" } a rel="prev" href=(page_link(page - 1)) { "Previous" } }
-                span { "messages " (count((page * PAGE_MESSAGES) as u64)) "–" (count((page * PAGE_MESSAGES + shown).saturating_sub(1) as u64)) " of " (count(rendered.messages.len() as u64)) }
-                @if page + 1 < pages { a rel="next" href=(page_link(page + 1)) { "Next" } a href=(page_link(pages - 1)) { "Last" } }
-            }
-        };
-        let chart_link = link("/seen", &[("name", &info.name), ("window", label), ("part", "chart")]);
-        let body = html! {
-            h1.session { "What the model saw: " a href=(link("/session", &[("name", &info.name)])) { (info.name) } }
-            nav.presets {
-                "Window: "
-                @for (preset, ..) in Budget::WINDOWS {
-                    @if preset == label { strong { (preset) } }
-                    @else { a href=(link("/seen", &[("name", &info.name), ("window", preset)])) { (preset) } }
-                }
-            }
-            (PreEscaped(&rendered.head))
-            @match rendered.chart.get() {
-                Some(chart) => (PreEscaped(chart)),
-                None => figure.chart data-pending=(chart_link) {
-                    p.pending {
-                        "The chart of tokens sent with each request is being drawn (" (rendered.requests.len()) " views). "
-                        a href=(page_link(page)) { "Reload" } " to see it."
-                    }
-                },
-            }
-            div.seen {
-                section.sent {
-                    h2 { "Sent to the model (" (count(rendered.messages.len() as u64)) " messages)" }
-                    (pager)
-                    (PreEscaped(rendered.page(page)))
-                    @if pages > 1 { (pager) }
-                }
-                section.left-out { (PreEscaped(&rendered.omissions)) }
-            }
-        };
+        let page = query.page.unwrap_or(0).min(rendered.pages.len() - 1);
+        let body = body(&rendered, &info.name, label, page);
         let sidebar = super::sidebar::sidebar(ui, &info.name)?;
         let page = beside(&format!("What the model saw: {}", info.name), sidebar, body).into_string();
         if rendered.chart.get().is_none() {
-            // Drawn once this page is made, so the two do not share the cores; the page's
-            // script asks for it (`part=chart`). Without a thread, that request draws it.
-            let session = info.name.clone();
-            let _ = std::thread::Builder::new().name("annal-ui-chart".into()).spawn(move || {
-                rendered.chart(&shared, &session);
-            });
+            draw_chart_later(rendered, shared, info.name.clone());
         }
         Ok(Html(page))
     })
     .await
+}
+
+/// The preset window of this label (32K when none is asked for), and its budget.
+fn window(label: Option<&str>) -> Result<(&'static str, Budget), Failure> {
+    let label = label.unwrap_or("32K");
+    let Some(&(label, window, output)) = Budget::WINDOWS.iter().find(|(l, ..)| *l == label) else {
+        return Err(Failure::bad_request(format!("no window {label:?}; one of 16K, 32K, 128K, 200K, 1M")));
+    };
+    Ok((label, Budget::new(window, output)))
+}
+
+fn page_link(name: &str, label: &str, page: usize) -> String {
+    link("/seen", &[("name", name), ("window", label), ("page", &page.to_string())])
+}
+
+/// The page's body: the window presets, the facts and timeline, the chart (or where it will
+/// be), the messages as sent on page `page` and what was left out.
+fn body(rendered: &Rendered, name: &str, label: &'static str, page: usize) -> Markup {
+    let pages = rendered.pages.len();
+    let pager = pager(rendered, name, label, page);
+    let chart_link = link("/seen", &[("name", name), ("window", label), ("part", "chart")]);
+    html! {
+        h1.session { "What the model saw: " a href=(link("/session", &[("name", name)])) { (name) } }
+        nav.presets {
+            "Window: "
+            @for (preset, ..) in Budget::WINDOWS {
+                @if preset == label { strong { (preset) } }
+                @else { a href=(link("/seen", &[("name", name), ("window", preset)])) { (preset) } }
+            }
+        }
+        (PreEscaped(&rendered.head))
+        @match rendered.chart.get() {
+            Some(chart) => (PreEscaped(chart)),
+            None => figure.chart data-pending=(chart_link) {
+                p.pending {
+                    "The chart of tokens sent with each request is being drawn (" (rendered.requests.len()) " views). "
+                    a href=(page_link(name, label, page)) { "Reload" } " to see it."
+                }
+            },
+        }
+        div.seen {
+            section.sent {
+                h2 { "Sent to the model (" (count(rendered.messages.len() as u64)) " messages)" }
+                (pager)
+                (PreEscaped(rendered.page(page)))
+                @if pages > 1 { (pager) }
+            }
+            section.left-out { (PreEscaped(&rendered.omissions)) }
+        }
+    }
+}
+
+/// Links to the first, previous, next and last pages of messages, and which ones are shown.
+fn pager(rendered: &Rendered, name: &str, label: &str, page: usize) -> Markup {
+    let pages = rendered.pages.len();
+    let messages = rendered.messages.len();
+    let shown = messages.min((page + 1) * PAGE_MESSAGES) - (page * PAGE_MESSAGES).min(messages);
+    let page_link = |page: usize| page_link(name, label, page);
+    html! {
+        nav.pager {
+            @if page > 0 { a href=(page_link(0)) { "First" } a rel="prev" href=(page_link(page - 1)) { "Previous" } }
+            span { "messages " (count((page * PAGE_MESSAGES) as u64)) "–" (count((page * PAGE_MESSAGES + shown).saturating_sub(1) as u64)) " of " (count(messages as u64)) }
+            @if page + 1 < pages { a rel="next" href=(page_link(page + 1)) { "Next" } a href=(page_link(pages - 1)) { "Last" } }
+        }
+    }
+}
+
+/// Draws the chart once this page is made, so the two do not share the cores; the page's
+/// script asks for it (`part=chart`). Without a thread, that request draws it.
+fn draw_chart_later(rendered: Arc<Rendered>, ui: Shared, session: String) {
+    let _ = std::thread::Builder::new().name("annal-ui-chart".into()).spawn(move || {
+        rendered.chart(&ui, &session);
+    });
 }
 
 /// The session's page at a window from the cache, or rendered and kept.

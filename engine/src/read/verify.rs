@@ -4,7 +4,7 @@ use crate::codec;
 use crate::digest::Digest;
 use crate::error::ReadError;
 use crate::hash::{archived_content_hash, chain_hash, hash_to_hex, Hash, ZERO_HASH};
-use crate::packing::{unpack, unpack_record};
+use crate::packing::{unpack, unpack_record, HeldRecord};
 use crate::read::{SessionLookup, Snapshot};
 use crate::view::{BlockView, Payload, RecordView};
 
@@ -105,30 +105,20 @@ pub(crate) fn verify(snapshot: &Snapshot, only: Option<&str>) -> Result<VerifyRe
     Ok(report)
 }
 
+/// A check's answer: the outer error is a failure to read; the inner one the first damage found.
+type Outcome<T> = Result<Result<T, Problem>, ReadError>;
+
+fn problem(order: Option<u64>, detail: String) -> Problem {
+    Problem { session: None, source_order: order, detail }
+}
+
 /// Checks a session's own records; inherited ones are checked with their own session.
-/// The outer error is a failure to read; the inner one the first damage found.
-fn verify_session(
-    snapshot: &Snapshot,
-    name: &str,
-    records: &mut u64,
-) -> Result<Result<(), Problem>, ReadError> {
+fn verify_session(snapshot: &Snapshot, name: &str, records: &mut u64) -> Outcome<()> {
     let row = snapshot.session_row(name)?;
     let start = if row.parent_key().is_some() { row.fork_at } else { 0 };
-    let problem = |order: Option<u64>, detail: String| Problem { session: None, source_order: order, detail };
-    let mut prev: Hash = if start == 0 {
-        ZERO_HASH
-    } else {
-        match snapshot.record(name, start - 1) {
-            Ok(Some(guard)) => match guard.view() {
-                Ok(view) => view.hash(),
-                Err(err) => return Ok(Err(problem(Some(start - 1), err.to_string()))),
-            },
-            Ok(None) => {
-                return Ok(Err(problem(Some(start - 1), "the fork point's record is missing".into())))
-            }
-            Err(ReadError::Io { source }) => return Err(ReadError::Io { source }),
-            Err(err) => return Ok(Err(problem(Some(start - 1), err.to_string()))),
-        }
+    let mut prev = match fork_point_hash(snapshot, name, start)? {
+        Ok(hash) => hash,
+        Err(problem) => return Ok(Err(problem)),
     };
     let mut expected = start;
     for item in snapshot.journal_range(row.key, (start, u64::MAX))? {
@@ -137,60 +127,10 @@ fn verify_session(
         if order != expected {
             return Ok(Err(problem(Some(expected), format!("record missing (next stored is {order})"))));
         }
-        let archived = match bytes.archive() {
-            Ok(archive) => archive,
-            Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
+        prev = match verify_record(snapshot, (row.key, order), name, &bytes, &prev)? {
+            Ok(hash) => hash,
+            Err(problem) => return Ok(Err(problem)),
         };
-        let archived = match codec::access(archived) {
-            Ok(archived) => archived,
-            Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
-        };
-        let Some(view) = RecordView::new(archived, order) else {
-            return Ok(Err(problem(Some(order), "unknown role tag".into())));
-        };
-        let content = archived_content_hash(view.archived());
-        if view.prev_hash() != prev {
-            return Ok(Err(problem(
-                Some(order),
-                "prevHash does not match the previous record's hash".into(),
-            )));
-        }
-        if view.hash() != chain_hash(&prev, &content) {
-            return Ok(Err(problem(Some(order), "content does not match the record's hash".into())));
-        }
-        if let Err(reason) = crate::hash::check_archived(view.archived()) {
-            return Ok(Err(problem(Some(order), reason.into())));
-        }
-        match snapshot.digest_at((row.key, order))?.and_then(|d| Digest::decode(&d)) {
-            Some(digest) if digest.content_hash == content && digest.role == view.role() => {}
-            Some(_) => return Ok(Err(problem(Some(order), "digest does not match the record".into()))),
-            None => return Ok(Err(problem(Some(order), "digest missing or corrupted".into()))),
-        }
-        match snapshot.entry(view.entry_id()) {
-            Ok(Some(location)) if location.session == name && location.source_order == order => {}
-            Ok(_) => {
-                return Ok(Err(problem(
-                    Some(order),
-                    format!("entry {:?} is not indexed here", view.entry_id()),
-                )))
-            }
-            Err(ReadError::Io { source }) => return Err(ReadError::Io { source }),
-            Err(err) => return Ok(Err(problem(Some(order), err.to_string()))),
-        }
-        for block in view.blocks() {
-            let hash = match block {
-                BlockView::Text { text: Payload::Blob { hash, .. } }
-                | BlockView::Thinking { text: Payload::Blob { hash, .. } }
-                | BlockView::ToolCall { input: Payload::Blob { hash, .. }, .. }
-                | BlockView::ToolResult { output: Payload::Blob { hash, .. }, .. }
-                | BlockView::Blob { hash, .. } => hash,
-                _ => continue,
-            };
-            if snapshot.blob_value(&hash)?.is_none() {
-                return Ok(Err(problem(Some(order), format!("blob {} is missing", hash_to_hex(&hash)))));
-            }
-        }
-        prev = view.hash();
         expected += 1;
     }
     if expected != row.next {
@@ -203,6 +143,103 @@ fn verify_session(
         return Ok(Err(problem(None, "session head does not match its last record".into())));
     }
     let _ = snapshot.lineage(&row).map_err(ReadError::from)?;
+    Ok(Ok(()))
+}
+
+/// The hash the session's first own record chains from: a fork's chains from its parent's
+/// record just before the fork point.
+fn fork_point_hash(snapshot: &Snapshot, name: &str, start: u64) -> Outcome<Hash> {
+    if start == 0 {
+        return Ok(Ok(ZERO_HASH));
+    }
+    match snapshot.record(name, start - 1) {
+        Ok(Some(guard)) => match guard.view() {
+            Ok(view) => Ok(Ok(view.hash())),
+            Err(err) => Ok(Err(problem(Some(start - 1), err.to_string()))),
+        },
+        Ok(None) => Ok(Err(problem(Some(start - 1), "the fork point's record is missing".into()))),
+        Err(ReadError::Io { source }) => Err(ReadError::Io { source }),
+        Err(err) => Ok(Err(problem(Some(start - 1), err.to_string()))),
+    }
+}
+
+/// Checks one stored record at `at` (session key, sourceOrder) against the hash it chains
+/// from; answers its own hash, the next record's `prev`.
+fn verify_record(
+    snapshot: &Snapshot,
+    at: (u64, u64),
+    name: &str,
+    bytes: &HeldRecord<'_>,
+    prev: &Hash,
+) -> Outcome<Hash> {
+    let order = at.1;
+    let archived = match bytes.archive() {
+        Ok(archive) => archive,
+        Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
+    };
+    let archived = match codec::access(archived) {
+        Ok(archived) => archived,
+        Err(reason) => return Ok(Err(problem(Some(order), format!("record is corrupted: {reason}")))),
+    };
+    let Some(view) = RecordView::new(archived, order) else {
+        return Ok(Err(problem(Some(order), "unknown role tag".into())));
+    };
+    let content = archived_content_hash(view.archived());
+    if view.prev_hash() != *prev {
+        return Ok(Err(problem(Some(order), "prevHash does not match the previous record's hash".into())));
+    }
+    if view.hash() != chain_hash(prev, &content) {
+        return Ok(Err(problem(Some(order), "content does not match the record's hash".into())));
+    }
+    if let Err(reason) = crate::hash::check_archived(view.archived()) {
+        return Ok(Err(problem(Some(order), reason.into())));
+    }
+    if let Err(problem) = verify_indexed(snapshot, at, name, &view, &content)? {
+        return Ok(Err(problem));
+    }
+    if let Err(problem) = verify_blobs(snapshot, order, &view)? {
+        return Ok(Err(problem));
+    }
+    Ok(Ok(view.hash()))
+}
+
+/// Checks that the record's digest and its entry's location agree with the record.
+fn verify_indexed(
+    snapshot: &Snapshot,
+    at: (u64, u64),
+    name: &str,
+    view: &RecordView<'_>,
+    content: &Hash,
+) -> Outcome<()> {
+    let order = at.1;
+    match snapshot.digest_at(at)?.and_then(|d| Digest::decode(&d)) {
+        Some(digest) if digest.content_hash == *content && digest.role == view.role() => {}
+        Some(_) => return Ok(Err(problem(Some(order), "digest does not match the record".into()))),
+        None => return Ok(Err(problem(Some(order), "digest missing or corrupted".into()))),
+    }
+    match snapshot.entry(view.entry_id()) {
+        Ok(Some(location)) if location.session == name && location.source_order == order => Ok(Ok(())),
+        Ok(_) => Ok(Err(problem(Some(order), format!("entry {:?} is not indexed here", view.entry_id())))),
+        Err(ReadError::Io { source }) => Err(ReadError::Io { source }),
+        Err(err) => Ok(Err(problem(Some(order), err.to_string()))),
+    }
+}
+
+/// Checks that every blob the record's blocks point to is stored.
+fn verify_blobs(snapshot: &Snapshot, order: u64, view: &RecordView<'_>) -> Outcome<()> {
+    for block in view.blocks() {
+        let hash = match block {
+            BlockView::Text { text: Payload::Blob { hash, .. } }
+            | BlockView::Thinking { text: Payload::Blob { hash, .. } }
+            | BlockView::ToolCall { input: Payload::Blob { hash, .. }, .. }
+            | BlockView::ToolResult { output: Payload::Blob { hash, .. }, .. }
+            | BlockView::Blob { hash, .. } => hash,
+            _ => continue,
+        };
+        if snapshot.blob_value(&hash)?.is_none() {
+            return Ok(Err(problem(Some(order), format!("blob {} is missing", hash_to_hex(&hash)))));
+        }
+    }
     Ok(Ok(()))
 }
 
