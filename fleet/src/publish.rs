@@ -84,8 +84,9 @@ pub fn publish(fleet: &Fleet, store: &Store, options: &PublishOptions) -> Result
 
 /// Sessions published at once: each waits for its own acknowledgements one at a time (each
 /// message is checked against the one before it), so throughput comes from sessions side by
-/// side.
-const SESSIONS_IN_FLIGHT: usize = 16;
+/// side. 64 published 117 sessions of 500 records in 8.0–9.1 s where 16 took 10.0–11.4 s
+/// (3-replica stream on loopback, docs/performance.md, "Fleet").
+const SESSIONS_IN_FLIGHT: usize = 64;
 
 /// The sessions in levels: those that fork no listed session, then forks of those, and so on.
 fn levels(sessions: Vec<SessionInfo>) -> Vec<Vec<SessionInfo>> {
