@@ -36,6 +36,7 @@ mod idents;
 mod index;
 mod indexer;
 mod limits;
+mod near;
 mod original;
 mod protect;
 mod query;

@@ -12,6 +12,7 @@ use tantivy::{Searcher, TantivyDocument, Term};
 use crate::error::{IndexError, SearchError};
 use crate::filters::{filters, hidden_query};
 use crate::index::SearchIndex;
+use crate::near::Near;
 use crate::schema::{Fields, Place, QUERY_FIELDS};
 use crate::signals::{self, anchors, boost, CONTEXT_POOL};
 use crate::snippet::{snippet, Snippet};
@@ -177,12 +178,15 @@ impl SearchIndex {
         let snapshot = self.store.snapshot()?;
         let selected = filters(&snapshot, fields, request)?;
         let mut clauses = vec![(Occur::Must, parsed.query)];
-        clauses.extend(signals::proximity(fields, &parsed.terms));
         clauses.extend(selected.iter().map(|(occur, query)| (*occur, query.box_clone())));
         if let Some(hidden) = hidden_query(fields, &request.hidden) {
             clauses.push((Occur::MustNot, hidden));
         }
-        let query = BooleanQuery::new(clauses);
+        let base: Box<dyn Query> = Box::new(BooleanQuery::new(clauses));
+        let query: Box<dyn Query> = match signals::proximity(fields, &parsed.terms) {
+            Some(phrase) => Box::new(Near::new(base, phrase)),
+            None => base,
+        };
         let path = &self.shared.folder.path;
         let tantivy = |e| match e {
             // `name:*` asks whether a field exists, and tantivy looks its name up only now.
@@ -205,7 +209,7 @@ impl SearchIndex {
         loop {
             let margin = if anchors.is_some() { CONTEXT_MARGIN } else { 0 };
             let mut located =
-                collect(&searcher, fields, &query, pool.saturating_add(margin)).map_err(tantivy)?;
+                collect(&searcher, fields, query.as_ref(), pool.saturating_add(margin)).map_err(tantivy)?;
             let more = located.len() >= pool;
             if let Some(anchors) = &anchors {
                 boost(&mut located, anchors);

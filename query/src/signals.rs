@@ -119,15 +119,16 @@ const PROXIMITY_SLOP: u32 = 3;
 /// it tells apart.
 const PROXIMITY_WORDS_MAX: usize = 6;
 
-/// The optional clauses for a query that looks for `terms`: its words together.
-pub(crate) fn proximity(fields: &Fields, terms: &Terms) -> Vec<(Occur, Box<dyn Query>)> {
+/// The sloppy phrase of the words a query looks for, whose score raises the hits where they
+/// stand together (see `near.rs`); none for fewer than two words or too many.
+pub(crate) fn proximity(fields: &Fields, terms: &Terms) -> Option<PhraseQuery> {
     let words = &terms.words;
     if words.len() < 2 || words.len() > PROXIMITY_WORDS_MAX {
-        return Vec::new();
+        return None;
     }
     let phrase: Vec<(usize, Term)> =
         words.iter().enumerate().map(|(i, w)| (i, Term::from_field_text(fields.text, w))).collect();
-    vec![(Occur::Should, Box::new(PhraseQuery::new_with_offset_and_slop(phrase, PROXIMITY_SLOP)))]
+    Some(PhraseQuery::new_with_offset_and_slop(phrase, PROXIMITY_SLOP))
 }
 
 #[cfg(test)]
