@@ -7,9 +7,11 @@
 //! small vocabulary), a two-word search cost four times what it did without the signal. The
 //! phrase adds at most its BM25 weight (the sum of its words' idf times `1 + k1`: a BM25 score
 //! never reaches its weight), so a document whose base score is that far below the cut cannot
-//! reach it: `base` is pruned against the cut lowered by that bound (its block-max skipping
-//! intact), and the phrase is scored only for what passes. The scores are the optional
-//! clause's, the same sum in the same order, so the hits and their order are unchanged.
+//! reach it: `base` is offered only the documents above the cut lowered by that bound (a
+//! `base` tantivy can prune skips the rest; the boolean query a search builds is scored
+//! document by document, which is cheap without positions), and the phrase is scored only for
+//! what passes. The scores are the optional clause's, the same sum in the same order, so the
+//! hits and their order are unchanged.
 //!
 //! Where every word stands in nearly every block, that bound prunes little. A tighter one holds
 //! for a phrase of two words when `base` sums each word's own BM25 score (no boost scales
