@@ -22,8 +22,8 @@
 //! or more, tantivy's sloppy count may exceed the first word's count, so only the weight bounds.)
 
 use tantivy::query::{
-    Bm25Weight, BooleanQuery, BoostQuery, EnableScoring, Explanation, PhraseQuery, Query,
-    RequiredOptionalScorer, Scorer, SumCombiner, Weight,
+    Bm25Weight, BooleanQuery, BoostQuery, EnableScoring, Explanation, Occur, PhraseQuery, Query,
+    RequiredOptionalScorer, Scorer, SumCombiner, TermQuery, Weight,
 };
 use tantivy::{DocId, DocSet, Score, SegmentReader, Term};
 
@@ -35,21 +35,24 @@ const BOUND_MARGIN: Score = 1.001;
 pub(crate) struct Near {
     base: Box<dyn Query>,
     phrase: PhraseQuery,
-    /// `base`'s score holds each phrase word's own score, unscaled (see [`sums_words`]).
+    /// `base`'s score holds each phrase word's own score, unscaled (see [`sums_words`] and
+    /// [`scores_word`]).
     covers: bool,
 }
 
 impl Near {
     /// `phrase`'s words must be words `base` looks for in the same field, outside exclusions.
     pub(crate) fn new(base: Box<dyn Query>, phrase: PhraseQuery) -> Near {
-        let covers = phrase.phrase_terms().len() == 2 && sums_words(base.as_ref());
+        let terms = phrase.phrase_terms();
+        let covers = terms.len() == 2
+            && sums_words(base.as_ref())
+            && terms.iter().all(|term| scores_word(base.as_ref(), term));
         Near { base, phrase, covers }
     }
 
     /// The same query as tantivy's boolean one, to check against.
     #[cfg(test)]
     fn boolean(&self) -> BooleanQuery {
-        use tantivy::query::Occur;
         BooleanQuery::new(vec![
             (Occur::Must, self.base.box_clone()),
             (Occur::Should, Box::new(self.phrase.clone())),
@@ -96,6 +99,24 @@ fn sums_words(query: &dyn Query) -> bool {
         Some(boolean) => boolean.clauses().iter().all(|(_, clause)| sums_words(clause.as_ref())),
         None => true,
     }
+}
+
+/// Whether every document `query` matches that holds `term` has `term`'s own BM25 score among
+/// its summands: a term query for it that is required, or optional in a part that is required.
+/// (A set of terms scores a constant; a term under an optional group may go unscored.) The
+/// text field's term queries read the counts (`WithFreqs`): the parser's and `query.rs`'s do.
+fn scores_word(query: &dyn Query, term: &Term) -> bool {
+    if let Some(word) = query.downcast_ref::<TermQuery>() {
+        return word.term() == term;
+    }
+    let Some(boolean) = query.downcast_ref::<BooleanQuery>() else {
+        return false;
+    };
+    boolean.clauses().iter().any(|(occur, clause)| match occur {
+        Occur::Must => scores_word(clause.as_ref(), term),
+        Occur::Should => clause.downcast_ref::<TermQuery>().is_some_and(|word| word.term() == term),
+        Occur::MustNot => false,
+    })
 }
 
 struct NearWeight {
@@ -175,7 +196,8 @@ mod tests {
     use tantivy::schema::{Schema, TEXT};
     use tantivy::{doc, Index, IndexWriter, Searcher, TERMINATED};
 
-    use tantivy::query::Occur;
+    use tantivy::query::TermSetQuery;
+    use tantivy::schema::IndexRecordOption;
 
     use super::*;
 
@@ -216,6 +238,22 @@ mod tests {
         ordered(all, limit)
     }
 
+    /// A base looking for both words: `a AND b`, `a OR b`, or `text: IN [a b]` (which scores
+    /// each match 1, whatever its words' counts: no bound on what the words score holds).
+    fn shaped(shape: usize, a: &Term, b: &Term) -> Box<dyn Query> {
+        let word = |t: &Term| -> Box<dyn Query> {
+            Box::new(TermQuery::new(t.clone(), IndexRecordOption::WithFreqs))
+        };
+        match shape {
+            0 => Box::new(BooleanQuery::new(vec![(Occur::Must, word(a)), (Occur::Must, word(b))])),
+            1 => Box::new(BooleanQuery::new(vec![(Occur::Should, word(a)), (Occur::Should, word(b))])),
+            _ => Box::new(BooleanQuery::new(vec![(
+                Occur::Must,
+                Box::new(TermSetQuery::new([a.clone(), b.clone()])) as Box<dyn Query>,
+            )])),
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(48))]
 
@@ -225,6 +263,7 @@ mod tests {
             first in 0..VOCABULARY.len(),
             second in 0..VOCABULARY.len(),
             limit in 1usize..12,
+            shape in 0usize..3,
         ) {
             let mut schema = Schema::builder();
             let text = schema.add_text_field("text", TEXT);
@@ -245,10 +284,7 @@ mod tests {
                 // The emoji is no word to this tokenizer: nothing to search.
                 return Ok(());
             };
-            let base: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-                (Occur::Must, Box::new(tantivy::query::TermQuery::new(a.clone(), tantivy::schema::IndexRecordOption::WithFreqs))),
-                (Occur::Must, Box::new(tantivy::query::TermQuery::new(b.clone(), tantivy::schema::IndexRecordOption::WithFreqs))),
-            ]));
+            let base = shaped(shape, &a, &b);
             let phrase = PhraseQuery::new_with_offset_and_slop(vec![(0, a), (1, b)], 3);
             let near = Near::new(base, phrase);
             let scoring = EnableScoring::enabled_from_searcher(&searcher);
