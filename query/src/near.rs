@@ -25,7 +25,7 @@ use tantivy::query::{
     Bm25Weight, BooleanQuery, BoostQuery, EnableScoring, Explanation, Occur, PhraseQuery, Query,
     RequiredOptionalScorer, Scorer, SumCombiner, TermQuery, Weight,
 };
-use tantivy::{DocId, DocSet, Score, SegmentReader, Term};
+use tantivy::{DocId, DocSet, Score, SeekDangerResult, SegmentReader, Term};
 
 /// A margin on the phrase's bound, for the rounding of the sums compared against it.
 const BOUND_MARGIN: Score = 1.001;
@@ -171,16 +171,20 @@ impl Weight for NearWeight {
         callback: &mut dyn FnMut(DocId, Score) -> Score,
     ) -> tantivy::Result<()> {
         let mut phrase = self.phrase.scorer(reader, 1.0)?;
+        // No phrase match lies before this document. `seek` would read the positions of every
+        // document holding the words until the next match, including the many the pruning
+        // skips; `seek_danger` reads only the document asked for, and tells where to ask next.
+        let mut next = phrase.doc();
         let mut threshold = threshold;
         self.base.for_each_pruning(self.lowered(threshold), reader, &mut |doc, base| {
-            // The documents come in increasing order: the phrase is only ever sought forward.
-            if phrase.doc() < doc {
-                phrase.seek(doc);
-            }
             // As the optional clause sums them: the required score, then the phrase's.
             let mut total = base;
-            if phrase.doc() == doc {
-                total += phrase.score();
+            // The documents come in increasing order: the phrase is only ever sought forward.
+            if doc >= next {
+                match phrase.seek_danger(doc) {
+                    SeekDangerResult::Found => total += phrase.score(),
+                    SeekDangerResult::SeekLowerBound(lower) => next = lower,
+                }
             }
             if total > threshold {
                 threshold = callback(doc, total);
