@@ -3,11 +3,12 @@
 #
 #   fuzz/run.sh [SECONDS] [TARGET...]        default: 30 seconds, every target
 #   fuzz/run.sh --rotate SECONDS              every target built and run over its seeds; a
-#                                             third of them fuzzed, chosen from the commit
+#                                             quarter of them fuzzed, chosen from the commit
 #
-# With --rotate, the commit's position in history (`git rev-list --count HEAD`) modulo 3 picks
-# the third: targets 0, 3, 6, ... of the list below on one commit, 1, 4, 7, ... on the next, so
-# three commits in a row fuzz every target. `FUZZ_SHARE=K` picks the third by hand.
+# With --rotate, the commit's position in history (`git rev-list --count HEAD`) modulo 4 picks
+# the quarter: targets 0, 4, 8, ... of the list below on one commit, 1, 5, 9, ... on the next,
+# so four commits in a row fuzz every target (a quarter rather than a third keeps CI's whole
+# run inside its 45 minutes). `FUZZ_SHARE=K` picks the quarter by hand.
 # Needs cargo-fuzz (`cargo install cargo-fuzz --locked`); RUSTC_BOOTSTRAP=1 lets a stable
 # toolchain build with the sanitizer flags. New inputs go to fuzz/corpus/<target>, crashes and
 # each run's log to fuzz/artifacts/ (both ignored by git). Stops at the first crash, non-zero.
@@ -21,21 +22,21 @@ shift || true
 all=(record_codec import_claude import_codex import_opencode import_annal import_gemini import_aider import_cline import_pi import_qwen import_copilot import_continue import_vscode import_openhands import_kimi import_factory import_cursor import_kiro import_kiro_log import_amp import_cursor_transcript import_zed import_crush import_goose import_opencode_rows responses_items append_jsonl export_roundtrip project_invariants search_query)
 if [[ $# -gt 0 ]]; then targets=("$@"); else targets=("${all[@]}"); fi
 
-# The third of the targets this run fuzzes with --rotate; the others only replay their seeds.
+# The quarter of the targets this run fuzzes with --rotate; the others only replay their seeds.
 share="${FUZZ_SHARE:-}"
 if [[ $rotate -eq 1 && -z "$share" ]]; then
     commits="$(git rev-list --count HEAD 2>/dev/null || echo 0)"
-    share=$((commits % 3))
+    share=$((commits % 4))
 fi
 fuzzed() {
     local i
     [[ $rotate -eq 0 ]] && return 0
     for i in "${!targets[@]}"; do
-        if [[ "${targets[$i]}" == "$1" ]]; then (( i % 3 == share )); return; fi
+        if [[ "${targets[$i]}" == "$1" ]]; then (( i % 4 == share )); return; fi
     done
     return 1
 }
-if [[ $rotate -eq 1 ]]; then echo "fuzz: share $share of 3 fuzzed for ${seconds} s each, the rest replay their seeds"; fi
+if [[ $rotate -eq 1 ]]; then echo "fuzz: share $share of 4 fuzzed for ${seconds} s each, the rest replay their seeds"; fi
 
 export RUSTC_BOOTSTRAP=1
 export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
